@@ -1,0 +1,56 @@
+"""Text rendering of library results for a terminal; JSON output is the dataclasses as-is."""
+
+from __future__ import annotations
+
+import click
+
+from paqad.collect import Decision
+from paqad.index.build import BuildReport
+from paqad.search.pipeline import SearchResponse
+
+PREVIEW_LINES = 6
+
+
+def search_text(resp: SearchResponse, probe: bool = False) -> str:
+    lines: list[str] = []
+    if not resp.answered and resp.diagnosis:
+        d = resp.diagnosis
+        lines.append(f"No passage answers this ({d['reason']}).")
+        lines.append(f"  coverage {d['coverage']:.2f}, concentration {d['concentration']:.2f}; bars {d['bars']}")
+        if d["absent_terms"]:
+            lines.append(f"  not in this repository: {', '.join(d['absent_terms'][:12])}")
+        lines.append(f"  hint: {d['hint']}")
+        return "\n".join(lines)
+    if not resp.results:
+        return "No results."
+    for n, r in enumerate(resp.results, 1):
+        head = click.style(f"{n}. {r.path}:{r.start_line}-{r.end_line}", bold=True)
+        lines.append(f"{head}  {r.qualified_name or r.name}  ({r.kind}, score {r.score:.2f})")
+        if r.signature:
+            lines.append(f"   {r.signature}")
+        matched = ", ".join(f"{t} ({f})" for t, f in list(r.matched_terms.items())[:8])
+        lines.append(f"   matched: {matched}")
+        if probe:
+            lines.append(f"   signals: {r.signals}")
+        elif r.source:
+            preview = [s for s in r.source.split("\n")[:PREVIEW_LINES]]
+            lines.extend(click.style("   | ", dim=True) + s for s in preview)
+    ev = resp.evidence
+    lines.append(f"({resp.candidates} candidates, {resp.elapsed_ms:.1f} ms; evidence {'passed' if ev.get('passed') else 'failed: ' + str(ev.get('reason'))})")
+    return "\n".join(lines)
+
+
+def build_text(report: BuildReport) -> str:
+    langs = ", ".join(f"{k} {v}" for k, v in sorted(report.languages.items(), key=lambda kv: -kv[1]))
+    if report.mode.startswith("incremental"):
+        head = f"Updated: {report.files_changed} changed, {report.files_removed} removed, {report.files_unchanged} unchanged"
+    else:
+        head = f"Built ({report.mode}): {report.files_indexed} files"
+    return f"{head}; {report.units} units parsed in {report.seconds:.2f}s ({report.files_dropped} files not eligible){'; ' + langs if langs else ''}"
+
+
+def decision_text(d: Decision) -> str:
+    if d.kept:
+        return f"{d.path}: indexed — {d.reason}"
+    names = {"type": "1 file type", "hard": "2 hard exclusion", "ignore": "3 ignore rules", "check": "4 file checks"}
+    return f"{d.path}: not indexed — filter {names.get(d.filter or '', d.filter)}: {d.reason}"

@@ -1,0 +1,229 @@
+"""Which files get indexed: four filters, always in this order, each decision explainable.
+
+1. ``type``   the file is a type some stack pack (or the always-on prose/data packs) knows;
+2. ``hard``   hard exclusions: ``.paqad/``, agent folders, lockfiles, files paqad writes;
+3. ``ignore`` ignore rules: git's own (every nested ``.gitignore``, ``.git/info/exclude``; asked
+              of git itself so the semantics are exactly git's), common build and dependency
+              folders, stack-pack excluded folders, secrets files, ``rag.ignore.yaml`` excludes;
+              ``rag.ignore.yaml`` ``include`` re-admits what this filter dropped, except secrets;
+4. ``check``  file checks: symlink, empty, binary, not UTF-8, too little text, too large.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+from paqad import git, ignorefile, stackpacks
+
+AGENT_DIRS = frozenset(
+    {".paqad", ".git", ".claude", ".cursor", ".codex", ".gemini", ".clinerules", ".cline", ".windsurf", ".continue", ".aider.tags.cache.v3", ".roo", ".kiro", ".amazonq", ".junie"}
+)
+LOCKFILES = frozenset(
+    {"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Cargo.lock", "go.sum", "Gemfile.lock", "composer.lock", "Podfile.lock", "Package.resolved", "pubspec.lock", "mix.lock", "flake.lock", "packages.lock.json", "gradle.lockfile"}
+)
+PAQAD_FILES = frozenset({"paqad.descriptions.json", "session-context.md"})
+BUILD_DIRS = frozenset(
+    {"node_modules", "dist", "build", ".venv", "venv", "env", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "target", ".next", ".nuxt", ".svelte-kit", "coverage", ".gradle", ".idea", ".vscode", "bower_components", "vendor", ".terraform", ".cache", "out", "_build", "Pods", "DerivedData"}
+)
+SECRET_PATTERNS = (".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", ".netrc", ".npmrc", ".pypirc", "credentials*", "secrets.*", "secrets.env", "*.keystore", "*.jks", ".htpasswd")
+MIN_VISIBLE_CHARS = 50
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why a path is in or out. ``filter`` names the filter that decided (None when kept)."""
+
+    path: str
+    kept: bool
+    filter: str | None
+    reason: str
+    rule: stackpacks.FileRule | None = None
+
+
+@dataclass
+class Collection:
+    """The eligible files with their rule and text, and every dropped path with its reason."""
+
+    kept: list[Decision]
+    dropped: list[Decision]
+    active_packs: list[str]
+
+
+class Eligibility:
+    """The four filters for one repository, prepared once (packs, ignore rules, git listing)."""
+
+    def __init__(self, root: Path, max_file_size: int) -> None:
+        self.root = root
+        self.max_file_size = max_file_size
+        self.in_git = git.toplevel(root) is not None
+        self.rules = ignorefile.load(root)
+        self.packs = stackpacks.load_packs(root)
+        self.listed = self._list_candidates()
+        self.active_packs, self.context = stackpacks.activate(root, self.packs, self.listed)
+        self.active = sorted(self.context.detected)
+        self.pack_dirs = stackpacks.all_exclude_dirs(self.active_packs)
+
+    def _list_candidates(self) -> list[str]:
+        if not self.in_git:
+            return walk_outside_git(self.root)
+        listed = git.listed_files(self.root)
+        self.git_listed = set(listed)
+        self.git_ignored_included: set[str] = set()
+        if self.rules.include is not None:
+            extra = [p for p in git.ignored_files(self.root) if self.rules.included(p)]
+            self.git_ignored_included = set(extra)
+            listed = listed + extra
+        return sorted(set(listed))
+
+    def decide(self, path: str, read_text: bool = False) -> tuple[Decision, str | None]:
+        """Run the four filters on one repository-relative path; return the decision and the text."""
+        rule = stackpacks.rule_for(path, self.active_packs, self.context)
+        if rule is None:
+            return Decision(path, False, "type", f"no stack pack handles {_kind_of(path)}"), None
+        hard = hard_exclusion(path)
+        if hard:
+            return Decision(path, False, "hard", hard, rule), None
+        ignored = self._ignore_reason(path)
+        if ignored:
+            return Decision(path, False, "ignore", ignored, rule), None
+        failed, text = file_check(self.root / path, self.max_file_size)
+        if failed:
+            return Decision(path, False, "check", failed, rule), None
+        return Decision(path, True, None, f"kept: {rule.language} ({rule.parser}:{rule.grammar})", rule), text
+
+    def _ignore_reason(self, path: str) -> str | None:
+        secret = secrets_match(path)
+        if secret:
+            return f"secrets file (matches {secret}); never indexed, include cannot override"
+        reason = self._overridable_reason(path)
+        if reason is None:
+            return None
+        pattern = self.rules.included(path)
+        return None if pattern else reason
+
+    def _overridable_reason(self, path: str) -> str | None:
+        if self.in_git and path not in self.git_listed:
+            where = git.check_ignore(self.root, path)
+            return f"ignored by git ({where})" if where else "ignored by git (not listed by git ls-files)"
+        parts = PurePosixPath(path).parts[:-1]
+        for part in parts:
+            if part in BUILD_DIRS:
+                return f"inside a build or dependency folder ({part}/)"
+            if part in self.pack_dirs:
+                return f"inside a folder the stack packs exclude ({part}/)"
+        pattern = self.rules.excluded(path)
+        return f"excluded by .paqad/rag.ignore.yaml ({pattern})" if pattern else None
+
+    def collect(self) -> Collection:
+        """Decide every candidate; read the text of the kept ones."""
+        kept, dropped = [], []
+        for path in self.listed:
+            decision, _ = self.decide(path)
+            (kept if decision.kept else dropped).append(decision)
+        return Collection(kept, dropped, list(self.active))
+
+
+def _kind_of(path: str) -> str:
+    suffix = PurePosixPath(path).suffix
+    return f"'{suffix}' files" if suffix else f"files named '{PurePosixPath(path).name}'"
+
+
+def hard_exclusion(path: str) -> str | None:
+    """A reason when ``path`` is never indexed whatever any rule says."""
+    parts = PurePosixPath(path).parts
+    for part in parts[:-1]:
+        if part in AGENT_DIRS:
+            return f"inside {part}/ (paqad's own or an agent's folder)"
+    name = parts[-1]
+    if name in LOCKFILES or name.endswith(".lock"):
+        return f"lockfile ({name})"
+    if name in PAQAD_FILES:
+        return f"file written by paqad ({name})"
+    return None
+
+
+def secrets_match(path: str) -> str | None:
+    """The secrets pattern the file name matches, or None."""
+    name = PurePosixPath(path).name
+    for pattern in SECRET_PATTERNS:
+        if fnmatch.fnmatchcase(name, pattern):
+            return pattern
+    return None
+
+
+def file_check(full: Path, max_size: int) -> tuple[str | None, str | None]:
+    """Filter 4. Returns (reason it failed, None) or (None, decoded text)."""
+    try:
+        st = full.lstat()
+    except OSError as exc:
+        return f"cannot read ({exc.strerror})", None
+    if full.is_symlink():
+        return "symlink (not followed: it could point outside the repository or loop)", None
+    if not full.is_file():
+        return "not a regular file", None
+    if st.st_size == 0:
+        return "empty file", None
+    if st.st_size > max_size:
+        return f"larger than rag_max_file_size ({st.st_size} > {max_size} bytes)", None
+    try:
+        data = full.read_bytes()
+    except OSError as exc:
+        return f"cannot read ({exc.strerror})", None
+    return _content_check(data)
+
+
+def _content_check(data: bytes) -> tuple[str | None, str | None]:
+    if b"\0" in data[:8192] or b"\0" in data:
+        return "binary (contains a NUL byte)", None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start})", None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    visible = sum(1 for ch in text if not ch.isspace())
+    if visible < MIN_VISIBLE_CHARS:
+        return f"too little text ({visible} visible characters < {MIN_VISIBLE_CHARS})", None
+    return None, text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def walk_outside_git(root: Path) -> list[str]:
+    """Outside git: walk the tree, applying each folder's ``.gitignore`` (deepest match wins)."""
+    found: list[str] = []
+    specs: dict[str, pathspec.GitIgnoreSpec] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        _load_spec(Path(dirpath), rel_dir, specs)
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not _walk_ignored(f"{rel_dir}/{d}".lstrip("/") + "/", specs))
+        for name in sorted(filenames):
+            rel = f"{rel_dir}/{name}".lstrip("/")
+            if not _walk_ignored(rel, specs):
+                found.append(rel)
+    return found
+
+
+def _load_spec(folder: Path, rel_dir: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> None:
+    gi = folder / ".gitignore"
+    if gi.is_file() and not gi.is_symlink():
+        try:
+            specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(gi.read_text(encoding="utf-8", errors="replace").splitlines())
+        except Exception:  # a broken .gitignore line must not stop the walk
+            pass
+
+
+def _walk_ignored(rel: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> bool:
+    verdict = False
+    for base, spec in sorted(specs.items(), key=lambda kv: len(kv[0])):
+        if base and not rel.startswith(base + "/"):
+            continue
+        sub = rel[len(base) + 1 :] if base else rel
+        result = spec.check_file(sub)
+        if result.include is not None:
+            verdict = bool(result.include)
+    return verdict

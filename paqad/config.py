@@ -1,0 +1,170 @@
+"""Layered settings: defaults < ``.paqad/configs/*`` (team, name order) < ``.paqad/.config`` (local)
+< ``PAQAD_*`` environment < CLI flags. Every value remembers where it came from.
+
+Config files are YAML mappings of setting names to values. An unknown key or a bad value is a
+``ConfigError`` naming the file (or variable), the key and the allowed values: a typo must never
+silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from paqad import workspace
+from paqad.errors import ConfigError
+from paqad.settings import SETTINGS, Setting
+
+ENV_PREFIX = "PAQAD_"
+
+
+@dataclass(frozen=True)
+class Value:
+    """A resolved setting value and the layer it came from (``default``, a file path, ``env NAME``, ``cli``)."""
+
+    value: Any
+    source: str
+
+
+class Config:
+    """The resolved settings of one repository. Read with ``cfg["rag_top_n"]``."""
+
+    def __init__(self, values: dict[str, Value]) -> None:
+        self._values = values
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key].value
+
+    def source(self, key: str) -> str:
+        return self._values[key].source
+
+    def items(self) -> list[tuple[str, Value]]:
+        return sorted(self._values.items())
+
+
+def load(root: Path, cli_overrides: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Resolve every setting for the repository at ``root``."""
+    values = {name: Value(s.default, "default") for name, s in SETTINGS.items()}
+    for path in team_files(root):
+        _apply(values, read_file(path), _display(root, path))
+    local = workspace.local_config_path(root)
+    if local.exists():
+        _apply(values, read_file(local), _display(root, local))
+    _apply_env(values, os.environ if environ is None else environ)
+    for key, raw in (cli_overrides or {}).items():
+        setting = _setting(key, "command line (-c)")
+        values[key] = Value(coerce(setting, raw, "command line (-c)"), "cli")
+    return Config(values)
+
+
+def team_files(root: Path) -> list[Path]:
+    """Committed team config files, merged in name order."""
+    folder = workspace.team_config_dir(root)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """Parse one config file into a mapping; broken YAML or a non-mapping is a ConfigError."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}:{where} is not valid YAML ({getattr(exc, 'problem', exc)}); fix or delete the file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc})") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file must be a mapping of setting: value, got {type(data).__name__}")
+    return data
+
+
+def _apply(values: dict[str, Value], data: dict[str, Any], origin: str) -> None:
+    for key, raw in data.items():
+        setting = _setting(str(key), origin)
+        values[setting.name] = Value(coerce(setting, raw, origin), origin)
+
+
+def _apply_env(values: dict[str, Value], environ: Mapping[str, str]) -> None:
+    for var, raw in environ.items():
+        if not var.startswith(ENV_PREFIX) or not var[len(ENV_PREFIX) :].lower().startswith("rag_"):
+            continue
+        key = var[len(ENV_PREFIX) :].lower()
+        origin = f"env {var}"
+        setting = _setting(key, origin)
+        values[key] = Value(coerce(setting, raw, origin), origin)
+
+
+def _setting(key: str, origin: str) -> Setting:
+    if key not in SETTINGS:
+        close = [k for k in SETTINGS if key.replace("-", "_") == k or key in k]
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(f"{origin}: unknown setting {key!r}{hint}; known settings: {', '.join(SETTINGS)}")
+    return SETTINGS[key]
+
+
+def coerce(setting: Setting, raw: Any, origin: str) -> Any:
+    """Convert ``raw`` (from YAML, environment or CLI) to the setting's type, or raise ConfigError."""
+    try:
+        value = _convert(setting, raw)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not _in_range(setting, value):
+        raise ConfigError(f"{origin}: {setting.name} = {raw!r} is not allowed; expected {setting.allowed()}")
+    return value
+
+
+def _convert(setting: Setting, raw: Any) -> Any:
+    if setting.type is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        return {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}.get(text)
+    if setting.type is int:
+        if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+            return None
+        return int(str(raw).strip())
+    if setting.type is float:
+        if isinstance(raw, bool):
+            return None
+        return float(str(raw).strip())
+    if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
+        return None
+    return str(raw)
+
+
+def _in_range(setting: Setting, value: Any) -> bool:
+    if setting.choices and value not in setting.choices:
+        return False
+    if setting.low is not None and value < setting.low:
+        return False
+    if setting.high is not None and value > setting.high:
+        return False
+    return True
+
+
+def set_value(root: Path, key: str, raw: str, team: bool = False) -> Path:
+    """Validate and write one setting into ``.paqad/.config`` (or the team file). Returns the file."""
+    setting = _setting(key, "config set")
+    value = coerce(setting, raw, "config set")
+    path = workspace.team_config_dir(root) / "team.yaml" if team else workspace.local_config_path(root)
+    data = read_file(path) if path.exists() else {}
+    data[key] = value
+    workspace.ensure(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    workspace.atomic_write_text(path, yaml.safe_dump(data, sort_keys=True))
+    return path
+
+
+def _display(root: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

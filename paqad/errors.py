@@ -1,0 +1,35 @@
+"""Named exceptions. The library raises these; the CLI phrases them and picks the exit code."""
+
+
+class PaqadError(Exception):
+    """Base class: an error the user can act on. Exit code 1."""
+
+    exit_code = 1
+
+
+class ConfigError(PaqadError):
+    """A setting, config file, stack pack or ignore file is invalid. Exit code 2."""
+
+    exit_code = 2
+
+
+class UsageError(PaqadError):
+    """The command was called wrongly. Exit code 2."""
+
+    exit_code = 2
+
+
+class NotARepositoryError(PaqadError):
+    """paqad was run outside a directory it can index."""
+
+
+class IndexMissingError(PaqadError):
+    """No index has been built yet."""
+
+
+class IndexCorruptError(PaqadError):
+    """The index file cannot be trusted; the fix is ``paqad rag rebuild``."""
+
+
+class LockedError(PaqadError):
+    """Another paqad process holds the writer lock."""

@@ -1,0 +1,1 @@
+"""The embedded index: SQLite files under ``.paqad/vectors/``, one generation current at a time."""

@@ -1,0 +1,330 @@
+"""Build the index in numbered steps, fully (new generation) or incrementally (one transaction).
+
+Step 1  collect eligible files (paqad.collect), Step 2  parse them into units,
+Step 3  count field terms and lengths, Step 4  compute document frequencies and field averages,
+Step 5  write postings with their BM25F weights, Step 6  publish (full) or commit (incremental).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import filelock
+
+from paqad import __version__, collect, workspace
+from paqad.config import Config
+from paqad.errors import IndexCorruptError, LockedError
+from paqad.index import fields, store
+from paqad.parse import PARSER_VERSION, parse_file
+from paqad.tokenize import TOKENIZER_VERSION
+from paqad.units import CodeUnit
+
+LOCK_TIMEOUT_S = 60.0
+
+
+@dataclass
+class ParsedFile:
+    path: str
+    hash: str
+    size: int
+    mtime_ns: int
+    language: str
+    units: list[CodeUnit]
+    counts: list[list[Counter[str]]] = field(default_factory=list)
+
+
+@dataclass
+class BuildReport:
+    """What a build or update did; rendered by the CLI, logged to the audit log."""
+
+    mode: str
+    files_indexed: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    files_unchanged: int = 0
+    files_dropped: int = 0
+    units: int = 0
+    seconds: float = 0.0
+    languages: dict[str, int] = field(default_factory=dict)
+    active_packs: list[str] = field(default_factory=list)
+
+
+def writer_lock(root: Path, timeout: float = LOCK_TIMEOUT_S) -> filelock.FileLock:
+    """The single-writer lock. An OS-level lock: a killed holder releases it, so it is never stale."""
+    path = workspace.state_dir(root) / "index.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(str(path), timeout=timeout)
+
+
+def _locked(root: Path, timeout: float):
+    lock = writer_lock(root, timeout)
+    try:
+        lock.acquire()
+    except filelock.Timeout as exc:
+        raise LockedError(f"another paqad process is writing the index (lock {lock.lock_file}); try again shortly") from exc
+    return lock
+
+
+def build_full(root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S) -> BuildReport:
+    """Rebuild from scratch into a new generation and swap it in."""
+    lock = _locked(root, lock_timeout)
+    try:
+        return _build_full_locked(root, cfg)
+    finally:
+        lock.release()
+
+
+def _build_full_locked(root: Path, cfg: Config) -> BuildReport:
+    started = time.perf_counter()
+    workspace.ensure(root)
+    elig = collect.Eligibility(root, cfg["rag_max_file_size"])
+    parsed, dropped = _parse_all(root, elig, cfg)
+    path = store.next_generation_path(root)
+    tmp = path.with_name(path.name + ".building")
+    con = store.create(tmp)
+    try:
+        _write_all(con, parsed)
+        store.set_meta(con, _meta(cfg, elig))
+        con.commit()
+        con.execute("PRAGMA journal_mode=WAL")
+    finally:
+        con.close()
+    tmp.replace(path)
+    store.publish(root, path)
+    return _report("full", parsed, dropped, elig, started, changed=len(parsed))
+
+
+def _parse_all(root: Path, elig: collect.Eligibility, cfg: Config) -> tuple[list[ParsedFile], int]:
+    parsed, dropped = [], 0
+    for path in elig.listed:
+        item = _parse_one(root, elig, path, cfg)
+        if item is None:
+            dropped += 1
+        else:
+            parsed.append(item)
+    return parsed, dropped
+
+
+def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config) -> ParsedFile | None:
+    decision, text = elig.decide(path)
+    if not decision.kept or text is None or decision.rule is None:
+        return None
+    st = (root / path).stat()
+    units = parse_file(path, text, decision.rule.parser, decision.rule.grammar, cfg["rag_max_unit_lines"])
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, decision.rule.language, units)
+    item.counts = [fields.field_terms(u) for u in units]
+    return item
+
+
+def _write_all(con: sqlite3.Connection, parsed: list[ParsedFile]) -> None:
+    totals = [0] * len(fields.FIELDS)
+    df: Counter[str] = Counter()
+    n_units = 0
+    for item in parsed:
+        for counts in item.counts:
+            n_units += 1
+            for f, c in enumerate(counts):
+                totals[f] += sum(c.values())
+            df.update({t for c in counts for t in c})
+    avg = [t / n_units if n_units else 1.0 for t in totals]
+    tids = _insert_terms(con, df)
+    con.execute("BEGIN")
+    for item in parsed:
+        _insert_file(con, item, avg, tids)
+    store.set_meta(con, {"n_units": n_units, "field_totals": totals})
+    con.execute("COMMIT")
+
+
+def _insert_terms(con: sqlite3.Connection, df: Counter[str]) -> dict[str, int]:
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO terms(tid, term, df) VALUES (?, ?, ?)", ((i, t, n) for i, (t, n) in enumerate(sorted(df.items()), 1)))
+    con.execute("COMMIT")
+    return {t: i for i, t in enumerate(sorted(df), 1)}
+
+
+def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], tids: dict[str, int]) -> None:
+    con.execute(
+        "INSERT OR REPLACE INTO files(path, hash, size, mtime_ns, language, units) VALUES (?, ?, ?, ?, ?, ?)",
+        (item.path, item.hash, item.size, item.mtime_ns, item.language, len(item.units)),
+    )
+    for unit, counts in zip(item.units, item.counts):
+        uid = _insert_unit(con, unit, counts)
+        weights = fields.posting_weights(counts, avg)
+        con.executemany(
+            "INSERT INTO postings(tid, uid, w, mask) VALUES (?, ?, ?, ?)",
+            ((tids[t], uid, w, mask) for t, (w, mask) in weights.items()),
+        )
+
+
+def _insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]]) -> int:
+    lengths = [sum(c.values()) for c in counts]
+    cur = con.execute(
+        "INSERT INTO units(id, path, language, kind, name, qualified_name, signature, docstring, start_line, end_line,"
+        " text, calls, imports, bases, part, parts, content_hash, lengths) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            u.id, u.path, u.language, u.kind, u.name, u.qualified_name, u.signature, u.docstring, u.start_line,
+            u.end_line, u.text, json.dumps(u.calls), json.dumps(u.imports), json.dumps(u.bases), u.part, u.parts,
+            u.content_hash, json.dumps(lengths),
+        ),
+    )
+    return int(cur.lastrowid)
+
+
+def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {
+        "tokenizer_version": TOKENIZER_VERSION,
+        "parser_version": PARSER_VERSION,
+        "paqad_version": __version__,
+        "embedding_provider": cfg["rag_embedding_provider"],
+        "max_unit_lines": cfg["rag_max_unit_lines"],
+        "built_at": now,
+        "updated_at": now,
+        "active_packs": elig.active,
+    }
+
+
+def _report(mode: str, parsed: list[ParsedFile], dropped: int, elig: collect.Eligibility, started: float, changed: int = 0, removed: int = 0, unchanged: int = 0) -> BuildReport:
+    langs: Counter[str] = Counter(p.language for p in parsed)
+    return BuildReport(
+        mode=mode,
+        files_indexed=len(parsed) + unchanged,
+        files_changed=changed,
+        files_removed=removed,
+        files_unchanged=unchanged,
+        files_dropped=dropped,
+        units=sum(len(p.units) for p in parsed),
+        seconds=round(time.perf_counter() - started, 3),
+        languages=dict(langs),
+        active_packs=list(elig.active),
+    )
+
+
+def needs_full_rebuild(meta: dict[str, str], cfg: Config) -> str | None:
+    """Why the current index cannot be updated in place (versions or settings changed), or None."""
+    checks = {
+        "tokenizer_version": str(TOKENIZER_VERSION),
+        "parser_version": str(PARSER_VERSION),
+        "max_unit_lines": str(cfg["rag_max_unit_lines"]),
+    }
+    for key, want in checks.items():
+        if meta.get(key) != want:
+            return f"{key} changed ({meta.get(key)} → {want})"
+    return None
+
+
+def update(root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S) -> BuildReport:
+    """Re-index only files whose content changed, in one transaction; full build if none exists."""
+    lock = _locked(root, lock_timeout)
+    try:
+        if store.current_pointer(root).exists() is False:
+            return _build_full_locked(root, cfg)
+        con = store.open_current(root, readonly=False)
+        try:
+            reason = needs_full_rebuild(store.get_meta(con), cfg)
+            if reason:
+                con.close()
+                report = _build_full_locked(root, cfg)
+                report.mode = f"full ({reason})"
+                return report
+            return _update_locked(root, cfg, con)
+        finally:
+            con.close()
+    finally:
+        lock.release()
+
+
+def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildReport:
+    started = time.perf_counter()
+    elig = collect.Eligibility(root, cfg["rag_max_file_size"])
+    stored = {row[0]: row[1:] for row in con.execute("SELECT path, hash, size, mtime_ns FROM files")}
+    changed, unchanged, dropped, seen = [], 0, 0, set()
+    for path in elig.listed:
+        state = _file_state(root, elig, path, stored.get(path), cfg)
+        if state == "dropped":
+            dropped += 1
+            continue
+        seen.add(path)
+        if state == "same":
+            unchanged += 1
+        elif state is not None:
+            changed.append(state)
+    removed = [p for p in stored if p not in seen]
+    try:
+        with store.transaction(con):
+            _apply_changes(con, changed, removed)
+            store.set_meta(con, {"updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "active_packs": elig.active})
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(f"index update failed ({exc}); {store.REBUILD_HINT}") from exc
+    return _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
+
+
+def _file_state(root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config):
+    """'same' when size and mtime (or content hash) match the index, a ParsedFile when changed."""
+    full = root / path
+    if old is not None:
+        try:
+            st = full.lstat()
+        except OSError:
+            return "dropped"
+        if st.st_size == old[1] and st.st_mtime_ns == old[2] and not full.is_symlink():
+            return "same"
+    item = _parse_one(root, elig, path, cfg)
+    if item is None:
+        return "dropped"
+    if old is not None and item.hash == old[0]:
+        return "same"
+    return item
+
+
+def _apply_changes(con: sqlite3.Connection, changed: list[ParsedFile], removed: list[str]) -> None:
+    meta = store.get_meta(con)
+    totals = json.loads(meta.get("field_totals", "[0,0,0,0,0]"))
+    n_units = int(meta.get("n_units", "0"))
+    for path in removed + [c.path for c in changed]:
+        n_units -= _delete_file(con, path, totals)
+    for item in changed:
+        for counts in item.counts:
+            n_units += 1
+            for f, c in enumerate(counts):
+                totals[f] += sum(c.values())
+    avg = [t / n_units if n_units else 1.0 for t in totals]
+    for item in changed:
+        tids = _ensure_terms(con, item)
+        _insert_file(con, item, avg, tids)
+    con.execute("DELETE FROM terms WHERE df <= 0")
+    store.set_meta(con, {"n_units": n_units, "field_totals": totals})
+
+
+def _delete_file(con: sqlite3.Connection, path: str, totals: list[int]) -> int:
+    rows = con.execute("SELECT uid, lengths FROM units WHERE path = ?", (path,)).fetchall()
+    for uid, lengths in rows:
+        for f, n in enumerate(json.loads(lengths)):
+            totals[f] -= n
+        con.execute("UPDATE terms SET df = df - 1 WHERE tid IN (SELECT tid FROM postings WHERE uid = ?)", (uid,))
+        con.execute("DELETE FROM postings WHERE uid = ?", (uid,))
+    con.execute("DELETE FROM units WHERE path = ?", (path,))
+    con.execute("DELETE FROM files WHERE path = ?", (path,))
+    return len(rows)
+
+
+def _ensure_terms(con: sqlite3.Connection, item: ParsedFile) -> dict[str, int]:
+    per_unit = [{t for c in counts for t in c} for counts in item.counts]
+    all_terms = set().union(*per_unit) if per_unit else set()
+    df = Counter(t for terms in per_unit for t in terms)
+    tids: dict[str, int] = {}
+    for term in all_terms:
+        row = con.execute("SELECT tid FROM terms WHERE term = ?", (term,)).fetchone()
+        if row:
+            con.execute("UPDATE terms SET df = df + ? WHERE tid = ?", (df[term], row[0]))
+            tids[term] = row[0]
+        else:
+            tids[term] = int(con.execute("INSERT INTO terms(term, df) VALUES (?, ?)", (term, df[term])).lastrowid)
+    return tids

@@ -1,0 +1,67 @@
+"""The BM25F fields of a unit and the per-posting weight stored at index time.
+
+BM25F (Robertson, Zaragoza & Taylor 2004, "Simple BM25 extension to multiple weighted fields"):
+term frequencies are length-normalised per field, weighted, summed, and only then saturated:
+
+    tf~(t, u) = Σ_f  W_f · tf_f(t, u) / (1 − B_f + B_f · len_f(u) / avglen_f)
+    w(t, u)   = tf~ / (K1 + tf~)                      (stored in the posting, in [0, 1))
+    score(u)  = Σ_t  idf(t) · w(t, u)                 (summed at query time)
+
+Storing ``w`` means a query only sums a few postings, as bm25s does with its precomputed matrix.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import PurePosixPath
+
+from paqad.tokenize import terms
+from paqad.units import CodeUnit
+
+FIELDS = ("name", "signature", "doc", "relations", "body")
+# Field weights W_f and length normalisation B_f; chosen on the rulers (benchmarks/README.md).
+WEIGHTS = (3.0, 2.0, 1.5, 1.0, 1.0)
+LENGTH_NORM = (0.3, 0.6, 0.75, 0.75, 0.75)
+K1 = 1.2
+# Credit a match earns toward the relevance score, by the best field it matched in: a term in
+# the name says more about what a unit is than the same term somewhere in its body.
+FIELD_CREDIT = (1.0, 0.9, 0.85, 0.6, 0.5)
+
+
+def field_terms(unit: CodeUnit, description: str = "") -> list[Counter[str]]:
+    """Term counts per field for one unit (descriptions, when present, join the doc field)."""
+    path = PurePosixPath(unit.path)
+    relations = " ".join([*unit.calls, *unit.imports, *unit.bases, *path.parts[:-1], path.stem])
+    name_text = f"{unit.name} {unit.qualified_name.replace('.', ' ')}"
+    texts = (name_text, unit.signature, f"{unit.docstring} {description}", relations, unit.text)
+    return [Counter(terms(t)) for t in texts]
+
+
+def posting_weights(counts: list[Counter[str]], avg_lengths: list[float]) -> dict[str, tuple[float, int]]:
+    """term → (w, field mask) for one unit, given the corpus' average field lengths."""
+    lengths = [sum(c.values()) for c in counts]
+    norms = [
+        1.0 - LENGTH_NORM[f] + LENGTH_NORM[f] * (lengths[f] / avg_lengths[f] if avg_lengths[f] > 0 else 1.0)
+        for f in range(len(FIELDS))
+    ]
+    acc: dict[str, list[float]] = {}
+    for f, counter in enumerate(counts):
+        for term, tf in counter.items():
+            entry = acc.setdefault(term, [0.0, 0])
+            entry[0] += WEIGHTS[f] * tf / norms[f]
+            entry[1] = int(entry[1]) | (1 << f)
+    return {t: (tfw / (K1 + tfw), int(mask)) for t, (tfw, mask) in acc.items()}
+
+
+def idf(df: int, n: int) -> float:
+    """BM25 idf with the +1 inside the log (Lucene's form), so it is never negative."""
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def best_field(mask: int) -> int:
+    """The highest-credit field present in a posting's field mask."""
+    for f in range(len(FIELDS)):
+        if mask & (1 << f):
+            return f
+    return len(FIELDS) - 1

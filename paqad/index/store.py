@@ -1,0 +1,149 @@
+"""SQLite storage of one index generation, and the pointer that says which generation is current.
+
+Layout under ``.paqad/vectors/``: ``CURRENT`` (a text file naming the live database) and
+``index-<N>.sqlite``. A full rebuild writes generation N+1 and then atomically replaces
+``CURRENT``, so a reader opens the old index or the new one, never a half-built one, and a
+reader that already has the old file open keeps reading it (we never ``os.replace`` over a WAL
+database that has readers). Incremental updates are single transactions on the current file.
+Everything read from here is untrusted: ``CURRENT`` must name a file in this folder, and any
+``sqlite3.DatabaseError`` becomes ``IndexCorruptError`` with the ``paqad rag rebuild`` fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from paqad import workspace
+from paqad.errors import IndexCorruptError, IndexMissingError
+
+SCHEMA_VERSION = 1
+_GENERATION = re.compile(r"^index-(\d{1,9})\.sqlite$")
+REBUILD_HINT = "run `paqad rag rebuild`"
+
+SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL,
+                   mtime_ns INTEGER NOT NULL, language TEXT NOT NULL, units INTEGER NOT NULL);
+CREATE TABLE units(uid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL,
+                   language TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+                   qualified_name TEXT NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
+                   start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL,
+                   calls TEXT NOT NULL, imports TEXT NOT NULL, bases TEXT NOT NULL,
+                   part INTEGER NOT NULL, parts INTEGER NOT NULL, content_hash TEXT NOT NULL,
+                   lengths TEXT NOT NULL);
+CREATE INDEX units_path ON units(path);
+CREATE TABLE terms(tid INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL, df INTEGER NOT NULL);
+CREATE TABLE postings(tid INTEGER NOT NULL, uid INTEGER NOT NULL, w REAL NOT NULL,
+                      mask INTEGER NOT NULL, PRIMARY KEY(tid, uid)) WITHOUT ROWID;
+CREATE INDEX postings_uid ON postings(uid);
+"""
+
+
+def current_pointer(root: Path) -> Path:
+    return workspace.vectors_dir(root) / "CURRENT"
+
+
+def current_path(root: Path) -> Path | None:
+    """The live database file, or None when no index has been built. Validates the pointer."""
+    pointer = current_pointer(root)
+    if not pointer.exists():
+        return None
+    try:
+        name = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IndexCorruptError(f"{pointer} is unreadable ({exc}); {REBUILD_HINT}") from exc
+    if not _GENERATION.match(name):
+        raise IndexCorruptError(f"{pointer} names {name[:60]!r}, not an index file in {pointer.parent}; {REBUILD_HINT}")
+    path = pointer.parent / name
+    if not path.is_file() or path.is_symlink():
+        raise IndexCorruptError(f"the current index file {path} is missing; {REBUILD_HINT}")
+    return path
+
+
+def generation_of(path: Path) -> int:
+    m = _GENERATION.match(path.name)
+    return int(m.group(1)) if m else 0
+
+
+def next_generation_path(root: Path) -> Path:
+    folder = workspace.vectors_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    gens = [generation_of(p) for p in folder.glob("index-*.sqlite")]
+    return folder / f"index-{max(gens, default=0) + 1:06d}.sqlite"
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """Open an index file; on a non-SQLite or damaged file raise IndexCorruptError."""
+    try:
+        con = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        if readonly:
+            con.execute("PRAGMA query_only=1")
+        check_meta(con, path)
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(f"index {path} is unreadable ({exc}); {REBUILD_HINT}") from exc
+    return con
+
+
+def check_meta(con: sqlite3.Connection, path: Path) -> dict[str, str]:
+    meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    version = meta.get("schema_version")
+    if version != str(SCHEMA_VERSION):
+        raise IndexCorruptError(f"index {path} has schema version {version!r}, this paqad needs {SCHEMA_VERSION}; {REBUILD_HINT}")
+    return meta
+
+
+def open_current(root: Path, readonly: bool = True) -> sqlite3.Connection:
+    """Connect to the live index or raise IndexMissingError / IndexCorruptError."""
+    path = current_path(root)
+    if path is None:
+        raise IndexMissingError("no index yet; run `paqad rag init` (or `paqad rag rebuild`)")
+    return connect(path, readonly=readonly)
+
+
+def create(path: Path) -> sqlite3.Connection:
+    """A fresh database for a full build, written without WAL until it is complete."""
+    path.unlink(missing_ok=True)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode=OFF")
+    con.execute("PRAGMA synchronous=OFF")
+    con.executescript(SCHEMA)
+    con.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    return con
+
+
+def set_meta(con: sqlite3.Connection, values: dict[str, object]) -> None:
+    for key, value in values.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        con.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, text))
+
+
+def get_meta(con: sqlite3.Connection) -> dict[str, str]:
+    return dict(con.execute("SELECT key, value FROM meta").fetchall())
+
+
+def publish(root: Path, path: Path) -> None:
+    """Make ``path`` the current generation (atomic pointer swap), then drop older generations."""
+    workspace.atomic_write_text(current_pointer(root), path.name + "\n")
+    for old in path.parent.glob("index-*.sqlite*"):
+        base = old.name.split(".sqlite")[0] + ".sqlite"
+        if base != path.name:
+            old.unlink(missing_ok=True)
+
+
+@contextmanager
+def transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction: readers see the index before or after it, never between."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

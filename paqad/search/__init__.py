@@ -1,0 +1,1 @@
+"""The single search pipeline: query analysis, lexical candidates, evidence, results."""

@@ -1,0 +1,88 @@
+"""Query analysis: which of the query's terms the index knows, and how rare each one is.
+
+Rarity comes from the corpus, never from a stopword list: a term found in more than
+``UBIQUITY`` of all units (and at least ``MIN_UBIQUITOUS_DF`` of them) is *ubiquitous* and drops
+out of scoring and of the evidence tests on both sides. Terms the index has never seen are
+*absent*; they count against coverage at the rarity of a term seen once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+
+from paqad.index.fields import idf
+from paqad.tokenize import terms
+
+UBIQUITY = 0.12
+MIN_UBIQUITOUS_DF = 8
+# Terms in more than this share of units are not even scored: their idf is near zero and their
+# posting lists are the longest, so they cost the most time for the least ranking signal.
+SCORE_CUTOFF = 0.5
+# Long pasted reports: score only the rarest present terms, so ranking does not drown in common
+# words and latency stays bounded.
+MAX_SCORED_TERMS = 48
+
+
+@dataclass
+class QueryTerm:
+    term: str
+    count: int
+    tid: int | None
+    df: int
+    idf: float
+    status: str  # "distinctive" | "ubiquitous" | "absent"
+
+
+@dataclass
+class AnalyzedQuery:
+    text: str
+    n_units: int
+    terms: list[QueryTerm] = field(default_factory=list)
+
+    @property
+    def distinctive(self) -> list[QueryTerm]:
+        return [t for t in self.terms if t.status == "distinctive"]
+
+    @property
+    def absent(self) -> list[QueryTerm]:
+        return [t for t in self.terms if t.status == "absent"]
+
+    @property
+    def ubiquitous(self) -> list[QueryTerm]:
+        return [t for t in self.terms if t.status == "ubiquitous"]
+
+    def scored(self) -> list[QueryTerm]:
+        """The terms used for ranking: every present term below ``SCORE_CUTOFF``, rarest first,
+        at most ``MAX_SCORED_TERMS``. Ubiquitous terms rank (weakly, by their low idf) but never
+        count as evidence."""
+        limit = SCORE_CUTOFF * self.n_units
+        present = [t for t in self.terms if t.status != "absent" and (t.df <= limit or t.df < MIN_UBIQUITOUS_DF)]
+        ranked = sorted(present, key=lambda t: (-t.idf, t.term))
+        return ranked[:MAX_SCORED_TERMS]
+
+
+def analyze(con: sqlite3.Connection, text: str, n_units: int) -> AnalyzedQuery:
+    counts = Counter(terms(text))
+    known = _lookup(con, list(counts))
+    out = AnalyzedQuery(text, n_units)
+    unseen_idf = idf(1, max(n_units, 1))
+    for term, count in counts.items():
+        tid, df = known.get(term, (None, 0))
+        if tid is None or df <= 0:
+            out.terms.append(QueryTerm(term, count, None, 0, unseen_idf, "absent"))
+            continue
+        ubiq = df >= MIN_UBIQUITOUS_DF and df > UBIQUITY * n_units
+        out.terms.append(QueryTerm(term, count, tid, df, idf(df, n_units), "ubiquitous" if ubiq else "distinctive"))
+    return out
+
+
+def _lookup(con: sqlite3.Connection, words: list[str]) -> dict[str, tuple[int, int]]:
+    found: dict[str, tuple[int, int]] = {}
+    for i in range(0, len(words), 500):
+        chunk = words[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for term, tid, df in con.execute(f"SELECT term, tid, df FROM terms WHERE term IN ({marks})", chunk):
+            found[term] = (tid, df)
+    return found

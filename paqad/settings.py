@@ -1,0 +1,68 @@
+"""The declared settings: name, type, default, allowed values, and what each one is for.
+
+Declared once; ``paqad.config`` validates every layer against this table, and the README's
+settings table and ``paqad config list`` are generated from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting. ``choices`` restricts strings; ``low``/``high`` bound numbers (inclusive)."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+
+    def allowed(self) -> str:
+        """Human text for the allowed values, used in every error about this key."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.type is bool:
+            return "true or false"
+        kind = {int: "an integer", float: "a number", str: "a string"}[self.type]
+        if self.low is not None and self.high is not None:
+            return f"{kind} from {self.low:g} to {self.high:g}"
+        if self.low is not None:
+            return f"{kind} of at least {self.low:g}"
+        return kind
+
+
+SETTINGS: dict[str, Setting] = {
+    s.name: s
+    for s in [
+        Setting("rag_enabled", bool, False, "Retrieval on for this repository (set by `rag init`, cleared by `rag clear`)."),
+        Setting(
+            "rag_embedding_provider",
+            str,
+            "none",
+            "Embedding provider. `none` = lexical only; semantic providers arrive with the semantic issue.",
+            choices=("none",),
+        ),
+        Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default)."),
+        Setting("rag_top_n", int, 20, "Passages a standard-depth search returns.", low=1, high=500),
+        Setting(
+            "rag_similarity_threshold",
+            float,
+            0.75,
+            "Relevance at or above which a passage is delivered normally.",
+            low=0.0,
+            high=1.0,
+        ),
+        Setting(
+            "rag_relief_floor", float, 0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0
+        ),
+        Setting("rag_max_file_size", int, 153600, "Files larger than this many bytes are not indexed.", low=1),
+        Setting("rag_base_branch", str, "auto", "Base branch for the working set and drift (auto: main, then master)."),
+        Setting("rag_max_unit_lines", int, 150, "Units longer than this are split into overlapping parts.", low=20, high=5000),
+        Setting("rag_source_chars", int, 1200, "Characters of source per result in search output.", low=0, high=100000),
+    ]
+}

@@ -1,0 +1,109 @@
+"""The ``.paqad/`` folder: where each file lives, what is committed and what is not, atomic writes.
+
+The folder explains itself (a README and a ``.gitignore``), the way pytest's cache does, so a
+developer who finds it in ``git status`` knows what to commit: ``configs/``, ``rag.ignore.yaml``,
+``hooks.yaml`` and ``stackpacks/`` are shared with the team; everything else is per developer.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+DIRNAME = ".paqad"
+
+GITIGNORE = """\
+# Written by paqad. Per-developer files; commit configs/, rag.ignore.yaml, hooks.yaml, stackpacks/.
+.config
+vectors/
+context/
+logs/
+state/
+*.lock
+audit.log
+secrets.env
+"""
+
+README = """\
+# .paqad
+
+Written by [paqad](https://pypi.org/project/paqad/): a local search index of this repository
+for AI coding agents.
+
+Commit (shared by the team): `configs/`, `rag.ignore.yaml`, `hooks.yaml`, `stackpacks/`.
+Never commit (per developer, listed in `.gitignore` here): `.config`, `vectors/`, `context/`,
+`logs/`, `state/`, locks, `audit.log`, `secrets.env`.
+
+`paqad rag clear --yes` deletes the index; deleting this whole folder is also safe.
+"""
+
+
+def paqad_dir(root: Path) -> Path:
+    return root / DIRNAME
+
+
+def team_config_dir(root: Path) -> Path:
+    return paqad_dir(root) / "configs"
+
+
+def local_config_path(root: Path) -> Path:
+    return paqad_dir(root) / ".config"
+
+
+def vectors_dir(root: Path) -> Path:
+    return paqad_dir(root) / "vectors"
+
+
+def state_dir(root: Path) -> Path:
+    return paqad_dir(root) / "state"
+
+
+def logs_dir(root: Path) -> Path:
+    return paqad_dir(root) / "logs"
+
+
+def ignore_file(root: Path) -> Path:
+    return paqad_dir(root) / "rag.ignore.yaml"
+
+
+def ensure(root: Path) -> Path:
+    """Create ``.paqad/`` with its README and ``.gitignore`` if missing; return it."""
+    folder = paqad_dir(root)
+    folder.mkdir(exist_ok=True)
+    for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):
+        target = folder / name
+        if not target.exists():
+            atomic_write_text(target, text)
+    return folder
+
+
+def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+    """Write via a temp file in the same folder and ``os.replace``: readers see old or new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def join_within(root: Path, relative: str) -> Path:
+    """Resolve ``relative`` under ``root``, refusing anything that escapes it (``..``, absolute, symlinks out).
+
+    Every path read from a request or from the index goes through here: the index is untrusted input.
+    """
+    if not relative or "\x00" in relative or os.path.isabs(relative):
+        raise ValueError(f"path {relative!r} is not a relative path inside the repository")
+    root_real = root.resolve()
+    target = (root_real / relative).resolve()
+    if target != root_real and root_real not in target.parents:
+        raise ValueError(f"path {relative!r} points outside the repository")
+    return target

@@ -1,0 +1,82 @@
+"""Layered settings: each layer overrides the one below, every error names file, key and allowed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from paqad import config
+from paqad.errors import ConfigError
+
+
+def test_defaults(repo):
+    cfg = config.load(repo.root, environ={})
+    assert cfg["rag_enabled"] is False
+    assert cfg["rag_top_n"] == 20
+    assert cfg["rag_similarity_threshold"] == 0.75
+    assert cfg["rag_relief_floor"] == 0.35
+    assert cfg["rag_max_file_size"] == 153600
+    assert cfg["rag_embedding_provider"] == "none"
+    assert cfg["rag_base_branch"] == "auto"
+    assert cfg.source("rag_top_n") == "default"
+
+
+def test_layers_in_order(repo):
+    repo.write(".paqad/configs/10-team.yaml", "rag_top_n: 11\nrag_max_file_size: 1000\n")
+    repo.write(".paqad/configs/20-team.yaml", "rag_top_n: 12\n")
+    repo.write(".paqad/.config", "rag_max_file_size: 2000\nrag_relief_floor: 0.4\n")
+    cfg = config.load(repo.root, environ={"PAQAD_RAG_RELIEF_FLOOR": "0.5"}, cli_overrides={"rag_relief_floor": "0.6"})
+    assert (cfg["rag_top_n"], cfg.source("rag_top_n")) == (12, ".paqad/configs/20-team.yaml")
+    assert (cfg["rag_max_file_size"], cfg.source("rag_max_file_size")) == (2000, ".paqad/.config")
+    assert (cfg["rag_relief_floor"], cfg.source("rag_relief_floor")) == (0.6, "cli")
+    env_only = config.load(repo.root, environ={"PAQAD_RAG_RELIEF_FLOOR": "0.5"})
+    assert (env_only["rag_relief_floor"], env_only.source("rag_relief_floor")) == (0.5, "env PAQAD_RAG_RELIEF_FLOOR")
+
+
+def test_unknown_key_names_file_and_key(repo):
+    repo.write(".paqad/.config", "rag_top_m: 5\n")
+    with pytest.raises(ConfigError) as err:
+        config.load(repo.root, environ={})
+    assert ".paqad/.config" in str(err.value) and "'rag_top_m'" in str(err.value) and "rag_top_n" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("rag_top_n: many", "an integer from 1 to 500"),
+        ("rag_top_n: 0", "an integer from 1 to 500"),
+        ("rag_similarity_threshold: 1.5", "a number from 0 to 1"),
+        ("rag_enabled: maybe", "true or false"),
+        ("rag_embedding_provider: magic", "one of none"),
+    ],
+)
+def test_bad_value_names_allowed_values(repo, line, expected):
+    repo.write(".paqad/configs/team.yaml", line + "\n")
+    with pytest.raises(ConfigError) as err:
+        config.load(repo.root, environ={})
+    assert ".paqad/configs/team.yaml" in str(err.value)
+    assert line.split(":")[0] in str(err.value) and expected in str(err.value)
+
+
+def test_broken_yaml_is_an_error_not_defaults(repo):
+    repo.write(".paqad/.config", "rag_top_n: [1,\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        config.load(repo.root, environ={})
+
+
+def test_bad_env_value(repo):
+    with pytest.raises(ConfigError, match="env PAQAD_RAG_TOP_N"):
+        config.load(repo.root, environ={"PAQAD_RAG_TOP_N": "lots"})
+    with pytest.raises(ConfigError, match="unknown setting 'rag_nope'"):
+        config.load(repo.root, environ={"PAQAD_RAG_NOPE": "1"})
+
+
+def test_set_value_writes_local_and_validates(repo):
+    path = config.set_value(repo.root, "rag_top_n", "33")
+    assert path == repo.root / ".paqad" / ".config"
+    assert config.load(repo.root, environ={})["rag_top_n"] == 33
+    with pytest.raises(ConfigError):
+        config.set_value(repo.root, "rag_top_n", "-1")
+    assert config.load(repo.root, environ={})["rag_top_n"] == 33
+    team = config.set_value(repo.root, "rag_top_n", "7", team=True)
+    assert team.name == "team.yaml" and "configs" in team.parts
+    assert (repo.root / ".paqad" / ".gitignore").read_text().count(".config") == 1
