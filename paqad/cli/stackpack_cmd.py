@@ -1,0 +1,163 @@
+"""``paqad stackpack``: list, show and scaffold stack packs.
+
+Thin commands over :mod:`paqad.stackpacks`: each parses its arguments, calls the library,
+renders text or ``--json`` and exits 0, or 2 with one ``error:`` line on stderr for bad input
+(1 for other paqad errors). Registered by the main CLI with ``cli.add_command(stackpack)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from paqad import stackpacks
+from paqad.errors import PaqadError, UsageError
+
+_GIT_TIMEOUT = 10
+
+
+def _repo_root() -> Path:
+    """The repository root from ``git rev-parse --show-toplevel``, else the current directory.
+
+    Kept to one helper so the lead can swap in ``paqad.git`` once it exists.
+    """
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            capture_output=True, text=True, timeout=_GIT_TIMEOUT, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return Path.cwd()
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top else Path.cwd()
+
+
+def _candidate_paths(root: Path) -> list[str]:
+    """Tracked and untracked-but-not-ignored files, for suffix detection; [] outside git.
+
+    A stand-in for ``paqad.collect``'s listing (to be swapped with ``_repo_root``): markers
+    still detect stacks without it.
+    """
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True, timeout=_GIT_TIMEOUT, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+@contextlib.contextmanager
+def _exit_on_error() -> Iterator[None]:
+    """Turn a library error into one stderr line and its exit code (2 for config/usage)."""
+    try:
+        yield
+    except PaqadError as e:
+        click.echo("paqad: error: " + " ".join(str(e).split()), err=True)
+        raise SystemExit(e.exit_code) from None
+
+
+def _pack_summary(pack: stackpacks.StackPack, detected: set[str], active: set[str]) -> dict[str, Any]:
+    return {
+        "name": pack.name,
+        "description": pack.description,
+        "detected": pack.name in detected,
+        "always": pack.always,
+        "active": pack.name in active,
+        "languages": list(pack.languages),
+        "suffixes": list(pack.suffixes),
+        "named_files": list(pack.file_names),
+        "origin": pack.origin,
+    }
+
+
+def render_list(summaries: list[dict[str, Any]]) -> str:
+    """A fixed-width table: name, detected (yes / no / always), languages, suffixes and names."""
+    rows = [("NAME", "DETECTED", "LANGUAGES", "FILES")]
+    for s in summaries:
+        state = "always" if s["always"] else ("yes" if s["detected"] else "no")
+        rows.append((s["name"], state, " ".join(s["languages"]), " ".join(s["suffixes"] + s["named_files"])))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3] for r in rows]
+    if not any(s["detected"] for s in summaries):
+        lines.append("(no stack detected: every pack is used)")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def render_pack(pack: stackpacks.StackPack, as_json: bool) -> str:
+    """The pack in its file form: YAML that loads back as a pack, or JSON with its origin."""
+    if as_json:
+        return json.dumps({**pack.to_dict(), "origin": pack.origin}, indent=2)
+    body = yaml.safe_dump(pack.to_dict(), sort_keys=False, default_flow_style=None, width=100)
+    return f"# origin: {pack.origin}\n{body}".rstrip("\n")
+
+
+@click.group("stackpack")
+def stackpack() -> None:
+    """List, show and scaffold stack packs (which files paqad reads, and how).
+
+    Example: paqad stackpack list
+    """
+
+
+@stackpack.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def list_cmd(as_json: bool) -> None:
+    """List every stack pack with whether this repository uses it.
+
+    Example: paqad stackpack list --json
+    """
+    root = _repo_root()
+    with _exit_on_error():
+        packs = stackpacks.load_packs(root)
+        detected = set(stackpacks.detect(root, packs, _candidate_paths(root)))
+    active = {p.name for p in stackpacks.active_packs(packs, detected)}
+    summaries = [_pack_summary(p, detected, active) for p in packs.values()]
+    if as_json:
+        click.echo(json.dumps({"detected": sorted(detected), "active": sorted(active), "packs": summaries}, indent=2))
+    else:
+        click.echo(render_list(summaries))
+
+
+@stackpack.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of YAML.")
+def show_cmd(name: str, as_json: bool) -> None:
+    """Print one stack pack as YAML (a user pack shows its override).
+
+    Example: paqad stackpack show python
+    """
+    with _exit_on_error():
+        packs = stackpacks.load_packs(_repo_root())
+        if name not in packs:
+            raise UsageError(f"no stack pack named {name!r}; choose from: {', '.join(packs)}")
+    click.echo(render_pack(packs[name], as_json))
+
+
+@stackpack.command("new")
+@click.argument("name")
+@click.option("--stdout", "to_stdout", is_flag=True, help="Print the new pack instead of writing it.")
+def new_cmd(name: str, to_stdout: bool) -> None:
+    """Scaffold a new pack in .paqad/stackpacks/ (never overwrites).
+
+    Writes .paqad/stackpacks/NAME.yaml with every key explained in a comment.
+
+    Example: paqad stackpack new dart
+    """
+    with _exit_on_error():
+        if to_stdout:
+            click.echo(stackpacks.scaffold(name), nl=False)
+            return
+        root = _repo_root()
+        target = stackpacks.write_user_pack(root, name)
+    click.echo(f"wrote {target.relative_to(root).as_posix()}")
