@@ -15,6 +15,11 @@ from paqad.index.fields import FIELD_CREDIT, FIELDS, best_field
 from paqad.search.query import AnalyzedQuery
 
 
+# Ranking prior by unit kind: agents asked about behaviour need the code that implements it;
+# prose and config sections that merely mention it rank a little lower. Chosen on the rulers.
+KIND_PRIOR = {"section": 0.75, "document": 0.75, "key": 0.75, "module": 0.9}
+
+
 @dataclass
 class Candidate:
     uid: int
@@ -41,7 +46,19 @@ def score(con: sqlite3.Connection, query: AnalyzedQuery) -> list[Candidate]:
                 cand.rarity += weight
             cand.relevance += weight * FIELD_CREDIT[f] / total_rarity
             cand.matched[qt.term] = FIELDS[f]
+    _apply_kind_prior(con, cands)
     ranked = sorted(cands.values(), key=lambda c: (-c.bm25f, c.uid))
     for cand in ranked:
         cand.relevance = min(1.0, round(cand.relevance, 4))
     return ranked
+
+
+def _apply_kind_prior(con: sqlite3.Connection, cands: dict[int, Candidate]) -> None:
+    if not cands:
+        return
+    kinds = tuple(KIND_PRIOR)
+    marks = ",".join("?" * len(kinds))
+    for uid, kind in con.execute(f"SELECT uid, kind FROM units WHERE kind IN ({marks})", kinds):
+        cand = cands.get(uid)
+        if cand is not None:
+            cand.bm25f *= KIND_PRIOR[kind]

@@ -1,0 +1,103 @@
+"""Search: ranking, the [0, 1] relevance score, evidence tests and their four reasons, query lengths."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paqad import config
+from paqad.index import build
+from paqad.search import evidence, pipeline
+from repo_factory import make_shop
+
+
+@pytest.fixture
+def shop(repo):
+    make_shop(repo)
+    for i in range(30):  # enough units for corpus statistics to mean something
+        repo.write(f"shop/util_{i}.py", f"def helper_{i}(value):\n    '''Format the value number {i} for display in the shop.'''\n    return str(value)\n")
+    repo.commit("more")
+    build.build_full(repo.root, config.load(repo.root, environ={}))
+    return repo
+
+
+def test_plain_question_ranks_the_declaration_first(shop):
+    resp = pipeline.search(shop.root, "where is the session cookie signed")
+    assert resp.answered
+    assert resp.results[0].id == "shop/sessions.py::sign_cookie"
+    top = resp.results[0]
+    assert (top.start_line, top.end_line) == (7, 10)
+    assert top.source.startswith("def sign_cookie(")
+    assert 0.0 <= top.score <= 1.0 and top.score == top.signals["relevance"]
+    assert set(top.matched_terms) >= {"sign", "cooki", "session"}
+
+
+def test_identifier_split_matches_natural_words(shop):
+    resp = pipeline.search(shop.root, "retry the charge")
+    assert resp.results[0].name == "retry_charge"
+    resp = pipeline.search(shop.root, "retryCharge")
+    assert resp.results[0].name == "retry_charge"
+
+
+@pytest.mark.parametrize(
+    "query, reason",
+    [
+        ("kubernetes helm chart", "no_query_term_in_index"),
+        ("the value for display", "only_ubiquitous_terms_matched"),
+        ("compute the VAT for an invoice with a ledger", "too_little_of_the_query_matched"),
+        ("refund backoff hmac", "matched_terms_are_scattered"),
+    ],
+)
+def test_each_refusal_reason(shop, query, reason):
+    resp = pipeline.search(shop.root, query)
+    assert not resp.answered and resp.results == []
+    diag = resp.diagnosis
+    assert diag["reason"] == reason
+    assert diag["reason"] in evidence.REASONS and diag["hint"]
+    assert {"coverage", "concentration", "bars", "absent_terms", "distinctive_terms"} <= set(diag)
+    probe = pipeline.search(shop.root, query, gate=False)
+    assert probe.answered and probe.diagnosis is None
+
+
+def test_long_bug_report_is_answered(shop):
+    report = (
+        "We are seeing customers double charged in production. Steps: open the checkout page, pay with a card, "
+        "the processor times out and then the customer is charged twice. Expected: a single charge. "
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/shop/payments.py", line 27, in retry_charge\n'
+        "    return gateway.charge(amount_cents, card_token)\n"
+        '  File "/srv/app/shop/payments.py", line 11, in charge\n'
+        '    return self._post("/charges", {"amount": amount_cents, "card": card_token})\n'
+        "TimeoutError: processor unavailable\n" + "Some more context from the reporter about their environment, browser and locale. " * 30
+    )
+    assert len(report) > 2000
+    resp = pipeline.search(shop.root, report)
+    assert resp.answered, resp.diagnosis
+    assert resp.evidence["long_query"]
+    assert resp.results[0].name in {"retry_charge", "charge"}
+
+
+def test_cjk_text_is_indexed_as_bigrams(repo):
+    repo.write("docs/guide.md", "# 支付重试\n\n当支付处理器超时时，系统会自动重试扣款，并使用指数退避。\n\n# Other\n\nUnrelated English section about widgets and gadgets.\n")
+    repo.write("src/a.py", "def unrelated_function():\n    return 'some english text that is long enough to be indexed'\n")
+    repo.commit()
+    build.build_full(repo.root, config.load(repo.root, environ={}))
+    resp = pipeline.search(repo.root, "支付超时重试")
+    assert resp.results and resp.results[0].name == "支付重试"
+
+
+def test_source_budget_and_omitted(shop):
+    resp = pipeline.search(shop.root, "charge card processor", top_n=5, source_chars=100, budget_chars=150)
+    with_source = [r for r in resp.results if r.source]
+    assert len(with_source) == 2 and len(with_source[0].source) == 100 and len(with_source[1].source) == 50
+    assert resp.omitted_for_budget == len(resp.results) - 2
+    assert with_source[0].source_truncated
+
+
+def test_json_shape_is_versioned(shop):
+    data = pipeline.search(shop.root, "refund a transaction").to_dict()
+    json.dumps(data)
+    assert data["schema_version"] == 1
+    keys = {"id", "path", "language", "kind", "name", "qualified_name", "signature", "start_line", "end_line", "score", "signals", "matched_terms", "source"}
+    assert keys <= set(data["results"][0])
