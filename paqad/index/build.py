@@ -17,7 +17,7 @@ from pathlib import Path
 
 import filelock
 
-from paqad import __version__, collect, workspace
+from paqad import __version__, collect, stackpacks, workspace
 from paqad.config import Config
 from paqad.errors import IndexCorruptError, LockedError
 from paqad.index import fields, store
@@ -36,6 +36,7 @@ class ParsedFile:
     mtime_ns: int
     language: str
     units: list[CodeUnit]
+    is_test: bool = False
     counts: list[list[Counter[str]]] = field(default_factory=list)
 
 
@@ -118,7 +119,8 @@ def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config) ->
     st = (root / path).stat()
     units = parse_file(path, text, decision.rule.parser, decision.rule.grammar, cfg["rag_max_unit_lines"])
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, decision.rule.language, units)
+    is_test = stackpacks.is_test_path(path, elig.active_packs)
+    item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, decision.rule.language, units, is_test)
     item.counts = [fields.field_terms(u) for u in units]
     return item
 
@@ -155,7 +157,7 @@ def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], ti
         (item.path, item.hash, item.size, item.mtime_ns, item.language, len(item.units)),
     )
     for unit, counts in zip(item.units, item.counts):
-        uid = _insert_unit(con, unit, counts)
+        uid = _insert_unit(con, unit, counts, item.is_test)
         weights = fields.posting_weights(counts, avg)
         con.executemany(
             "INSERT INTO postings(tid, uid, w, mask) VALUES (?, ?, ?, ?)",
@@ -163,15 +165,15 @@ def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], ti
         )
 
 
-def _insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]]) -> int:
+def _insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]], is_test: bool) -> int:
     lengths = [sum(c.values()) for c in counts]
     cur = con.execute(
         "INSERT INTO units(id, path, language, kind, name, qualified_name, signature, docstring, start_line, end_line,"
-        " text, calls, imports, bases, part, parts, content_hash, lengths) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        " text, calls, imports, bases, part, parts, content_hash, lengths, is_test) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             u.id, u.path, u.language, u.kind, u.name, u.qualified_name, u.signature, u.docstring, u.start_line,
             u.end_line, u.text, json.dumps(u.calls), json.dumps(u.imports), json.dumps(u.bases), u.part, u.parts,
-            u.content_hash, json.dumps(lengths),
+            u.content_hash, json.dumps(lengths), int(is_test),
         ),
     )
     return int(cur.lastrowid)

@@ -35,7 +35,7 @@ CREATE TABLE units(uid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT N
                    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL,
                    calls TEXT NOT NULL, imports TEXT NOT NULL, bases TEXT NOT NULL,
                    part INTEGER NOT NULL, parts INTEGER NOT NULL, content_hash TEXT NOT NULL,
-                   lengths TEXT NOT NULL);
+                   lengths TEXT NOT NULL, is_test INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX units_path ON units(path);
 CREATE TABLE terms(tid INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL, df INTEGER NOT NULL);
 CREATE TABLE postings(tid INTEGER NOT NULL, uid INTEGER NOT NULL, w REAL NOT NULL,

@@ -17,11 +17,14 @@ from dataclasses import asdict, dataclass, field
 from paqad.search.lexical import Candidate
 from paqad.search.query import AnalyzedQuery
 
-COVERAGE_BAR = 0.5
-CONCENTRATION_BAR = 0.5
+COVERAGE_BAR = 0.6
+CONCENTRATION_BAR = 0.6
+# A small repository has not had the chance to use every common word, so a word it lacks says
+# less there: absent terms weigh min(1, units / ABSENCE_FULL_WEIGHT_UNITS) in the coverage test.
+ABSENCE_FULL_WEIGHT_UNITS = 500
 LONG_QUERY_TERMS = 25  # distinct terms from which a query counts as long
-LONG_MIN_MATCHED = 6  # distinctive terms a long query must share with the index
-LONG_MIN_IN_ONE_UNIT = 4  # ... and with its best unit
+LONG_MIN_MATCHED = 10  # distinctive terms a long query must share with the index
+LONG_MIN_IN_ONE_UNIT = 6  # ... and with its best unit
 
 REASONS = (
     "no_query_term_in_index",
@@ -47,6 +50,7 @@ class Evidence:
     distinctive_terms: list[str] = field(default_factory=list)
     absent_terms: list[str] = field(default_factory=list)
     ubiquitous_terms: list[str] = field(default_factory=list)
+    prose_terms: list[str] = field(default_factory=list)
     best_unit_terms: list[str] = field(default_factory=list)
     bars: dict[str, float] = field(default_factory=dict)
 
@@ -63,7 +67,8 @@ def assess(query: AnalyzedQuery, ranked: list[Candidate]) -> Evidence:
     scored = [t for t in query.scored() if t.status == "distinctive"]
     long_query = len(query.terms) >= LONG_QUERY_TERMS
     present_mass = sum(t.idf for t in present)
-    coverage = present_mass / (present_mass + sum(t.idf for t in absent) or 1.0)
+    absence_weight = min(1.0, query.n_units / ABSENCE_FULL_WEIGHT_UNITS)
+    coverage = present_mass / (present_mass + absence_weight * sum(t.idf for t in absent) or 1.0)
     scored_mass = sum(t.idf for t in scored) or 1.0
     best = max(ranked[:50], key=lambda c: c.rarity, default=None)
     concentration = (best.rarity / scored_mass) if best else 0.0
@@ -76,6 +81,7 @@ def assess(query: AnalyzedQuery, ranked: list[Candidate]) -> Evidence:
         distinctive_terms=sorted(t.term for t in present),
         absent_terms=sorted(t.term for t in absent),
         ubiquitous_terms=sorted(t.term for t in query.ubiquitous),
+        prose_terms=sorted(t.term for t in query.prose),
         best_unit_terms=sorted(t for t in best.matched if t in {q.term for q in present}) if best else [],
         bars=_bars(long_query),
     )

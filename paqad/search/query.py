@@ -16,6 +16,11 @@ from paqad.index.fields import idf
 from paqad.tokenize import terms
 
 UBIQUITY = 0.12
+# A present term that names code (a declaration's name, signature or relations) in less than this
+# share of the units containing it is a *prose* word of this corpus ("where", "which", "we"):
+# it ranks, but like a ubiquitous term it is no evidence that the repository implements anything.
+# Derived from the corpus's own postings, so it is not a stopword list and adapts per repository.
+PROSE_SHARE = 0.05
 MIN_UBIQUITOUS_DF = 8
 # Terms in more than this share of units are not even scored: their idf is near zero and their
 # posting lists are the longest, so they cost the most time for the least ranking signal.
@@ -32,7 +37,8 @@ class QueryTerm:
     tid: int | None
     df: int
     idf: float
-    status: str  # "distinctive" | "ubiquitous" | "absent"
+    status: str  # "distinctive" | "ubiquitous" | "prose" | "absent"
+    ident_share: float = 1.0  # share of the units containing it where it is part of an identifier
 
 
 @dataclass
@@ -53,12 +59,16 @@ class AnalyzedQuery:
     def ubiquitous(self) -> list[QueryTerm]:
         return [t for t in self.terms if t.status == "ubiquitous"]
 
+    @property
+    def prose(self) -> list[QueryTerm]:
+        return [t for t in self.terms if t.status == "prose"]
+
     def scored(self) -> list[QueryTerm]:
         """The terms used for ranking: every present term below ``SCORE_CUTOFF``, rarest first,
         at most ``MAX_SCORED_TERMS``. Ubiquitous terms rank (weakly, by their low idf) but never
         count as evidence."""
         limit = SCORE_CUTOFF * self.n_units
-        present = [t for t in self.terms if t.status != "absent" and (t.df <= limit or t.df < MIN_UBIQUITOUS_DF)]
+        present = [t for t in self.terms if t.status not in ("absent",) and (t.df <= limit or t.df < MIN_UBIQUITOUS_DF)]
         ranked = sorted(present, key=lambda t: (-t.idf, t.term))
         return ranked[:MAX_SCORED_TERMS]
 
