@@ -23,6 +23,7 @@ _MAX_TERM = 40
 
 STEM = True
 KEEP_COMPOUND = True
+SPLIT_IDENTIFIERS = True
 
 
 def terms(text: str) -> list[str]:
@@ -45,6 +46,9 @@ def _word_terms(word: str) -> tuple[str, ...]:
     """Terms of one identifier-ish word; cached because code repeats identifiers constantly."""
     if word.isdigit():
         return (word,) if 2 <= len(word) <= 8 else ()
+    if not SPLIT_IDENTIFIERS:
+        whole = word.lower()
+        return (stem(whole) if STEM else whole,) if 1 < len(whole) <= _MAX_TERM else ()
     parts = [p.lower() for seg in word.split("_") for p in (_CAMEL.findall(seg) if seg.isascii() else [seg]) if p]
     parts = [p for p in parts if len(p) > 1 and not p.isdigit()]
     result = [stem(p) if STEM else p for p in parts if len(p) <= _MAX_TERM]

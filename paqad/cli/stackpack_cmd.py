@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,44 +16,27 @@ from typing import Any
 import click
 import yaml
 
-from paqad import stackpacks
+from paqad import git, stackpacks
+from paqad.cli.common import AppContext
 from paqad.errors import PaqadError, UsageError
 
-_GIT_TIMEOUT = 10
 
 
 def _repo_root() -> Path:
-    """The repository root from ``git rev-parse --show-toplevel``, else the current directory.
-
-    Kept to one helper so the lead can swap in ``paqad.git`` once it exists.
-    """
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True, timeout=_GIT_TIMEOUT, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return Path.cwd()
-    top = done.stdout.strip()
-    return Path(top) if done.returncode == 0 and top else Path.cwd()
+    """The git work tree around the current folder (``--root`` when given), else the folder."""
+    ctx = click.get_current_context(silent=True)
+    app = ctx.find_object(AppContext) if ctx else None
+    if app is not None:
+        return app.root()
+    return git.toplevel(Path.cwd()) or Path.cwd()
 
 
 def _candidate_paths(root: Path) -> list[str]:
-    """Tracked and untracked-but-not-ignored files, for suffix detection; [] outside git.
-
-    A stand-in for ``paqad.collect``'s listing (to be swapped with ``_repo_root``): markers
-    still detect stacks without it.
-    """
+    """Tracked and untracked-but-not-ignored files, for suffix detection; [] outside git."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            capture_output=True, timeout=_GIT_TIMEOUT, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        return git.listed_files(root)
+    except git.GitError:
         return []
-    if done.returncode != 0:
-        return []
-    return [p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
 @contextlib.contextmanager
