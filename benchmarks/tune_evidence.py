@@ -44,8 +44,9 @@ def rows_for(corpus: str, root: Path, questions: list[dict], rebuild: bool) -> l
     out = []
     for q in questions:
         aq = query_mod.analyze(con, q["q"], n)
-        ranked = lexical.score(con, aq)
-        ev = evidence.assess(aq, ranked)
+        sc = lexical.score(con, aq)
+        ranked = sc.ranked
+        ev = evidence.assess(aq, sc)
         top = []
         for c in ranked[:10]:
             top.append(con.execute("SELECT path, start_line, end_line FROM units WHERE uid=?", (c.uid,)).fetchone())

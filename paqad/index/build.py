@@ -158,7 +158,7 @@ def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], ti
     )
     for unit, counts in zip(item.units, item.counts):
         uid = _insert_unit(con, unit, counts, item.is_test)
-        weights = fields.posting_weights(counts, avg)
+        weights = fields.posting_weights(counts, avg, fields.unit_prior(unit.kind, item.is_test))
         con.executemany(
             "INSERT INTO postings(tid, uid, w, mask) VALUES (?, ?, ?, ?)",
             ((tids[t], uid, w, mask) for t, (w, mask) in weights.items()),
@@ -187,6 +187,7 @@ def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
         "paqad_version": __version__,
         "embedding_provider": cfg["rag_embedding_provider"],
         "max_unit_lines": cfg["rag_max_unit_lines"],
+        "ranking_version": fields.RANKING_VERSION,
         "built_at": now,
         "updated_at": now,
         "active_packs": elig.active,
@@ -215,6 +216,7 @@ def needs_full_rebuild(meta: dict[str, str], cfg: Config) -> str | None:
         "tokenizer_version": str(TOKENIZER_VERSION),
         "parser_version": str(PARSER_VERSION),
         "max_unit_lines": str(cfg["rag_max_unit_lines"]),
+        "ranking_version": str(fields.RANKING_VERSION),
     }
     for key, want in checks.items():
         if meta.get(key) != want:

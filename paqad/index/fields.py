@@ -19,6 +19,9 @@ from pathlib import PurePosixPath
 from paqad.tokenize import terms
 from paqad.units import CodeUnit
 
+# Bumped when weights or priors change: stored posting weights then need a full rebuild.
+RANKING_VERSION = 1
+
 FIELDS = ("name", "signature", "doc", "relations", "body")
 # Field weights W_f and length normalisation B_f; chosen on the rulers (benchmarks/README.md).
 WEIGHTS = (3.0, 2.0, 1.5, 1.0, 1.0)
@@ -27,6 +30,18 @@ K1 = 1.2
 # Credit a match earns toward the relevance score, by the best field it matched in: a term in
 # the name says more about what a unit is than the same term somewhere in its body.
 FIELD_CREDIT = (1.0, 0.9, 0.85, 0.6, 0.5)
+
+
+# Ranking priors by unit kind and for test files, folded into every posting weight of the unit:
+# agents asked about behaviour need the code that implements it; prose, config sections and
+# leftover module code that merely mention it rank lower, and tests rarely are the answer to
+# "where is X done" (they still rank when nothing else matches). Chosen on the rulers.
+KIND_PRIOR = {"section": 0.75, "document": 0.75, "key": 0.75, "module": 0.6}
+TEST_PRIOR = 0.6
+
+
+def unit_prior(kind: str, is_test: bool) -> float:
+    return KIND_PRIOR.get(kind, 1.0) * (TEST_PRIOR if is_test else 1.0)
 
 
 def field_terms(unit: CodeUnit, description: str = "") -> list[Counter[str]]:
@@ -38,8 +53,8 @@ def field_terms(unit: CodeUnit, description: str = "") -> list[Counter[str]]:
     return [Counter(terms(t)) for t in texts]
 
 
-def posting_weights(counts: list[Counter[str]], avg_lengths: list[float]) -> dict[str, tuple[float, int]]:
-    """term → (w, field mask) for one unit, given the corpus' average field lengths."""
+def posting_weights(counts: list[Counter[str]], avg_lengths: list[float], prior: float = 1.0) -> dict[str, tuple[float, int]]:
+    """term → (w · prior, field mask) for one unit, given the corpus' average field lengths."""
     lengths = [sum(c.values()) for c in counts]
     norms = [
         1.0 - LENGTH_NORM[f] + LENGTH_NORM[f] * (lengths[f] / avg_lengths[f] if avg_lengths[f] > 0 else 1.0)
@@ -51,7 +66,7 @@ def posting_weights(counts: list[Counter[str]], avg_lengths: list[float]) -> dic
             entry = acc.setdefault(term, [0.0, 0])
             entry[0] += WEIGHTS[f] * tf / norms[f]
             entry[1] = int(entry[1]) | (1 << f)
-    return {t: (tfw / (K1 + tfw), int(mask)) for t, (tfw, mask) in acc.items()}
+    return {t: (prior * tfw / (K1 + tfw), int(mask)) for t, (tfw, mask) in acc.items()}
 
 
 def idf(df: int, n: int) -> float:

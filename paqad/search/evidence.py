@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from paqad.search.lexical import Candidate
+from paqad.search.lexical import Scored
 from paqad.search.query import AnalyzedQuery
 
 COVERAGE_BAR = 0.6
@@ -61,7 +61,7 @@ class Evidence:
         return data
 
 
-def assess(query: AnalyzedQuery, ranked: list[Candidate]) -> Evidence:
+def assess(query: AnalyzedQuery, result: Scored) -> Evidence:
     present = query.distinctive
     absent = query.absent
     scored = [t for t in query.scored() if t.status == "distinctive"]
@@ -70,7 +70,9 @@ def assess(query: AnalyzedQuery, ranked: list[Candidate]) -> Evidence:
     absence_weight = min(1.0, query.n_units / ABSENCE_FULL_WEIGHT_UNITS)
     coverage = present_mass / (present_mass + absence_weight * sum(t.idf for t in absent) or 1.0)
     scored_mass = sum(t.idf for t in scored) or 1.0
-    best = max(ranked[:50], key=lambda c: c.rarity, default=None)
+    best = max(result.ranked[:50], key=lambda c: c.rarity, default=None)
+    if best is not None:
+        result.explain([best])
     concentration = (best.rarity / scored_mass) if best else 0.0
     ev = Evidence(
         passed=False,

@@ -1,9 +1,11 @@
 """Lexical candidates: sum the stored BM25F posting weights of the query's scored terms.
 
 ``relevance`` is the documented [0, 1] score every result carries: the share of the query's
-rarity (Σ idf over its distinctive terms that the index knows) that the unit matches, each
-matched term credited by the best field it appears in (``fields.FIELD_CREDIT``: name 1.0 …
-body 0.5). 1.0 means every distinctive query term is in the unit's name.
+rarity (Σ idf over the terms it scores) that the unit matches, each matched term credited by the
+best field it appears in (``fields.FIELD_CREDIT``: name 1.0 … body 0.5). 1.0 means every
+scored query term is in the unit's name. Ranking priors (tests, module and prose units) are
+baked into the stored posting weights at index time (``fields.unit_prior``), so a query only
+sums arrays: posting lists are accumulated with numpy, indexed by unit id.
 """
 
 from __future__ import annotations
@@ -11,18 +13,14 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from paqad.index.fields import FIELD_CREDIT, FIELDS, best_field
-from paqad.search.query import PROSE_SHARE, AnalyzedQuery
+from paqad.search.query import PROSE_SHARE, AnalyzedQuery, QueryTerm
 
 IDENT_MASK = 0b01011  # name, signature, relations
-
-
-# Ranking prior by unit kind: agents asked about behaviour need the code that implements it;
-# prose and config sections that merely mention it rank a little lower. Chosen on the rulers.
-KIND_PRIOR = {"section": 0.75, "document": 0.75, "key": 0.75, "module": 0.6}
-# Tests exercise behaviour but rarely are the answer to "where is X done"; they still rank when
-# nothing else matches (a question about a test names the test's own words).
-TEST_PRIOR = 0.6
+POOL = 200  # candidates materialised for evidence, dedupe and output
+_CREDIT_BY_MASK = np.array([FIELD_CREDIT[best_field(m)] if m else 0.0 for m in range(1 << len(FIELDS))])
 
 
 @dataclass
@@ -34,50 +32,73 @@ class Candidate:
     rarity: float = 0.0  # Σ idf of matched distinctive terms (for the concentration test)
 
 
-def score(con: sqlite3.Connection, query: AnalyzedQuery) -> list[Candidate]:
-    """All units matching at least one scored term, best BM25F first."""
+@dataclass
+class Scored:
+    """The ranked pool, how many units matched at all, and the postings to explain matches."""
+
+    ranked: list[Candidate]
+    total: int
+    terms: list[QueryTerm] = field(default_factory=list)
+    postings: dict = field(default_factory=dict)
+
+    def explain(self, cands: list[Candidate]) -> None:
+        """Fill ``matched`` (term → best field) for the candidates that will be shown."""
+        fill_matched([c for c in cands if not c.matched], self.terms, self.postings)
+
+
+def score(con: sqlite3.Connection, query: AnalyzedQuery, pool: int = POOL) -> Scored:
+    """Units matching at least one scored term, best BM25F first (the top ``pool`` of them)."""
     scored = query.scored()
-    total_rarity = sum(t.idf for t in scored) or 1.0
-    cands: dict[int, Candidate] = {}
-    postings = {qt.term: con.execute("SELECT uid, w, mask FROM postings WHERE tid = ?", (qt.tid,)).fetchall() for qt in scored}
+    postings = {qt.term: _postings(con, qt) for qt in scored}
     _mark_prose(scored, postings)
+    size = 1 + max((int(p[0].max()) for p in postings.values() if p[0].size), default=0)
+    bm25, rel, rarity = np.zeros(size), np.zeros(size), np.zeros(size)
+    total_rarity = sum(t.idf for t in scored) or 1.0
     for qt in scored:
-        weight = qt.idf
-        for uid, w, mask in postings[qt.term]:
-            cand = cands.get(uid)
-            if cand is None:
-                cand = cands[uid] = Candidate(uid)
-            f = best_field(mask)
-            cand.bm25f += weight * w
-            if qt.status == "distinctive":
-                cand.rarity += weight
-            cand.relevance += weight * FIELD_CREDIT[f] / total_rarity
-            cand.matched[qt.term] = FIELDS[f]
-    _apply_kind_prior(con, cands)
-    ranked = sorted(cands.values(), key=lambda c: (-c.bm25f, c.uid))
-    for cand in ranked:
-        cand.relevance = min(1.0, round(cand.relevance, 4))
-    return ranked
+        uids, w, mask = postings[qt.term]
+        bm25[uids] += qt.idf * w
+        rel[uids] += qt.idf * _CREDIT_BY_MASK[mask] / total_rarity
+        if qt.status == "distinctive":
+            rarity[uids] += qt.idf
+    matched = np.flatnonzero(bm25)
+    order = matched[np.lexsort((matched, -bm25[matched]))][:pool]
+    ranked = [Candidate(int(u), float(bm25[u]), min(1.0, round(float(rel[u]), 4)), {}, float(rarity[u])) for u in order]
+    return Scored(ranked, int(matched.size), scored, postings)
 
 
-def _mark_prose(scored: list, postings: dict[str, list]) -> None:
+def _postings(con: sqlite3.Connection, qt: QueryTerm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rows = con.execute("SELECT uid, w, mask FROM postings WHERE tid = ?", (qt.tid,)).fetchall()
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+    arr = np.array(rows, dtype=np.float64)
+    arr = arr[(arr[:, 0] >= 0) & (arr[:, 2] >= 0) & (arr[:, 2] < len(_CREDIT_BY_MASK))]  # the index is untrusted
+    return arr[:, 0].astype(np.int64), arr[:, 1], arr[:, 2].astype(np.int64)
+
+
+def _mark_prose(scored: list[QueryTerm], postings: dict) -> None:
     """Reclassify distinctive terms that this corpus only uses in prose (see query.PROSE_SHARE)."""
     for qt in scored:
-        rows = postings[qt.term]
-        if not rows:
+        mask = postings[qt.term][2]
+        if not mask.size:
             continue
-        qt.ident_share = sum(1 for _, _, mask in rows if mask & IDENT_MASK) / len(rows)
+        qt.ident_share = float(np.count_nonzero(mask & IDENT_MASK)) / mask.size
         if qt.status == "distinctive" and qt.ident_share < PROSE_SHARE:
             qt.status = "prose"
 
 
-def _apply_kind_prior(con: sqlite3.Connection, cands: dict[int, Candidate]) -> None:
-    if not cands:
+def fill_matched(ranked: list[Candidate], scored: list[QueryTerm], postings: dict) -> None:
+    """Which query terms each pooled candidate matched, and in which best field (for output)."""
+    if not ranked:
         return
-    kinds = tuple(KIND_PRIOR)
-    marks = ",".join("?" * len(kinds))
-    sql = f"SELECT uid, kind, is_test FROM units WHERE kind IN ({marks}) OR is_test = 1"
-    for uid, kind, is_test in con.execute(sql, kinds):
-        cand = cands.get(uid)
-        if cand is not None:
-            cand.bm25f *= KIND_PRIOR.get(kind, 1.0) * (TEST_PRIOR if is_test else 1.0)
+    pool = np.array([c.uid for c in ranked])
+    for qt in scored:
+        uids, _, mask = postings[qt.term]
+        if not uids.size:
+            continue
+        sorter = np.argsort(uids)
+        pos = np.searchsorted(uids, pool, sorter=sorter)
+        pos = np.clip(pos, 0, uids.size - 1)
+        hits = uids[sorter[pos]] == pool
+        for cand, hit, p in zip(ranked, hits, pos):
+            if hit:
+                cand.matched[qt.term] = FIELDS[best_field(int(mask[sorter[p]]))]

@@ -68,25 +68,26 @@ def search(
 ) -> SearchResponse:
     """Answer ``text`` from the index at ``root``; with ``gate`` off this is ``probe``."""
     started = time.perf_counter()
-    con = store.open_current(root, readonly=True)
+    con = store.reader(root)
     try:
         return _search(con, text, top_n, source_chars, budget_chars, gate, started)
     except sqlite3.DatabaseError as exc:
+        store.forget_reader(root)
         raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
-    finally:
-        con.close()
 
 
 def _search(con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float) -> SearchResponse:
     n_units = int(store.get_meta(con).get("n_units", "0"))
     analyzed = query_mod.analyze(con, text, n_units)
-    ranked = lexical.score(con, analyzed)
-    ev = evidence_mod.assess(analyzed, ranked)
-    resp = SearchResponse(query=text, answered=ev.passed or not gate, candidates=len(ranked), evidence=_evidence_summary(ev))
+    scored = lexical.score(con, analyzed)
+    ranked = scored.ranked
+    ev = evidence_mod.assess(analyzed, scored)
+    resp = SearchResponse(query=text, answered=ev.passed or not gate, candidates=scored.total, evidence=_evidence_summary(ev))
     if gate and not ev.passed:
         resp.diagnosis = ev.diagnosis()
     else:
         top = _dedupe_parts(con, ranked, top_n)
+        scored.explain(top)
         resp.results = _results(con, top, ranked[0].bm25f if ranked else 1.0)
         resp.omitted_for_budget = _attach_sources(con, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
