@@ -20,6 +20,9 @@ from paqad.search.query import PROSE_SHARE, AnalyzedQuery, QueryTerm
 
 IDENT_MASK = 0b01011  # name, signature, relations
 POOL = 200  # candidates materialised for evidence, dedupe and output
+# Ranking weight of a term by status: words this corpus uses everywhere or only in prose still
+# rank, but count for less than the distinctive ones. Chosen on the rulers.
+STATUS_WEIGHT = {"distinctive": 1.0, "ubiquitous": 1.0, "prose": 0.3}
 _CREDIT_BY_MASK = np.array([FIELD_CREDIT[best_field(m)] if m else 0.0 for m in range(1 << len(FIELDS))])
 
 
@@ -56,7 +59,7 @@ def score(con: sqlite3.Connection, query: AnalyzedQuery, pool: int = POOL) -> Sc
     total_rarity = sum(t.idf for t in scored) or 1.0
     for qt in scored:
         uids, w, mask = postings[qt.term]
-        bm25[uids] += qt.idf * w
+        bm25[uids] += qt.idf * STATUS_WEIGHT.get(qt.status, 1.0) * w
         rel[uids] += qt.idf * _CREDIT_BY_MASK[mask] / total_rarity
         if qt.status == "distinctive":
             rarity[uids] += qt.idf
