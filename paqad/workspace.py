@@ -74,12 +74,17 @@ def ensure(root: Path) -> Path:
     for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):
         target = folder / name
         if not target.exists():
-            atomic_write_text(target, text)
+            atomic_write_text(target, text, mode=0o644)
     return folder
 
 
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
-    """Write via a temp file in the same folder and ``os.replace``: readers see old or new, never half."""
+    """Write via a temp file in the same folder and ``os.replace``: readers see old or new, never half.
+
+    ``mode`` defaults to the mode of the file being replaced, else 0644 (``mkstemp`` creates 0600).
+    """
+    if mode is None:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -87,8 +92,7 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

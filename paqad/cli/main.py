@@ -8,6 +8,7 @@ from paqad import __version__
 from paqad.cli.common import AppContext, parse_overrides
 from paqad.cli.config_cmd import config_group
 from paqad.cli.rag_cmd import rag_group
+from paqad.cli.hooks_cmd import hook_group, hooks_group
 from paqad.cli.stackpack_cmd import stackpack
 
 
@@ -27,6 +28,8 @@ def cli(ctx: click.Context, root: str | None, overrides: tuple[str, ...]) -> Non
 cli.add_command(rag_group)
 cli.add_command(config_group)
 cli.add_command(stackpack)
+cli.add_command(hooks_group)
+cli.add_command(hook_group)
 
 
 def main(argv: list[str] | None = None) -> int:
