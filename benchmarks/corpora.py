@@ -13,7 +13,7 @@ never committed). After unpacking, the script
 1. checks the version it actually got (PKG-INFO, package.json, Debian control) and fails loudly
    if it is not the pinned one;
 2. computes the fingerprint: ``sha256:`` + sha256 over the lines ``<relpath>\\t<sha256 hex>\\n``
-   of every file under the corpus root, sorted by POSIX relative path, ``.git`` excluded
+   of every file under the corpus root, sorted by POSIX relative path, ``.git`` and ``.paqad`` (an index built in place) excluded
    (a symlink is hashed as ``symlink:<target>`` instead of its content);
 3. turns the root into a git repository with exactly one commit (fixed author and dates, so the
    commit id is reproducible too), because paqad indexes git repositories;
@@ -90,7 +90,7 @@ def run(cmd: list[str], cwd: Path | None = None, env: dict | None = None) -> str
 def iter_files(root: Path):
     """Yield (posix relpath, Path) for every file under root, skipping any `.git` directory."""
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
+        dirnames[:] = [d for d in dirnames if d not in (".git", ".paqad")]
         # symlinks to directories show up in dirnames; treat them as files (not followed)
         for d in list(dirnames):
             p = Path(dirpath, d)

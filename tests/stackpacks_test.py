@@ -20,7 +20,7 @@ REQUIRED_PACKS = {
     "python", "javascript", "typescript", "go", "rust", "java", "kotlin", "c", "cpp", "csharp",
     "ruby", "php", "swift", "scala", "shell", "markdown", "yaml", "json", "docker-make",
 }
-ALWAYS_PACKS = {"markdown", "yaml", "json", "docker-make"}
+ALWAYS_PACKS = {"markdown", "rst", "yaml", "json", "docker-make"}
 
 GO_PACK = """\
 name: go
@@ -109,7 +109,7 @@ def test_bad_parser_names_file_pack_key_and_allowed_values(tmp_path):
         "==> At index 0\n"
         "==> At FileRule(language='go')\n"
         "==> At key: parser\n"
-        "=====> Expected one of json, markdown, python-ast, text, tree-sitter, yaml but got: 'ast'"
+        "=====> Expected one of json, markdown, python-ast, rst, text, tree-sitter, yaml but got: 'ast'"
     )
 
 

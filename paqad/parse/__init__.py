@@ -32,6 +32,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "python-ast": ("paqad.parse.python_ast", "parse"),
     "tree-sitter": ("paqad.parse.treesitter", "parse"),
     "markdown": ("paqad.parse.markdown", "parse"),
+    "rst": ("paqad.parse.rst", "parse"),
     "yaml": ("paqad.parse.structured", "parse_yaml"),
     "json": ("paqad.parse.structured", "parse_json"),
     "text": ("paqad.parse.text", "parse"),

@@ -98,17 +98,29 @@ def _evidence_summary(ev: evidence_mod.Evidence) -> dict:
     return {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
 
 
+DROP_CONTAINERS = True
+
+
 def _dedupe_parts(con: sqlite3.Connection, ranked: list[lexical.Candidate], top_n: int) -> list[lexical.Candidate]:
-    """Keep the best-scoring part of a split unit; the others repeat its identity."""
-    out, seen = [], set()
+    """Keep the best-scoring part of a split unit, and drop a container (a class, a module part)
+    ranked below a unit it contains: its text would repeat a passage already delivered.
+    A more specific unit ranked below its container is kept: it is the sharper passage."""
+    out: list[lexical.Candidate] = []
+    seen: set = set()
+    spans: dict[str, list[tuple[int, int]]] = {}
     for cand in ranked:
         if len(out) >= top_n:
             break
-        row = con.execute("SELECT path, qualified_name, kind, parts FROM units WHERE uid = ?", (cand.uid,)).fetchone()
-        key = (row[0], row[1], row[2]) if row and row[3] > 1 else cand.uid
-        if key in seen:
+        row = con.execute("SELECT path, qualified_name, kind, parts, start_line, end_line FROM units WHERE uid = ?", (cand.uid,)).fetchone()
+        if row is None:
+            continue
+        path, start, end = row[0], row[4], row[5]
+        key = (path, row[1], row[2]) if row[3] > 1 else cand.uid
+        contains = any(start <= a and b <= end and (a, b) != (start, end) for a, b in spans.get(path, []))
+        if key in seen or (DROP_CONTAINERS and contains):
             continue
         seen.add(key)
+        spans.setdefault(path, []).append((start, end))
         out.append(cand)
     return out
 
