@@ -20,7 +20,7 @@ from paqad.tokenize import terms
 from paqad.units import CodeUnit
 
 # Bumped when weights or priors change: stored posting weights then need a full rebuild.
-RANKING_VERSION = 1
+RANKING_VERSION = 2
 
 FIELDS = ("name", "signature", "doc", "relations", "body")
 # Field weights W_f and length normalisation B_f; chosen on the rulers (benchmarks/README.md).
@@ -36,7 +36,7 @@ FIELD_CREDIT = (1.0, 0.9, 0.85, 0.6, 0.5)
 # agents asked about behaviour need the code that implements it; prose, config sections and
 # leftover module code that merely mention it rank lower, and tests rarely are the answer to
 # "where is X done" (they still rank when nothing else matches). Chosen on the rulers.
-KIND_PRIOR = {"section": 0.75, "document": 0.75, "key": 0.75, "module": 0.6}
+KIND_PRIOR = {"section": 0.5, "document": 0.5, "key": 0.5, "module": 0.6}
 TEST_PRIOR = 0.6
 
 

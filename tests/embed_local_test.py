@@ -1,0 +1,193 @@
+"""The local provider with the real packaged model (all-MiniLM-L6-v2, int8 ONNX) on small inputs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paqad.embed import PROVIDERS, Provider, get_provider, unit_text
+from paqad.embed.local import LOCAL_MODELS, MINILM, OnnxProvider, PackagedFile
+from paqad.errors import ConfigError, PaqadError
+from paqad.units import CodeUnit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RETRY = CodeUnit(
+    path="billing/charges.py",
+    language="python",
+    kind="function",
+    name="retry_charge",
+    qualified_name="retry_charge",
+    start_line=10,
+    end_line=24,
+    signature="def retry_charge(payment: Payment, attempts: int = 3) -> Receipt:",
+    docstring="Charge the card again when the processor failed with a temporary error (timeout, 503).",
+    text=textwrap.dedent(
+        '''\
+        def retry_charge(payment: Payment, attempts: int = 3) -> Receipt:
+            """Charge the card again when the processor failed with a temporary error (timeout, 503)."""
+            for attempt in range(attempts):
+                try:
+                    return processor.charge(payment)
+                except TransientError:
+                    sleep(backoff(attempt))
+            raise ChargeFailed(payment.id)
+        '''
+    ),
+)
+UNRELATED = "Render the settings page with the user's avatar, display name and colour theme."
+
+
+@pytest.fixture(scope="module")
+def provider() -> OnnxProvider:
+    p = get_provider("local", "all-MiniLM-L6-v2")
+    assert isinstance(p, OnnxProvider)
+    return p
+
+
+def test_provider_contract(provider: OnnxProvider) -> None:
+    assert isinstance(provider, Provider)
+    assert (provider.name, provider.model, provider.dims) == ("local", "all-MiniLM-L6-v2", 384)
+    assert isinstance(provider.text_prep_version, int)
+    assert provider.fingerprint.startswith("local:all-MiniLM-L6-v2:8199be6f699a")
+    assert get_provider("local").model == "all-MiniLM-L6-v2"
+
+
+def test_vectors_are_384_float32_and_unit_length(provider: OnnxProvider) -> None:
+    docs = provider.embed_documents(["def add(a, b): return a + b", "Parse the YAML config.", "x"])
+    query = provider.embed_query("add two numbers")
+    assert docs.shape == (3, 384) and docs.dtype == np.float32
+    assert query.shape == (384,) and query.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+
+
+def test_paraphrase_beats_unrelated(provider: OnnxProvider) -> None:
+    query = provider.embed_query("resend a payment after a transient error")
+    retry, other = provider.embed_documents([unit_text(RETRY), UNRELATED])
+    assert float(query @ retry) > float(query @ other) + 0.2
+    # The docstring alone is also closer than the unrelated text.
+    assert float(query @ provider.embed_documents([RETRY.docstring])[0]) > float(query @ other)
+
+
+def test_known_pair_matches_the_published_model(provider: OnnxProvider) -> None:
+    """sentence-transformers' quickstart for this model prints 0.6660 and 0.1046 (fp32 weights)."""
+    a, b, c = provider.embed_documents(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
+    assert abs(float(a @ b) - 0.6660) < 0.01
+    assert abs(float(a @ c) - 0.1046) < 0.01
+
+
+def test_deterministic_across_calls_and_instances(provider: OnnxProvider) -> None:
+    texts = [unit_text(RETRY), UNRELATED, "héllo wörld"]
+    first = provider.embed_documents(texts)
+    assert np.array_equal(first, provider.embed_documents(texts))
+    assert np.array_equal(first, OnnxProvider(MINILM).embed_documents(texts))
+
+
+def test_batch_equals_one_by_one(provider: OnnxProvider) -> None:
+    texts = ["a", unit_text(RETRY), UNRELATED * 3, "", "数据库连接池", "short", "word " * 400] * 3
+    batched = provider.embed_documents(texts)
+    single = np.stack([provider.embed_documents([t])[0] for t in texts])
+    np.testing.assert_allclose(batched, single, atol=1e-5)
+    small = OnnxProvider(MINILM, batch_size=2).embed_documents(texts)
+    np.testing.assert_allclose(batched, small, atol=1e-5)
+    assert np.allclose(provider.embed_query("short"), batched[5], atol=1e-5)  # no query prefix for MiniLM
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   \n\t", "🚀🔥👩‍💻", "数据库连接池的最大连接数", "Привет, мир", "control \x00\x07\x1b[31m", "[CLS] [SEP]", "lone \udc80 surrogate", "x" * 1_000_000, "word " * 100_000],
+    ids=["empty", "blank", "emoji", "cjk", "cyrillic", "control", "specials", "surrogate", "one-huge-word", "huge"],
+)
+def test_odd_inputs_do_not_crash(provider: OnnxProvider, text: str) -> None:
+    vec = provider.embed_query(text)
+    assert vec.shape == (384,) and np.isfinite(vec).all()
+    assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
+
+
+def test_empty_list(provider: OnnxProvider) -> None:
+    out = provider.embed_documents([])
+    assert out.shape == (0, 384) and out.dtype == np.float32
+
+
+def test_tokenizer_is_bert_uncased_with_256_cap(provider: OnnxProvider) -> None:
+    provider.load()
+    assert provider._tokenizer.encode("Hello World").ids == [101, 7592, 2088, 102]
+    assert len(provider._tokenizer.encode("word " * 1000).ids) == 256
+
+
+def test_unknown_provider_and_model_say_choose_from() -> None:
+    with pytest.raises(ConfigError, match=r"Unknown embedding provider 'nope'\. Choose from local"):
+        get_provider("nope", "x")
+    with pytest.raises(ConfigError, match=r"Choose from all-MiniLM-L6-v2"):
+        get_provider("local", "bert-huge")
+    assert "local" in PROVIDERS and next(iter(LOCAL_MODELS)) == "all-MiniLM-L6-v2"
+
+
+def test_missing_or_changed_model_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(PaqadError, match="pip install no-such-paqad-model"):
+        PackagedFile("no-such-paqad-model", "m/model.onnx", "0" * 64).locate()
+    with pytest.raises(PaqadError, match="sha256 differs"):
+        PackagedFile(MINILM.onnx.distribution, MINILM.onnx.path, "0" * 64).locate()
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def test_importing_paqad_does_not_import_the_runtime() -> None:
+    code = "import sys, paqad, paqad.embed, paqad.embed.local; assert 'onnxruntime' not in sys.modules and 'tokenizers' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, env=_child_env(), timeout=60)
+
+
+OFFLINE_SCRIPT = """
+import socket, sys
+try:
+    socket.create_connection(("1.1.1.1", 443), timeout=2)
+    sys.exit("the namespace has a network")
+except OSError:
+    pass
+from paqad.embed import get_provider
+p = get_provider("local", "all-MiniLM-L6-v2")
+q = p.embed_query("resend a payment after a transient error")
+d = p.embed_documents(["Retry a failed card charge after a timeout.", "Draw the settings page."])
+assert d.shape == (2, 384) and float(d[0] @ q) > float(d[1] @ q)
+print("offline ok")
+"""
+
+
+def _unshare_works() -> bool:
+    exe = shutil.which("unshare")
+    if not exe:
+        return False
+    return subprocess.run([exe, "-rn", "true"], capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.mark.skipif(not _unshare_works(), reason="unshare -rn (user + network namespace) is not available here")
+def test_embeds_with_no_network_at_all() -> None:
+    """In a network namespace with no interfaces up and no HF offline variables, it still works."""
+    env = _child_env()
+    assert "HF_HUB_OFFLINE" not in env and "TRANSFORMERS_OFFLINE" not in env
+    done = subprocess.run(
+        ["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "offline ok" in done.stdout
+
+
+def test_batches_respect_count_and_token_budget() -> None:
+    from paqad.embed.local import _batches
+
+    assert [list(r) for r in _batches([256, 200, 200, 30, 30, 30], 16, 512)] == [[0, 1], [2, 3], [4, 5]]
+    assert [list(r) for r in _batches([10] * 5, 2, 1024)] == [[0, 1], [2, 3], [4]]
+    assert [list(r) for r in _batches([300], 16, 100)] == [[0]]
+    assert _batches([], 16, 1024) == []
