@@ -68,8 +68,22 @@ def _rag_update(root: Path) -> str:
     return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed, {report.units} units"
 
 
+def _refresh_context(root: Path) -> str:
+    """Sync the index, query with the recorded prompt or the working set, deliver the context."""
+    from paqad import config, refresh
+
+    cfg = config.load(root)
+    if not cfg["rag_enabled"]:
+        return "skipped: retrieval is off here (paqad rag init)"
+    report = refresh.refresh(root, cfg)
+    from paqad import drift
+
+    moved = drift.check(root, cfg, files=(report.working_set or {}).get("files"))
+    return f"{report.case}: depth {report.depth.get('level')}, {report.results} results for the {report.query_source}; base drift {moved.status}"
+
+
 # The registry: dispatch and validation both read it. A new action is one function and one line.
-ACTIONS: dict[str, Action] = {"rag-update": _rag_update}
+ACTIONS: dict[str, Action] = {"rag-update": _rag_update, "refresh-context": _refresh_context}
 
 
 @dataclass(frozen=True)
@@ -90,7 +104,7 @@ DEFAULT_YAML = """\
 # Events: post-commit, post-merge, post-checkout, post-rewrite (git), prompt-submit,
 # session-start (agents). An event not listed here keeps its built-in default; `event: []`
 # switches it off. Each action: a name, or a mapping with
-#   action: rag-update    what to run (actions: rag-update)
+#   action: rag-update    what to run (actions: rag-update, refresh-context)
 #   background: true      detached child (true) or foreground with the timeout (false)
 #   timeout: 300          seconds before the run is abandoned and logged as a timeout
 #   debounce: 2           seconds: a burst of events inside this window becomes one run
@@ -431,6 +445,18 @@ def run_event(root: Path, event: str) -> list[RunResult]:
         except Exception as exc:  # noqa: BLE001 - the last line of defence for a hook
             results.append(_logged(root, RunResult(event, spec.action, "-", "error", 1, error=_error_text(exc))))
     return results
+
+
+def run_background(root: Path, event: str, action: str) -> RunResult:
+    """Start ``action`` detached for ``event`` now (single-flight), whatever the event's configuration lists.
+
+    The prompt hook uses it to refresh the context behind a prompt it could not answer in time.
+    """
+    try:
+        spec = next((s for s in load_config(root).get(event, ()) if s.action == action), None) or ActionSpec(action)
+    except ConfigError:
+        spec = ActionSpec(action)
+    return _run_background(root, event, spec)
 
 
 def run_action(root: Path, event: str, action: str) -> list[RunResult]:

@@ -10,7 +10,7 @@ import click
 
 from paqad import githooks, runner, workspace
 from paqad.cli.common import AppContext, emit_json, run_guarded
-from paqad.errors import ConfigError
+from paqad.errors import ConfigError, PaqadError, UsageError
 from paqad.git import no_git_env
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -37,46 +37,107 @@ def _render_states(states: list[githooks.HookState]) -> None:
         click.echo(f"{s.hook:<14} {s.action or s.state:<11} {s.path}{legacy}")
 
 
-def _install(root: Path) -> dict:
+AGENTS_HELP = "Agent hosts, comma-separated: claude, codex, gemini, cline, cursor, copilot, all or none (default: install: those detected; uninstall: all)."
+AGENTS_OPT = click.option("--agents", default=None, metavar="LIST", help=AGENTS_HELP)
+
+
+def agent_names(value: str | None, default: list[str]) -> list[str]:
+    """Parse ``--agents``; an unknown name is a usage error naming the choices."""
+    from paqad.hosts import NAMES
+
+    if value is None:
+        return default
+    names = [v.strip().lower() for v in value.split(",") if v.strip()]
+    if names in (["none"], []):
+        return []
+    if names == ["all"]:
+        return list(NAMES)
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        raise UsageError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(NAMES)}, all, none")
+    return list(dict.fromkeys(names))
+
+
+def _agents(root: Path, names: list[str], verb: str) -> list[dict]:
+    """Install or uninstall each host; one host's broken config never stops the others."""
+    from paqad.hosts import HOSTS
+    from paqad.hosts.base import HostState
+
+    out = []
+    for name in names:
+        try:
+            out.append(getattr(HOSTS[name], verb)(root).to_dict())
+        except (PaqadError, OSError, ValueError) as exc:
+            out.append(HostState(name, state="error", action="error", note=str(exc)).to_dict())
+    return out
+
+
+def _install(root: Path, agents: str | None) -> dict:
+    from paqad.hosts import detected
+
     githooks.hooks_dir(root)  # outside git: fail before writing anything
     runner.load_config(root)  # a broken hooks.yaml is reported now, not silently at every commit
+    names = agent_names(agents, detected(root))
     workspace.ensure(root)
     wrote = runner.write_default_config(root)
     states = githooks.install(root)
-    return {"hooks_yaml": str(runner.hooks_path(root)), "hooks_yaml_written": wrote, "hooks": [s.to_dict() for s in states]}
+    return {
+        "hooks_yaml": str(runner.hooks_path(root)),
+        "hooks_yaml_written": wrote,
+        "hooks": [s.to_dict() for s in states],
+        "agents": _agents(root, names, "install"),
+    }
+
+
+def _render_agents(agents: list[dict]) -> None:
+    for a in agents:
+        note = f"  ({a['note']})" if a.get("note") else ""
+        click.echo(f"{a['host']:<14} {a.get('action') or a['state']:<11} {', '.join(a['paths'])}{note}")
 
 
 @hooks_group.command("install")
+@AGENTS_OPT
 @JSON_OPT
 @click.pass_obj
-def hooks_install(app: AppContext, as_json: bool) -> None:
-    """Install git hooks that update the index after commit, merge, checkout and rewrite.
+def hooks_install(app: AppContext, agents: str | None, as_json: bool) -> None:
+    """Install git hooks that keep the index fresh, and prompt hooks for the agent hosts.
 
-    Writes .paqad/hooks.yaml with the defaults if it is absent; an existing hook is kept and
-    runs first. Running it again is harmless.
+    Writes .paqad/hooks.yaml with the defaults if it is absent; an existing git hook is kept and
+    runs first; each agent host's config is merged into, keeping the user's entries. Running it
+    again is harmless.
 
-    Example: paqad hooks install
+    Example: paqad hooks install --agents claude,codex
     """
-    data = run_guarded(_install, app.root())
+    data = run_guarded(_install, app.root(), agents)
     if as_json:
         return emit_json(data)
     _render_states([githooks.HookState(**h) for h in data["hooks"]])
+    _render_agents(data["agents"])
     if data["hooks_yaml_written"]:
         click.echo(f"wrote {data['hooks_yaml']} (the defaults; edit it to change what runs)")
 
 
+def _uninstall(root: Path, agents: str | None) -> dict:
+    from paqad.hosts import NAMES
+
+    names = agent_names(agents, list(NAMES))
+    return {"hooks": [s.to_dict() for s in githooks.uninstall(root)], "agents": _agents(root, names, "uninstall")}
+
+
 @hooks_group.command("uninstall")
+@AGENTS_OPT
 @JSON_OPT
 @click.pass_obj
-def hooks_uninstall(app: AppContext, as_json: bool) -> None:
-    """Remove paqad's git hooks and put back the hooks that were there before.
+def hooks_uninstall(app: AppContext, agents: str | None, as_json: bool) -> None:
+    """Remove paqad's git and agent hooks and put back what was there before.
 
     Example: paqad hooks uninstall
     """
-    states = run_guarded(githooks.uninstall, app.root())
+    data = run_guarded(_uninstall, app.root(), agents)
     if as_json:
-        return emit_json({"hooks": [s.to_dict() for s in states]})
-    _render_states(states)
+        return emit_json(data)
+    _render_states([githooks.HookState(**h) for h in data["hooks"]])
+    _render_agents(data["agents"])
 
 
 def _status(root: Path) -> dict:
@@ -88,7 +149,15 @@ def _status(root: Path) -> dict:
     except ConfigError as exc:
         data["hooks_yaml_error"] = str(exc)
     data["last_runs"] = runner.last_runs(root)
+    data["agents"] = _agents(root, list(_host_names()), "status")
+    data["last_prompt_hooks"] = {e["action"]: e for e in runner.read_log(root) if str(e.get("action", "")).startswith("context:")}
     return data
+
+
+def _host_names() -> tuple[str, ...]:
+    from paqad.hosts import NAMES
+
+    return NAMES
 
 
 @hooks_group.command("status")
@@ -113,6 +182,9 @@ def hooks_status(app: AppContext, as_json: bool) -> None:
         click.echo(f"last {action}: {run['ts']} {run['event']} {run['status']} exit={run['exit']} {run['seconds']}s{error}")
     if not data["last_runs"]:
         click.echo("no runs logged yet")
+    _render_agents(data["agents"])
+    for action, run in sorted(data["last_prompt_hooks"].items()):
+        click.echo(f"last {action}: {run['ts']} {run['status']} {run['seconds']}s {run.get('detail') or ''}".rstrip())
 
 
 @click.group("hook")
@@ -150,18 +222,47 @@ def hook_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+MAX_STDIN = 1_000_000
+
+
+def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
+    """An agent host's hook: read its JSON, answer on stdout within the budget, exit 0 at once."""
+    out = ""
+    try:
+        _scrub_git_env()
+        from paqad import hosts
+
+        host = hosts.HOSTS[host_name]
+        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN)
+        root = Path(app.root_option).resolve() if app.root_option else None
+        out = hosts.handle(host, host.read_event(raw, event), root)
+    except BaseException:  # noqa: BLE001 - a prompt hook never fails the prompt
+        out = ""
+    try:
+        if out:
+            sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    os._exit(0)  # never wait for an abandoned worker thread
+
+
 @hook_group.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument("event", required=False)
 @click.argument("hook_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--from-pre-commit", is_flag=True, help="Take the event from pre-commit's environment.")
+@click.option("--host", "host_name", default=None, metavar="NAME", help="The agent host calling (claude, codex, gemini, cline, cursor, copilot); reads its JSON on stdin.")
 @click.pass_obj
-def hook_run(app: AppContext, event: str | None, hook_args: tuple[str, ...], from_pre_commit: bool) -> None:
+def hook_run(app: AppContext, event: str | None, hook_args: tuple[str, ...], from_pre_commit: bool, host_name: str | None) -> None:
     """Run the actions configured for EVENT (what the git hook shims call); always exits 0.
 
-    Extra arguments from git are accepted and ignored.
+    Extra arguments from git are accepted and ignored. With --host, EVENT comes from an agent
+    host (prompt-submit, session-start, tool-use): the hook answers with context on stdout.
 
     Example: paqad hook run post-commit
     """
+    if host_name:
+        _agent_hook(app, event or "prompt-submit", host_name)
     try:
         _scrub_git_env()
         if from_pre_commit or not event:

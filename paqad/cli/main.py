@@ -8,6 +8,7 @@ from paqad import __version__
 from paqad.cli.common import AppContext, parse_overrides
 from paqad.cli.config_cmd import config_group
 from paqad.cli.rag_cmd import rag_group
+from paqad.cli.refresh_cmd import refresh_context
 from paqad.cli.hooks_cmd import hook_group, hooks_group
 from paqad.cli.stackpack_cmd import stackpack
 
@@ -25,6 +26,7 @@ def cli(ctx: click.Context, root: str | None, overrides: tuple[str, ...]) -> Non
     ctx.obj = AppContext(root, parse_overrides(overrides))
 
 
+rag_group.add_command(refresh_context)
 cli.add_command(rag_group)
 cli.add_command(config_group)
 cli.add_command(stackpack)

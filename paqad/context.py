@@ -1,0 +1,270 @@
+"""Delivery: turn search results into the ``## Retrieved context`` section and hook stdout.
+
+The section of ``.paqad/context/session-context.md`` follows one table, where H = results scoring
+at or above ``rag_similarity_threshold`` and L = results between ``rag_relief_floor`` and it:
+
+    1 to 5 in H         those passages, each up to 1,200 characters, with path and line span
+    more than 5 in H    up to 12 ``path:Lstart-end`` pointers (no bodies), checked against the live file
+    none in H, some L   up to 2 passages from L, labelled low-confidence
+    none in H or L      nothing, with the best score seen ("dark")
+
+Everything read back from the index is untrusted: a path reaches the disk only through
+``workspace.join_within``, and a span is kept only if the live file still has those lines (a
+pointer past the end of a shrunken file is clipped or dropped). The score compared is the
+result's ``score`` (documented in [0, 1]; the lexical relevance until the semantic work lands).
+
+The file is rewritten atomically under a lock, replacing only our section, so other writers
+(``## Base drift``) keep theirs. The last delivery is also kept as ``.paqad/state/context.json``
+so a prompt hook that cannot answer in time can hand it over, marked with its age and the prompt
+it answered.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import filelock
+
+from paqad import workspace
+
+SECTION = "## Retrieved context"
+MAX_PASSAGES = 5
+PASSAGE_CHARS = 1200
+MAX_POINTERS = 12
+MAX_LOW = 2
+CONTEXT_FILE = "session-context.md"
+STATE_FILE = "context.json"
+HINT = "These are hints from paqad's index, not the truth: verify each one in the live file before relying on it."
+FILE_HEADER = "# Session context\n\nWritten by paqad (`paqad rag refresh-context`); regenerated on every refresh.\n"
+CASES = ("passages", "pointers", "low-confidence", "dark", "skipped")
+
+
+@dataclass
+class Passage:
+    """One delivered span; ``text`` is None for a pointer."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    text: str | None = None
+    truncated: bool = False
+
+    @property
+    def span(self) -> str:
+        return f"{self.path}:L{self.start_line}-{self.end_line}"
+
+
+@dataclass
+class Delivery:
+    """What was delivered for one query, and why."""
+
+    case: str  # one of CASES
+    query: str
+    passages: list[Passage] = field(default_factory=list)
+    best_score: float | None = None
+    threshold: float = 0.0
+    floor: float = 0.0
+    reason: str | None = None  # why dark or skipped, when known
+    generated_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Delivery":
+        passages = [Passage(**p) for p in data.get("passages", [])]
+        return cls(**{**data, "passages": passages})
+
+
+# ---- selection ----------------------------------------------------------------------------
+
+
+def select(root: Path, query: str, results: Iterable[Any], threshold: float, floor: float, reason: str | None = None) -> Delivery:
+    """Apply the delivery table to search results (anything with path/start_line/end_line/score/source)."""
+    ranked = list(results)
+    best = max((float(r.score) for r in ranked), default=None)
+    high = [r for r in ranked if float(r.score) >= threshold]
+    low = [r for r in ranked if floor <= float(r.score) < threshold]
+    out = Delivery("dark", query, best_score=best, threshold=threshold, floor=floor, reason=reason)
+    if 1 <= len(high) <= MAX_PASSAGES:
+        out.case, out.passages = "passages", _live(root, high, MAX_PASSAGES, bodies=True)
+    elif len(high) > MAX_PASSAGES:
+        out.case, out.passages = "pointers", _live(root, high, MAX_POINTERS, bodies=False)
+    elif low:
+        out.case, out.passages = "low-confidence", _live(root, low, MAX_LOW, bodies=True)
+    if not out.passages:
+        out.case = "dark"
+    return out
+
+
+def _live(root: Path, results: list[Any], limit: int, bodies: bool) -> list[Passage]:
+    out: list[Passage] = []
+    for res in results:
+        if len(out) >= limit:
+            break
+        passage = live_passage(root, res, bodies)
+        if passage is not None:
+            out.append(passage)
+    return out
+
+
+def live_passage(root: Path, res: Any, body: bool) -> Passage | None:
+    """The result's span checked against the live file (confined to the repo); None when gone."""
+    lines = _live_lines(root, str(res.path))
+    start = int(res.start_line)
+    if lines is None or start < 1 or start > len(lines):
+        return None
+    end = min(max(int(res.end_line), start), len(lines))
+    passage = Passage(str(res.path), start, end, round(float(res.score), 4))
+    if body:
+        text = "".join(lines[start - 1 : end])
+        passage.text, passage.truncated = text[:PASSAGE_CHARS], len(text) > PASSAGE_CHARS
+    return passage
+
+
+def _live_lines(root: Path, rel: str) -> list[str] | None:
+    try:
+        path = workspace.join_within(root, rel)
+        return path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    except (OSError, ValueError):
+        return None
+
+
+# ---- rendering ----------------------------------------------------------------------------
+
+
+def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
+    """The section body (no heading): what the agent reads, in the file and on hook stdout."""
+    shown = delivery.passages if max_passages is None else delivery.passages[:max_passages]
+    head = f"For: {_quote(delivery.query)}"
+    if delivery.case == "skipped":
+        return f"{head}\nNo retrieval for this prompt ({delivery.reason or 'nothing to look up'}).\n"
+    if delivery.case == "dark":
+        best = "none" if delivery.best_score is None else f"{delivery.best_score:.2f}"
+        why = f" ({delivery.reason})" if delivery.reason else ""
+        return (
+            f"{head}\nNothing in the index answers this well enough: best score {best}, below the relief floor "
+            f"{delivery.floor:.2f}{why}. Search the code directly.\n"
+        )
+    parts = [head, HINT]
+    if delivery.case == "pointers":
+        parts.append(f"{len(delivery.passages)} places match strongly; open the ones that fit:")
+        parts.extend(f"- {p.span} (score {p.score:.2f})" for p in shown)
+    else:
+        label = "LOW CONFIDENCE, " if delivery.case == "low-confidence" else ""
+        for p in shown:
+            cut = " (truncated)" if p.truncated else ""
+            body, fence = (p.text or "").rstrip(), _fence(p.text or "")
+            parts.append(f"### {p.span} ({label}score {p.score:.2f}){cut}\n{fence}\n{body}\n{fence}")
+    if len(shown) < len(delivery.passages):
+        parts.append(f"({len(delivery.passages) - len(shown)} more in .paqad/context/{CONTEXT_FILE})")
+    return "\n\n".join(parts) + "\n"
+
+
+def render_for_hook(delivery: Delivery, limit: int, stale_note: str | None = None) -> str:
+    """The same text for a host's stdout, within ``limit`` characters: drop whole passages first."""
+    prefix = f"{SECTION} (paqad)\n\n" + (f"{stale_note}\n\n" if stale_note else "")
+    for keep in range(len(delivery.passages), -1, -1):
+        text = prefix + render_body(delivery, keep)
+        if len(text) <= limit:
+            return text
+    return text[: max(0, limit - 1)] + "…"
+
+
+def _quote(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return '"' + (flat if len(flat) <= limit else flat[: limit - 1] + "…") + '"'
+
+
+def stale_note(delivery: Delivery, now: float | None = None) -> str:
+    """How old a delivery is and which prompt it answered (for the stale path)."""
+    age = max(0.0, (now or time.time()) - delivery.generated_at)
+    return f"STALE: paqad could not answer this prompt in time; this is the context from {_age(age)} ago, for {_quote(delivery.query)}. A refresh is running."
+
+
+def _age(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+# ---- the files ------------------------------------------------------------------------------
+
+
+def context_path(root: Path) -> Path:
+    return workspace.paqad_dir(root) / "context" / CONTEXT_FILE
+
+
+def state_path(root: Path) -> Path:
+    return workspace.state_dir(root) / STATE_FILE
+
+
+def replace_section(text: str, heading: str, body: str) -> str:
+    """``text`` with the ``heading`` section (up to the next ``## ``) replaced by ``body``, or appended."""
+    lines = text.splitlines(keepends=True)
+    heads = _headings(lines)
+    start = next((i for i in heads if lines[i].rstrip("\n") == heading), None)
+    block = f"{heading}\n\n{body.rstrip()}\n\n"
+    if start is None:
+        return (text.rstrip("\n") + "\n\n" + block) if text.strip() else FILE_HEADER + "\n" + block
+    end = next((i for i in heads if i > start), len(lines))
+    return "".join(lines[:start]) + block + "".join(lines[end:])
+
+
+def _headings(lines: list[str]) -> list[int]:
+    """Indexes of ``## `` lines outside fenced code (a passage may itself contain Markdown headings)."""
+    out, fence = [], ""
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+            if not fence:
+                fence = mark
+            elif mark.startswith(fence) and not stripped[len(mark):].strip():
+                fence = ""
+        elif not fence and line.startswith("## "):
+            out.append(i)
+    return out
+
+
+def _fence(text: str) -> str:
+    """A backtick fence longer than any backtick run inside ``text``."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    return "`" * max(3, max(runs, default=0) + 1)
+
+
+def write_section(root: Path, heading: str, body: str) -> Path:
+    """Replace one section of session-context.md atomically, under a lock shared by all writers."""
+    path = context_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with filelock.FileLock(str(workspace.state_dir(root) / "context.lock"), timeout=10):
+        try:
+            old = path.read_text(encoding="utf-8")
+        except OSError:
+            old = ""
+        workspace.atomic_write_text(path, replace_section(old, heading, body))
+    return path
+
+
+def deliver(root: Path, delivery: Delivery) -> Path:
+    """Write the section and remember the delivery for the stale path."""
+    workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
+    path = write_section(root, SECTION, render_body(delivery))
+    workspace.atomic_write_text(state_path(root), json.dumps(delivery.to_dict(), ensure_ascii=False))
+    return path
+
+
+def last_delivery(root: Path) -> Delivery | None:
+    """The last delivery written, or None when there is none or it is unreadable."""
+    try:
+        return Delivery.from_dict(json.loads(state_path(root).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None

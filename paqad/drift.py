@@ -1,0 +1,185 @@
+"""Base-branch drift: has the base branch moved on the remote, and does that touch what you change?
+
+At most every ``rag_drift_interval`` minutes (default 10; state in ``.paqad/state/drift.json``)
+``git ls-remote`` asks the base branch's remote (``branch.<base>.remote``, else ``origin``) for its
+tip, with a timeout and never an interactive prompt (``GIT_TERMINAL_PROMPT=0``, ssh in batch
+mode, no askpass): a remote that wants credentials is skipped and recorded, and so is a missing
+remote or network. Only when the remote tip differs from the local remote-tracking ref does
+``git fetch`` run. The ``## Base drift`` section of session-context.md then says how many commits
+the base gained since your merge-base and which of the files you are changing they touch.
+``rag_drift_check: false`` switches it off. This talks to the configured remote, nothing else.
+
+The git CLI is used directly (``paqad.git`` has no per-call environment): every call here has a
+timeout and the batch-mode environment below.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from paqad import context, git, gitwork, workspace
+
+SECTION = "## Base drift"
+STATE_FILE = "drift.json"
+DEFAULT_INTERVAL_MIN = 10.0
+NETWORK_TIMEOUT_S = 15.0
+MAX_FILES_SHOWN = 20
+CREDENTIAL_SIGNS = ("permission denied", "authentication failed", "could not read username", "terminal prompts disabled", "host key verification failed")
+
+
+@dataclass
+class Drift:
+    """One check: what was asked, what happened, how far the base moved."""
+
+    status: str  # moved | current | skipped | throttled | off
+    reason: str = ""
+    base: str | None = None
+    remote: str | None = None
+    remote_tip: str | None = None
+    fetched: bool = False
+    behind: int = 0  # commits on the remote base since your merge-base
+    touched: list[str] = field(default_factory=list)  # files those commits change that you change too
+    base_files: int = 0
+    checked_at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def batch_env() -> dict[str, str]:
+    """No prompts of any kind: git's terminal prompt, ssh's, askpass helpers."""
+    env = git.no_git_env()
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", SSH_ASKPASS="true", SSH_ASKPASS_REQUIRE="never")
+    env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=10"
+    return env
+
+
+def _git(root: Path, args: list[str], timeout: float) -> tuple[int, str, str]:
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, env=batch_env(), capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return 124, "", f"timed out after {timeout:g}s"
+    except OSError as exc:
+        return 127, "", str(exc)
+    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+
+
+def state_path(root: Path) -> Path:
+    return workspace.state_dir(root) / STATE_FILE
+
+
+def last_check(root: Path) -> dict | None:
+    try:
+        data = json.loads(state_path(root).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _setting(cfg: Any, key: str, default: Any) -> Any:
+    try:
+        return cfg[key]
+    except (KeyError, TypeError):
+        return default
+
+
+def check(root: Path, cfg: Any, files: list[str] | None = None, force: bool = False, timeout: float = NETWORK_TIMEOUT_S) -> Drift:
+    """Run the throttled check, record it, and write the ``## Base drift`` section; never raises for git."""
+    if not _setting(cfg, "rag_drift_check", True):
+        return Drift("off", "rag_drift_check is false")
+    interval = float(_setting(cfg, "rag_drift_interval", DEFAULT_INTERVAL_MIN)) * 60
+    last = last_check(root)
+    if not force and last and 0 <= time.time() - float(last.get("checked_at", 0)) < interval:
+        return Drift("throttled", f"checked {time.time() - float(last['checked_at']):.0f}s ago (every {interval / 60:g} min)")
+    drift = _check(root, str(_setting(cfg, "rag_base_branch", "auto")), files, timeout)
+    workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
+    workspace.atomic_write_text(state_path(root), json.dumps(drift.to_dict()))
+    context.write_section(root, SECTION, render(drift))
+    return drift
+
+
+def _check(root: Path, base_setting: str, files: list[str] | None, timeout: float) -> Drift:
+    branch = _base_name(root, base_setting)
+    if branch is None:
+        return Drift("skipped", "no base branch (main, master or rag_base_branch) here")
+    code, out, _ = _git(root, ["config", "--get", f"branch.{branch}.remote"], 10)
+    remote = out.strip() if code == 0 and out.strip() else "origin"
+    drift = Drift("skipped", base=branch, remote=remote)
+    code, out, _ = _git(root, ["remote", "get-url", remote], 10)
+    if code != 0:
+        drift.reason = f"no remote {remote!r} configured"
+        return drift
+    code, out, err = _git(root, ["ls-remote", "--heads", remote, f"refs/heads/{branch}"], timeout)
+    if code != 0:
+        drift.reason = _why(code, err)
+        return drift
+    drift.remote_tip = out.split()[0] if out.split() else None
+    if drift.remote_tip is None:
+        drift.reason = f"{remote} has no branch {branch}"
+        return drift
+    tracking = f"refs/remotes/{remote}/{branch}"
+    code, local, _ = _git(root, ["rev-parse", "--verify", "-q", tracking], 10)
+    if code != 0 or local.strip() != drift.remote_tip:
+        code, _, err = _git(root, ["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}"], timeout)
+        if code != 0:
+            drift.reason = "fetch failed: " + _why(code, err)
+            return drift
+        drift.fetched = True
+    return _measure(root, drift, tracking, files)
+
+
+def _base_name(root: Path, setting: str) -> str | None:
+    ref = gitwork.resolve_base(root, setting)
+    if ref is None:
+        return None
+    return ref.split("/", 1)[1] if ref.startswith("origin/") else ref
+
+
+def _why(code: int, err: str) -> str:
+    low = err.lower()
+    if code == 124:
+        return err
+    if any(sign in low for sign in CREDENTIAL_SIGNS):
+        return "the remote wants credentials; not asked for (batch mode)"
+    line = next((ln for ln in err.strip().splitlines() if ln.strip()), f"exit {code}")
+    return f"remote unreachable: {line[:200]}"
+
+
+def _measure(root: Path, drift: Drift, tracking: str, files: list[str] | None) -> Drift:
+    code, mb, _ = _git(root, ["merge-base", "HEAD", tracking], 10)
+    if code != 0:
+        drift.status, drift.reason = "skipped", "no common history with the base branch"
+        return drift
+    mb = mb.strip()
+    code, count, _ = _git(root, ["rev-list", "--count", f"{mb}..{tracking}"], 10)
+    drift.behind = int(count.strip() or 0) if code == 0 else 0
+    code, names, _ = _git(root, ["diff", "--name-only", "-z", "--no-renames", mb, tracking], 10)
+    changed = [n for n in names.split("\0") if n] if code == 0 else []
+    drift.base_files = len(changed)
+    mine = set(files if files is not None else gitwork.working_set(root, drift.base or "auto").files)
+    drift.touched = sorted(mine & set(changed))
+    drift.status = "moved" if drift.behind else "current"
+    drift.reason = "fetched the new tip" if drift.fetched else "remote tip already fetched"
+    return drift
+
+
+def render(drift: Drift) -> str:
+    """The ``## Base drift`` section body."""
+    where = f"{drift.remote}/{drift.base}" if drift.remote and drift.base else (drift.base or "the base branch")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(drift.checked_at))
+    if drift.status == "current":
+        return f"{where} has not moved since your merge-base (checked {when}).\n"
+    if drift.status != "moved":
+        return f"Not checked ({drift.reason}; {when}).\n"
+    lines = [f"{where} gained {drift.behind} commit{'s' if drift.behind != 1 else ''} since your merge-base, changing {drift.base_files} file(s) (checked {when})."]
+    if drift.touched:
+        shown = ", ".join(drift.touched[:MAX_FILES_SHOWN]) + (" ..." if len(drift.touched) > MAX_FILES_SHOWN else "")
+        lines.append(f"They touch files you are changing: {shown}. Rebase or merge before relying on those files' base.")
+    else:
+        lines.append("None of them touch the files you are changing.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,102 @@
+"""Agent hosts: one module per host (see ``base.AgentHost``), one literal registry, one dispatcher.
+
+``handle`` is what ``paqad hook run <event> --host NAME`` does with the JSON a host sent: find the
+repository, then for a prompt record it and answer within the budget (hosts that can inject on
+prompt) or record it and refresh in the background (hosts that cannot); for a session start or a
+tool use, hand over the last delivery (once per refresh for tool uses). It never raises; it returns
+"" (print nothing) whenever paqad is not set up, retrieval is off, or anything is broken.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from paqad import context, git, workspace
+from paqad.hosts import base, claude, cline, codex, copilot, cursor, gemini
+
+HOSTS: dict[str, base.AgentHost] = {
+    "claude": claude,
+    "codex": codex,
+    "gemini": gemini,
+    "cline": cline,
+    "cursor": cursor,
+    "copilot": copilot,
+}
+NAMES = tuple(HOSTS)
+DELIVERED_FILE = "hosts-delivered.json"
+
+
+def detected(root: Path) -> list[str]:
+    return [name for name, host in HOSTS.items() if host.detect(root)]
+
+
+def repo_root(event: base.Event) -> Path | None:
+    start = Path(event.cwd) if event.cwd and Path(event.cwd).is_dir() else Path.cwd()
+    return git.toplevel(start)
+
+
+def handle(host: base.AgentHost, event: base.Event, root: Path | None = None) -> str:
+    """The host's stdout for this event; "" when paqad should stay silent. Never raises."""
+    try:
+        return _handle(host, event, root)
+    except Exception:  # noqa: BLE001 - a prompt hook never fails the prompt
+        return ""
+
+
+def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
+    from paqad import config, refresh, runner
+
+    started = time.perf_counter()
+    root = root or repo_root(event)
+    if root is None or not workspace.paqad_dir(root).is_dir():
+        return ""
+    cfg = config.load(root)
+    if not cfg["rag_enabled"]:
+        return ""
+    if event.kind == "prompt" and event.prompt:
+        if not host.DELIVERS_ON_PROMPT:
+            _record_and_refresh(root, host, event)
+            return host.render(None, event)
+        answer = refresh.answer_prompt(root, cfg, event.prompt, host.LIMIT, refresh.budget_of(cfg), host.NAME, event.session_id)
+        seconds = round(time.perf_counter() - started, 3)
+        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", "foreground", answer.path, 0, seconds, detail=answer.detail))
+        return host.render(answer.text, event)
+    if event.kind in ("session-start", "tool"):
+        return host.render(_handover(root, host, event), event)
+    return host.render(None, event)
+
+
+def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event) -> None:
+    from paqad import depth, refresh
+
+    if event.prompt and not depth.is_trivial(event.prompt):
+        refresh.record_prompt(root, event.prompt, host.NAME, event.session_id)
+        refresh.start_background_refresh(root)
+
+
+def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None:
+    """The last delivery, marked when it answered another prompt; tool uses get each refresh once."""
+    from paqad import refresh
+
+    last = context.last_delivery(root)
+    if last is None or last.case == "skipped":
+        return None
+    key = f"{host.NAME}:{event.session_id}"
+    seen = _delivered(root)
+    if event.kind == "tool" and seen.get(key) == last.generated_at:
+        return None
+    seen[key] = last.generated_at
+    workspace.atomic_write_text(workspace.state_dir(root) / DELIVERED_FILE, json.dumps(dict(list(seen.items())[-50:])))
+    recorded = refresh.recorded_prompt(root)
+    note = None if recorded is None or recorded == last.query else context.stale_note(last)
+    return context.render_for_hook(last, host.LIMIT, note)
+
+
+def _delivered(root: Path) -> dict:
+    try:
+        data = json.loads((workspace.state_dir(root) / DELIVERED_FILE).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}

@@ -1,0 +1,290 @@
+"""The agent-host interface (a ``Protocol``) and the defaults the host modules share.
+
+A host is a plain module (``paqad/hosts/claude.py`` ...) with the members below; the literal
+``HOSTS`` registry in ``paqad/hosts/__init__.py`` serves dispatch and the ``--agents`` choices.
+
+Installing merges paqad's entries into the host's own config without losing the user's, and is
+idempotent: an entry is ours when its command runs ``paqad hook run`` (``MARK``). Before the first
+change to a file its original bytes are kept under ``.paqad/state/hosts/``; uninstall puts them
+back byte for byte when the file is still exactly what paqad wrote, and otherwise removes only
+paqad's entries (a teammate's clone has no backup: the same structural removal applies).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from paqad import workspace
+from paqad.errors import PaqadError
+
+MARK = "paqad hook run"
+HOOK_TIMEOUT_S = 10  # what the host waits at most; the hook itself answers within its budget
+
+
+@dataclass
+class Event:
+    """One hook call from a host, reduced to what paqad needs."""
+
+    host: str
+    kind: str  # prompt | session-start | tool | other
+    prompt: str | None = None
+    session_id: str = ""
+    cwd: str | None = None
+    name: str = ""  # the host's own event name, echoed back where the host wants it
+
+
+@dataclass
+class HostState:
+    """Where a host's hooks live and what install/uninstall did there."""
+
+    host: str
+    paths: list[str] = field(default_factory=list)
+    state: str = "absent"  # installed | absent | partial
+    action: str | None = None  # installed | updated | unchanged | removed | restored | refused
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class AgentHost(Protocol):
+    NAME: str  # the --agents name
+    LIMIT: int  # most characters of context one hook answer may carry
+    DELIVERS_ON_PROMPT: bool  # False: the prompt event cannot carry context (record there, deliver later)
+
+    def detect(self, root: Path) -> bool: ...  # is this host in use in the repository?
+
+    def install(self, root: Path) -> HostState: ...  # merge paqad's hooks into the host's config; idempotent
+
+    def uninstall(self, root: Path) -> HostState: ...  # remove them, restoring what was there
+
+    def status(self, root: Path) -> HostState: ...  # what is installed now
+
+    def read_event(self, stdin: str, hint: str) -> Event: ...  # the JSON the host sent → Event
+
+    def render(self, context: str | None, event: Event) -> str: ...  # stdout for the host ("" = nothing)
+
+
+# ---- shared defaults ----------------------------------------------------------------------
+
+
+def command(event: str, host: str) -> str:
+    """The hook command written into a host's config: paqad from PATH, silent and exit 0 without it."""
+    return f"command -v paqad >/dev/null 2>&1 && paqad hook run {event} --host {host} || true"
+
+
+def parse_json(stdin: str) -> dict[str, Any]:
+    data = json.loads(stdin or "{}")
+    if not isinstance(data, dict):
+        raise ValueError("hook input is not a JSON object")
+    return data
+
+
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def is_ours(entry: Any) -> bool:
+    return MARK in json.dumps(entry)
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    """A host's JSON config, {} when absent; a file paqad cannot parse is never overwritten."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError) as exc:
+        raise PaqadError(f"{path}: not valid JSON ({exc}); fix it, then run `paqad hooks install` again") from None
+    if not isinstance(data, dict):
+        raise PaqadError(f"{path}: expected a JSON object at the top level")
+    return data
+
+
+def dump_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def merge_groups(hooks: dict[str, Any], event: str, group: dict[str, Any]) -> None:
+    """Put ``group`` as the only paqad entry of ``hooks[event]``, after the user's own entries."""
+    groups = hooks.get(event)
+    groups = groups if isinstance(groups, list) else []
+    hooks[event] = [g for g in groups if not is_ours(g)] + [group]
+
+
+def drop_groups(hooks: dict[str, Any], event: str) -> None:
+    groups = hooks.get(event)
+    if not isinstance(groups, list):
+        return
+    kept = [g for g in groups if not is_ours(g)]
+    if kept:
+        hooks[event] = kept
+    else:
+        hooks.pop(event, None)
+
+
+# ---- backups and edits --------------------------------------------------------------------
+
+
+def _backup_path(root: Path, host: str, rel: str) -> Path:
+    return workspace.state_dir(root) / "hosts" / f"{host}-{rel.replace('/', '_')}.json"
+
+
+def edit_file(root: Path, host: str, rel: str, change: Callable[[str | None], str | None]) -> str:
+    """Apply ``change(old_text) -> new_text`` (None = delete) to ``root/rel``, keeping the first original.
+
+    Returns installed | updated | unchanged | removed.
+    """
+    path = root / rel
+    old = path.read_text(encoding="utf-8") if path.exists() else None
+    new = change(old)
+    if new == old:
+        return "unchanged"
+    backup = _backup_path(root, host, rel)
+    if not backup.exists():
+        backup.parent.mkdir(parents=True, exist_ok=True)
+        created = [str(p.relative_to(root)) for p in _missing_parents(root, path)]
+        workspace.atomic_write_text(backup, json.dumps({"original": old, "written": None, "created_dirs": created}))
+    record = json.loads(backup.read_text(encoding="utf-8"))
+    if new is None:
+        path.unlink(missing_ok=True)
+        _prune_dirs(root, path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        workspace.atomic_write_text(path, new)
+    record["written"] = new
+    workspace.atomic_write_text(backup, json.dumps(record))
+    return "installed" if old is None or record["original"] == old else "updated"
+
+
+def restore_file(root: Path, host: str, rel: str, strip: Callable[[str], str | None]) -> str:
+    """Undo ``edit_file``: the original bytes when the file is as paqad left it, else ``strip(text)``."""
+    path = root / rel
+    backup = _backup_path(root, host, rel)
+    current = path.read_text(encoding="utf-8") if path.exists() else None
+    record = None
+    if backup.exists():
+        try:
+            record = json.loads(backup.read_text(encoding="utf-8"))
+        except ValueError:
+            record = None
+    if record is not None and record.get("written") == current:
+        original = record.get("original")
+        if original is None:
+            path.unlink(missing_ok=True)
+            for folder in record.get("created_dirs", []):  # deepest first; only folders paqad made
+                _rmdir_quiet(root / folder)
+        else:
+            workspace.atomic_write_text(path, original)
+        backup.unlink()
+        return "restored" if original is not None else "removed"
+    if current is None:
+        return "unchanged"
+    stripped = strip(current)
+    if stripped == current:
+        return "unchanged"
+    _write_or_delete(root, path, stripped)
+    backup.unlink(missing_ok=True)
+    return "removed"
+
+
+def _write_or_delete(root: Path, path: Path, text: str | None) -> None:
+    if text is None:
+        path.unlink(missing_ok=True)
+        _prune_dirs(root, path.parent)
+    else:
+        workspace.atomic_write_text(path, text)
+
+
+def _missing_parents(root: Path, path: Path) -> list[Path]:
+    """The folders above ``path`` (inside ``root``) that do not exist yet, deepest first."""
+    out, folder = [], path.parent
+    while folder != root and not folder.exists():
+        out.append(folder)
+        folder = folder.parent
+    return out
+
+
+def _rmdir_quiet(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def _prune_dirs(root: Path, folder: Path) -> None:
+    """Remove empty folders paqad may have created (``.claude/``), never the repository root."""
+    root = root.resolve()
+    folder = folder.resolve()
+    while folder != root and root in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        folder = folder.parent
+
+
+# ---- a host whose config is one JSON file with {"hooks": {event: [group, ...]}} ------------
+
+
+def json_install(root: Path, host: str, rel: str, groups: dict[str, dict], extra: Callable[[dict], None] | None = None) -> str:
+    def change(old: str | None) -> str:
+        data = load_json(root / rel) if old is not None else {}
+        hooks = data.get("hooks")
+        if not isinstance(hooks, dict):
+            hooks = {}
+        for event, group in groups.items():
+            merge_groups(hooks, event, group)
+        data["hooks"] = hooks
+        if extra:
+            extra(data)
+        new = dump_json(data)
+        return old if old is not None and _same_json(old, new) else new
+
+    return edit_file(root, host, rel, change)
+
+
+def _same_json(old: str, new: str) -> bool:
+    try:
+        return json.loads(old) == json.loads(new)
+    except ValueError:
+        return False
+
+
+def json_uninstall(root: Path, host: str, rel: str, events: list[str], extra: Callable[[dict], None] | None = None) -> str:
+    def strip(text: str) -> str | None:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        if not isinstance(hooks, dict):
+            return text
+        for event in events:
+            drop_groups(hooks, event)
+        if not hooks:
+            data.pop("hooks")
+        if extra:
+            extra(data)
+        return dump_json(data) if data else None
+
+    return restore_file(root, host, rel, strip)
+
+
+def json_status(root: Path, host: str, rel: str, events: list[str]) -> HostState:
+    path = root / rel
+    try:
+        hooks = load_json(path).get("hooks", {})
+    except PaqadError as exc:
+        return HostState(host, [rel], "absent", note=str(exc))
+    found = [e for e in events if isinstance(hooks, dict) and any(is_ours(g) for g in hooks.get(e, []) or [])]
+    state = "installed" if len(found) == len(events) else ("partial" if found else "absent")
+    return HostState(host, [rel], state)
+
+
+def executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)

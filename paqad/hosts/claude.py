@@ -1,0 +1,63 @@
+"""Claude Code: ``.claude/settings.json`` hooks ``UserPromptSubmit`` and ``SessionStart``.
+
+Protocol (https://code.claude.com/docs/en/hooks.md#userpromptsubmit, summarised at
+https://developersdigest.tech/guides/user-prompt-submit-hook): the hook gets JSON on stdin with
+``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name`` and (UserPromptSubmit) ``prompt``;
+on exit 0 it may print ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+"additionalContext": "..."}}`` and that text reaches the model. Up to 10,000 characters arrive
+whole (measured in https://dev.to/rulestack/6-of-6-prompts-a-claude-code-userpromptsubmit-hook-erased-were-still-in-the-transcript-and-15m2).
+SessionStart takes the same output with ``hookEventName: "SessionStart"``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from paqad.hosts import base
+
+NAME = "claude"
+LIMIT = 10_000
+DELIVERS_ON_PROMPT = True
+CONFIG = ".claude/settings.json"
+EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start"}
+KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start"}
+
+
+def _group(event: str) -> dict:
+    return {"hooks": [{"type": "command", "command": base.command(EVENTS[event], NAME), "timeout": base.HOOK_TIMEOUT_S}]}
+
+
+def detect(root: Path) -> bool:
+    return (root / ".claude").is_dir() or (root / "CLAUDE.md").is_file()
+
+
+def install(root: Path) -> base.HostState:
+    action = base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS})
+    return _state(root, action)
+
+
+def uninstall(root: Path) -> base.HostState:
+    return _state(root, base.json_uninstall(root, NAME, CONFIG, list(EVENTS)))
+
+
+def status(root: Path) -> base.HostState:
+    return base.json_status(root, NAME, CONFIG, list(EVENTS))
+
+
+def _state(root: Path, action: str) -> base.HostState:
+    state = status(root)
+    state.action = action
+    return state
+
+
+def read_event(stdin: str, hint: str) -> base.Event:
+    data = base.parse_json(stdin)
+    name = str(data.get("hook_event_name") or ("SessionStart" if hint == "session-start" else "UserPromptSubmit"))
+    return base.Event(NAME, KINDS.get(name, "other"), base.text_or_none(data.get("prompt")), str(data.get("session_id") or ""), base.text_or_none(data.get("cwd")), name)
+
+
+def render(context: str | None, event: base.Event) -> str:
+    if not context:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event.name or "UserPromptSubmit", "additionalContext": context[:LIMIT]}})

@@ -1,0 +1,210 @@
+"""Agent hosts: install merges into each host's config keeping the user's entries, idempotently;
+uninstall restores what was there."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from paqad.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini
+from repo_factory import Repo
+
+USER_CLAUDE = {
+    "permissions": {"allow": ["Bash(npm test)"]},
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "./scripts/guard.sh"}]}],
+        "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "ruff format"}]}],
+    },
+}
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def ours(groups: list) -> list:
+    return [g for g in groups if base.is_ours(g)]
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "cursor"])
+def test_json_hosts_keep_the_users_entries_and_install_once(repo, name):
+    host = HOSTS[name]
+    rel = host.CONFIG
+    original = json.dumps(USER_CLAUDE, indent=4) + "\n"
+    write(repo.root, rel, original)
+    first = host.install(repo.root)
+    assert first.action == "installed" and first.state == "installed"
+    data = json.loads((repo.root / rel).read_text())
+    assert data["permissions"] == USER_CLAUDE["permissions"]
+    assert data["hooks"]["PostToolUse"][0] == USER_CLAUDE["hooks"]["PostToolUse"][0]
+    for event in host.EVENTS:
+        assert len(ours(data["hooks"][event])) == 1
+    assert data["hooks"]["UserPromptSubmit"][0] == USER_CLAUDE["hooks"]["UserPromptSubmit"][0]
+    written = (repo.root / rel).read_bytes()
+    second = host.install(repo.root)
+    assert second.action == "unchanged" and (repo.root / rel).read_bytes() == written
+    assert host.uninstall(repo.root).action == "restored"
+    assert (repo.root / rel).read_text() == original  # byte for byte
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "cursor"])
+def test_json_hosts_created_from_nothing_are_removed_entirely(repo, name):
+    host = HOSTS[name]
+    host.install(repo.root)
+    assert host.status(repo.root).state == "installed"
+    host.uninstall(repo.root)
+    folder = (repo.root / host.CONFIG).parent
+    assert not folder.exists(), sorted(p.name for p in folder.iterdir())
+    assert host.status(repo.root).state == "absent"
+
+
+def test_uninstall_after_the_user_edited_the_file_removes_only_paqads_entries(repo):
+    write(repo.root, claude.CONFIG, json.dumps(USER_CLAUDE))
+    claude.install(repo.root)
+    data = json.loads((repo.root / claude.CONFIG).read_text())
+    data["env"] = {"FOO": "1"}  # the user's later edit
+    (repo.root / claude.CONFIG).write_text(json.dumps(data))
+    assert claude.uninstall(repo.root).action == "removed"
+    after = json.loads((repo.root / claude.CONFIG).read_text())
+    assert after == {**USER_CLAUDE, "env": {"FOO": "1"}}
+
+
+def test_a_teammates_clone_without_the_backup_still_uninstalls_cleanly(repo, tmp_path):
+    claude.install(repo.root)
+    clone = Repo.init(tmp_path / "clone")
+    write(clone.root, claude.CONFIG, (repo.root / claude.CONFIG).read_text())
+    claude.uninstall(clone.root)
+    assert not (clone.root / ".claude").exists()
+
+
+def test_an_older_paqad_entry_is_replaced_not_duplicated(repo):
+    old = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "paqad hook run prompt-submit --host claude --old"}]}]}}
+    write(repo.root, claude.CONFIG, json.dumps(old))
+    claude.install(repo.root)
+    groups = json.loads((repo.root / claude.CONFIG).read_text())["hooks"]["UserPromptSubmit"]
+    assert len(groups) == 1 and "--old" not in json.dumps(groups)
+
+
+def test_a_config_that_is_not_json_is_never_overwritten(repo):
+    path = write(repo.root, claude.CONFIG, "{ this is not json")
+    with pytest.raises(Exception, match="not valid JSON"):
+        claude.install(repo.root)
+    assert path.read_text() == "{ this is not json"
+
+
+def test_claude_entries_call_paqad_from_path_with_a_timeout(repo):
+    claude.install(repo.root)
+    [group] = json.loads((repo.root / claude.CONFIG).read_text())["hooks"]["UserPromptSubmit"]
+    [hook] = group["hooks"]
+    assert hook["type"] == "command" and hook["timeout"] == 10
+    assert hook["command"] == "command -v paqad >/dev/null 2>&1 && paqad hook run prompt-submit --host claude || true"
+
+
+def test_codex_switches_the_hooks_feature_on_and_off_again(repo):
+    path = write(repo.root, codex.TOML, 'model = "o4"\n\n[features]\nweb_search = true\n\n[tui]\nx = 1\n')
+    before = path.read_text()
+    codex.install(repo.root)
+    text = path.read_text()
+    assert "[features]\nhooks = true  # added by paqad" in text and 'model = "o4"' in text and "[tui]\nx = 1" in text
+    codex.install(repo.root)
+    assert path.read_text() == text
+    codex.uninstall(repo.root)
+    assert path.read_text() == before
+    assert not (repo.root / codex.CONFIG).exists()
+
+
+def test_codex_leaves_a_flag_the_user_set_and_adds_the_table_when_missing():
+    assert codex.enable_flag("[features]\ncodex_hooks = true\n") == "[features]\ncodex_hooks = true\n"
+    assert codex.enable_flag("[features]\nhooks = false\n") == "[features]\nhooks = false\n"  # the user's choice
+    added = codex.enable_flag('model = "o4"\n')
+    assert added == 'model = "o4"\n\n[features]  # added by paqad hooks install\nhooks = true  # added by paqad hooks install\n'
+    assert codex.disable_flag(added) == 'model = "o4"\n'
+    assert codex.disable_flag(codex.enable_flag(None)) is None
+
+
+def test_gemini_enables_hooks_and_uses_millisecond_timeouts(repo):
+    write(repo.root, gemini.CONFIG, json.dumps({"theme": "dark", "tools": {"sandbox": True}}))
+    gemini.install(repo.root)
+    data = json.loads((repo.root / gemini.CONFIG).read_text())
+    assert data["tools"] == {"sandbox": True, "enableHooks": True} and data["theme"] == "dark"
+    [group] = data["hooks"]["BeforeAgent"]
+    assert group["hooks"][0]["timeout"] == 10_000 and group["hooks"][0]["name"] == "paqad"
+    assert gemini.status(repo.root).note is None
+    gemini.uninstall(repo.root)
+    assert json.loads((repo.root / gemini.CONFIG).read_text()) == {"theme": "dark", "tools": {"sandbox": True}}
+
+
+def test_cline_writes_executable_hook_files_and_leaves_the_users_alone(repo):
+    mine = write(repo.root, ".clinerules/hooks/TaskStart", "#!/bin/sh\necho '{\"cancel\": false}'\n")
+    state = cline.install(repo.root)
+    hook = repo.root / ".clinerules/hooks/UserPromptSubmit"
+    assert os.access(hook, os.X_OK) and cline.ID_LINE in hook.read_text()
+    assert state.action == "refused" and "TaskStart" in state.note and mine.read_text().startswith("#!/bin/sh\necho")
+    assert cline.install(repo.root).state == "partial"
+    cline.uninstall(repo.root)
+    assert not hook.exists() and mine.exists()
+
+
+def test_cursor_keeps_version_1(repo):
+    cursor.install(repo.root)
+    data = json.loads((repo.root / cursor.CONFIG).read_text())
+    assert data["version"] == 1 and set(data["hooks"]) == {"beforeSubmitPrompt", "sessionStart", "postToolUse"}
+    assert data["hooks"]["beforeSubmitPrompt"] == [{"command": base.command("prompt-submit", "cursor")}]
+
+
+def test_copilot_owns_one_file_and_never_touches_others(repo):
+    other = write(repo.root, ".github/hooks/security.json", '{"version": 1, "hooks": {}}\n')
+    copilot.install(repo.root)
+    data = json.loads((repo.root / copilot.CONFIG).read_text())
+    assert data["version"] == 1 and data["hooks"]["userPromptSubmitted"][0]["bash"] == base.command("prompt-submit", "copilot")
+    assert data["hooks"]["postToolUse"][0]["timeoutSec"] == 10
+    assert copilot.install(repo.root).action == "unchanged"
+    copilot.uninstall(repo.root)
+    assert not (repo.root / copilot.CONFIG).exists() and other.exists()
+
+
+def test_copilot_refuses_a_foreign_file_with_its_name(repo):
+    write(repo.root, copilot.CONFIG, '{"version": 1, "hooks": {"sessionStart": []}}\n')
+    assert copilot.install(repo.root).action == "refused"
+    assert copilot.uninstall(repo.root).action == "unchanged" and (repo.root / copilot.CONFIG).exists()
+
+
+# ---- through the CLI ------------------------------------------------------------------------
+
+
+def test_cli_installs_detected_hosts_by_default_and_named_ones_on_request(repo, paqad_cli):
+    (repo.root / ".claude").mkdir()
+    (repo.root / "GEMINI.md").write_text("# notes\n")
+    data = json.loads(paqad_cli("hooks", "install", "--json", cwd=repo.root).stdout)
+    assert {a["host"]: a["action"] for a in data["agents"]} == {"claude": "installed", "gemini": "installed"}
+    data = json.loads(paqad_cli("hooks", "install", "--agents", "codex,cursor", "--json", cwd=repo.root).stdout)
+    assert [a["host"] for a in data["agents"]] == ["codex", "cursor"]
+    status = json.loads(paqad_cli("hooks", "status", "--json", cwd=repo.root).stdout)
+    states = {a["host"]: a["state"] for a in status["agents"]}
+    assert states == {"claude": "installed", "codex": "installed", "gemini": "installed", "cline": "absent", "cursor": "installed", "copilot": "absent"}
+    text = paqad_cli("hooks", "status", cwd=repo.root).stdout
+    assert "claude" in text and ".claude/settings.json" in text
+    data = json.loads(paqad_cli("hooks", "uninstall", "--json", cwd=repo.root).stdout)
+    assert all(a["state"] == "absent" for a in data["agents"])
+    assert not (repo.root / ".codex").exists() and not (repo.root / ".cursor").exists() and not (repo.root / ".gemini").exists()
+    assert (repo.root / ".claude").is_dir() and not any((repo.root / ".claude").iterdir())  # the user's folder stays
+
+
+def test_cli_rejects_an_unknown_agent_before_writing_anything(repo, paqad_cli):
+    proc = paqad_cli("hooks", "install", "--agents", "claude,vim", cwd=repo.root)
+    assert proc.returncode == 2 and "unknown agent 'vim'" in proc.stderr and "claude, codex" in proc.stderr
+    assert not (repo.root / ".claude").exists() and not (repo.root / ".paqad").exists()
+
+
+def test_one_broken_host_config_does_not_stop_the_others(repo, paqad_cli):
+    write(repo.root, claude.CONFIG, "{ broken")
+    proc = paqad_cli("hooks", "install", "--agents", "claude,codex", "--json", cwd=repo.root)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and [a["action"] for a in data["agents"]] == ["error", "installed"]
+    assert "not valid JSON" in data["agents"][0]["note"]

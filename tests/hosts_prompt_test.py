@@ -1,0 +1,255 @@
+"""The prompt hook, driven the way each host drives it: its configured command, its JSON on stdin.
+
+Proves it records the prompt first, answers this prompt within the budget, and never blocks or
+fails: corrupt index, held lock, no paqad on PATH, no git, garbage input all give exit 0 and
+(where the host allows) nothing on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from paqad import config, context, refresh
+from paqad.errors import IndexMissingError
+from paqad.hosts import HOSTS, base
+from paqad.index import build, store
+from repo_factory import Repo, make_shop
+
+BIN = Path(sys.executable).parent
+QUESTION = "where is the session cookie signed with hmac"
+
+
+def host_json(name: str, root: Path, prompt: str | None, event: str = "prompt") -> dict:
+    """What each host really sends (field names from its hook documentation)."""
+    cwd = str(root)
+    if name in ("claude", "codex"):
+        ev = {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}[event]
+        data = {"session_id": "s-1", "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "hook_event_name": ev}
+        if name == "claude":
+            data["permission_mode"] = "default"
+        else:
+            data.update(model="gpt-5-codex", turn_id="turn-1")
+        return {**data, "prompt": prompt} if event == "prompt" else {**data, "source": "startup"}
+    if name == "gemini":
+        ev = {"prompt": "BeforeAgent", "session-start": "SessionStart"}[event]
+        data = {"session_id": "g-1", "transcript_path": "/tmp/g.json", "cwd": cwd, "hook_event_name": ev, "timestamp": "2026-11-30T08:00:00Z"}
+        return {**data, "prompt": prompt} if event == "prompt" else data
+    if name == "cline":
+        return {"clineVersion": "3.36.0", "hookName": "UserPromptSubmit", "timestamp": "1764489600000", "taskId": "t-1",
+                "workspaceRoots": [cwd], "userId": "u-1", "userPromptSubmit": {"prompt": prompt, "attachments": []}}
+    if name == "cursor":
+        ev = {"prompt": "beforeSubmitPrompt", "session-start": "sessionStart", "tool": "postToolUse"}[event]
+        data = {"conversation_id": "c-1", "generation_id": "gen-1", "hook_event_name": ev, "workspace_roots": [cwd]}
+        if event == "prompt":
+            data.update(prompt=prompt, attachments=[])
+        if event == "tool":
+            data.update(tool_name="Read", tool_input={"path": "x"}, tool_output="...")
+        return data
+    if name == "copilot":
+        data = {"timestamp": 1764489600000, "cwd": cwd}
+        if event == "prompt":
+            data["prompt"] = prompt
+        if event == "session-start":
+            data.update(source="new", initialPrompt=None)
+        if event == "tool":
+            data.update(toolName="bash", toolArgs="{}", toolResult={"resultType": "success", "textResultForLlm": "ok"})
+        return data
+    raise AssertionError(name)
+
+
+def configured_command(root: Path, name: str, event: str = "prompt-submit") -> str:
+    """The command paqad wrote into the host's config for ``event``."""
+    host = HOSTS[name]
+    if name == "cline":
+        return str(root / ".clinerules/hooks/UserPromptSubmit")
+    data = json.loads((root / host.CONFIG).read_text())
+    for host_event, hint in host.EVENTS.items():
+        if hint == event:
+            entry = data["hooks"][host_event][-1]
+            hook = entry["hooks"][0] if "hooks" in entry else entry
+            return hook.get("command") or hook["bash"]
+    raise AssertionError(event)
+
+
+def run_host(root: Path, name: str, payload: dict | str, event: str = "prompt-submit", path: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the host's configured hook command through a shell, as the host does; time it."""
+    env = {**os.environ, "PATH": path if path is not None else f"{BIN}:{os.environ.get('PATH', '')}"}
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    started = time.perf_counter()
+    proc = subprocess.run(["sh", "-c", configured_command(root, name, event)], cwd=root, input=text, capture_output=True, text=True, env=env, timeout=60)
+    return proc, time.perf_counter() - started
+
+
+@pytest.fixture
+def shop(repo: Repo, paqad_cli) -> Repo:
+    make_shop(repo)
+    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
+    proc = paqad_cli("hooks", "install", "--agents", "all", "--json", cwd=repo.root)
+    assert proc.returncode == 0, proc.stderr
+    return repo
+
+
+def wait_for(predicate, timeout: float = 30.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    return predicate()
+
+
+# ---- hosts that inject on prompt --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini"])
+def test_prompt_hook_answers_this_prompt_as_hook_specific_output(shop, name):
+    proc, seconds = run_host(shop.root, name, host_json(name, shop.root, QUESTION))
+    assert proc.returncode == 0 and proc.stderr == ""
+    out = json.loads(proc.stdout)  # JSON only (Gemini requires it)
+    expected = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}[name]
+    assert set(out) == {"hookSpecificOutput"} and out["hookSpecificOutput"]["hookEventName"] == expected
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert len(text) <= 10_000 and QUESTION in text and "shop/sessions.py:L" in text and "verify" in text
+    assert refresh.recorded_prompt(shop.root) == QUESTION
+    assert "STALE" not in text
+
+
+def test_cline_gets_context_modification(shop):
+    proc, _ = run_host(shop.root, "cline", host_json("cline", shop.root, QUESTION))
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["cancel"] is False and "shop/sessions.py:L" in out["contextModification"]
+
+
+def test_session_start_hands_over_the_last_context(shop):
+    run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+    proc, _ = run_host(shop.root, "claude", host_json("claude", shop.root, None, "session-start"), event="session-start")
+    out = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and "shop/sessions.py:L" in out["additionalContext"]
+
+
+def test_a_trivial_prompt_prints_nothing_and_keeps_the_recorded_request(shop):
+    run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+    proc, _ = run_host(shop.root, "claude", host_json("claude", shop.root, "thanks!"))
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert refresh.recorded_prompt(shop.root) == QUESTION
+
+
+def test_code_committed_just_now_is_in_the_next_prompts_context(shop):
+    shop.write("shop/shipping.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier service.'''\n    return address\n")
+    shop.commit("shipping")
+    proc, _ = run_host(shop.root, "claude", host_json("claude", shop.root, "how do we hand the parcel to the courier"))
+    assert "shop/shipping.py:L1-3" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+# ---- hosts that record on prompt and deliver later -------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "prompt_out", "key"), [("cursor", {"continue": True}, "additional_context"), ("copilot", None, "additionalContext")])
+def test_record_on_prompt_then_deliver_on_tool_use_once(shop, name, prompt_out, key):
+    proc, _ = run_host(shop.root, name, host_json(name, shop.root, QUESTION))
+    assert proc.returncode == 0
+    assert (json.loads(proc.stdout) if proc.stdout else None) == prompt_out
+    assert refresh.recorded_prompt(shop.root) == QUESTION  # recorded at once
+    assert wait_for(lambda: (context.last_delivery(shop.root) or context.Delivery("x", "")).query == QUESTION)  # background refresh
+    proc, _ = run_host(shop.root, name, host_json(name, shop.root, None, "tool"), event="tool-use")
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)[key]
+    proc, _ = run_host(shop.root, name, host_json(name, shop.root, None, "tool"), event="tool-use")
+    assert proc.stdout.strip() in ("", "{}")  # each refresh is handed over once, not on every tool call
+    proc, _ = run_host(shop.root, name, host_json(name, shop.root, None, "session-start"), event="session-start")
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)[key]
+
+
+# ---- never blocks, never fails ------------------------------------------------------------------
+
+
+def test_corrupt_index_prints_nothing_and_exits_0(shop):
+    current = store.current_path(shop.root)
+    current.write_bytes(b"this is not sqlite" * 100)
+    for suffix in ("-wal", "-shm"):
+        Path(str(current) + suffix).unlink(missing_ok=True)
+    proc, seconds = run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "") and seconds < 5
+
+
+def test_held_writer_lock_does_not_block_the_prompt(shop):
+    lock = build.writer_lock(shop.root, timeout=5)
+    lock.acquire()
+    try:
+        proc, seconds = run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+    finally:
+        lock.release()
+    assert proc.returncode == 0 and seconds < 5
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]  # the index as it is
+
+
+def test_without_paqad_on_path_the_hook_is_silent(shop, tmp_path):
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "git"):
+        (bare / tool).symlink_to(shutil.which(tool))
+    for name in ("claude", "codex", "gemini", "cursor", "copilot"):
+        proc, _ = run_host(shop.root, name, host_json(name, shop.root, QUESTION), path=str(bare))
+        assert (proc.returncode, proc.stdout) == (0, ""), name
+    proc, _ = run_host(shop.root, "cline", host_json("cline", shop.root, QUESTION), path=str(bare))
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {"cancel": False}
+
+
+@pytest.mark.parametrize("payload", ["", "not json", "[1, 2]", '{"prompt": 5}'])
+def test_garbage_input_is_silent(shop, payload):
+    proc, _ = run_host(shop.root, "claude", payload)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_outside_git_or_without_paqad_set_up_it_is_silent(tmp_path, repo, paqad_cli):
+    for cwd in (tmp_path, repo.root):
+        payload = json.dumps(host_json("claude", cwd, QUESTION))
+        proc = paqad_cli("hook", "run", "prompt-submit", "--host", "claude", cwd=cwd, input=payload)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert not (tmp_path / ".paqad").exists() and not (repo.root / ".paqad").exists()
+
+
+def test_an_unknown_host_name_is_silent(shop, paqad_cli):
+    proc = paqad_cli("hook", "run", "prompt-submit", "--host", "vim", cwd=shop.root, input="{}")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+# ---- the budget: in-process, with a slow or cold worker ----------------------------------------
+
+
+def test_over_budget_hands_over_the_last_context_marked_stale_and_refreshes(shop, monkeypatch):
+    cfg = config.load(shop.root)
+    refresh.refresh(shop.root, cfg, prompt="retry a charge with backoff")
+    monkeypatch.setattr(refresh, "refresh", lambda *a, **k: time.sleep(5))
+    spawned = []
+    started = time.perf_counter()
+    answer = refresh.answer_prompt(shop.root, cfg, QUESTION, 10_000, budget=0.5, spawn_refresh=spawned.append)
+    assert time.perf_counter() - started < 0.6
+    assert answer.path == "stale" and spawned == [shop.root]
+    assert "STALE" in answer.text and '"retry a charge with backoff"' in answer.text and "ago" in answer.text
+    assert refresh.recorded_prompt(shop.root) == QUESTION  # recorded before anything else
+
+
+def test_cold_index_hands_over_what_there_is_and_refreshes(shop, monkeypatch):
+    def cold(*a, **k):
+        raise IndexMissingError("no index yet")
+
+    monkeypatch.setattr(refresh, "refresh", cold)
+    spawned = []
+    answer = refresh.answer_prompt(shop.root, config.load(shop.root), QUESTION, 10_000, spawn_refresh=spawned.append)
+    assert (answer.text, answer.path, spawned) == (None, "stale", [shop.root])
+
+
+def test_the_hook_log_says_which_path_each_prompt_took(shop, paqad_cli):
+    run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+    status = json.loads(paqad_cli("hooks", "status", "--json", cwd=shop.root).stdout)
+    run = status["last_prompt_hooks"]["context:claude"]
+    assert run["status"] == "live" and run["seconds"] < 1.5

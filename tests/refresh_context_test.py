@@ -1,0 +1,149 @@
+"""refresh-context: query from the recorded prompt or the working set, sync, depth, delivery, --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from paqad import config, context, gitwork, refresh
+from paqad.cli import main as cli_main
+from paqad.cli.refresh_cmd import refresh_context
+from paqad.errors import PaqadError
+from paqad.index import build
+from repo_factory import Repo, make_shop
+
+
+@pytest.fixture
+def shop(repo: Repo) -> Repo:
+    make_shop(repo)
+    config.set_value(repo.root, "rag_enabled", "true")
+    build.build_full(repo.root, config.load(repo.root))
+    return repo
+
+
+@pytest.fixture
+def cli(monkeypatch, capsys):
+    """``paqad`` in-process, with refresh-context registered the way main.py registers it."""
+    monkeypatch.setitem(cli_main.rag_group.commands, "refresh-context", refresh_context)
+
+    def run(*args: str) -> tuple[int, str]:
+        code = cli_main.main(list(args))
+        return code, capsys.readouterr().out
+
+    return run
+
+
+def test_the_working_set_has_staged_unstaged_untracked_and_committed_files(shop):
+    shop.git("checkout", "-q", "-b", "feature")
+    shop.write("shop/shipping.py", "def ship_parcel(address):\n    return address\n")
+    shop.commit("Ship parcels to the courier")
+    shop.write("shop/payments.py", shop.root.joinpath("shop/payments.py").read_text() + "\n# edited\n")
+    shop.write("shop/new.py", "X = 1\n")
+    shop.git("add", "shop/new.py")
+    shop.write("notes/todo.md", "later\n")
+    ws = refresh.working_set(shop.root, "auto")  # git's working set minus paqad's own folder
+    assert (ws.base, ws.committed, ws.subjects) == ("main", ["shop/shipping.py"], ["Ship parcels to the courier"])
+    assert (ws.staged, ws.unstaged, ws.untracked) == (["shop/new.py"], ["shop/payments.py"], ["notes/todo.md"])
+    assert ws.files == ["notes/todo.md", "shop/new.py", "shop/payments.py", "shop/shipping.py"]
+
+
+def test_base_branch_auto_falls_back_to_master_and_the_setting_is_honoured(tmp_path):
+    repo = Repo(tmp_path / "r")
+    repo.root.mkdir()
+    repo.git("init", "-q", "-b", "master")
+    repo.write("a.txt", "a\n")
+    repo.commit("first")
+    repo.git("checkout", "-q", "-b", "develop")
+    repo.write("b.txt", "b\n")
+    repo.commit("second")
+    assert gitwork.resolve_base(repo.root) == "master"
+    assert gitwork.working_set(repo.root).committed == ["b.txt"]
+    assert gitwork.resolve_base(repo.root, "develop") == "develop" and gitwork.working_set(repo.root, "develop").committed == []
+    assert gitwork.resolve_base(repo.root, "nope") is None
+
+
+def test_working_set_outside_git_or_without_commits_is_empty(tmp_path, repo):
+    assert gitwork.working_set(tmp_path).files == []
+    repo.write("a.py", "x = 1\n")
+    ws = gitwork.working_set(repo.root)
+    assert ws.base is None and ws.untracked == ["a.py"]
+
+
+def test_a_recorded_prompt_is_the_query_and_its_answer_is_delivered(shop):
+    refresh.record_prompt(shop.root, "where is the session cookie signed", host="claude")
+    report = refresh.refresh(shop.root, config.load(shop.root))
+    assert report.query_source == "prompt" and report.case in ("passages", "pointers")
+    text = context.context_path(shop.root).read_text()
+    assert "shop/sessions.py:L" in text and "where is the session cookie signed" in text and context.HINT in text
+
+
+def test_without_a_prompt_the_working_set_is_the_query(shop):
+    shop.git("checkout", "-q", "-b", "feature")
+    shop.write("shop/shipping.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier.'''\n    return address\n")
+    shop.commit("Hand parcels to the courier")
+    report = refresh.refresh(shop.root, config.load(shop.root))
+    assert report.query_source == "working-set" and "courier" in report.query and "shipping" in report.query
+    assert report.synced.startswith("incremental: 1 changed")  # the commit was indexed before the search
+    assert "shop/shipping.py" in context.context_path(shop.root).read_text()
+
+
+def test_uncommitted_edits_are_synced_before_searching(shop):
+    shop.write("shop/refunds.py", "def partial_refund_ledger(amount):\n    '''Write the partial refund into the ledger.'''\n    return amount\n")
+    report = refresh.refresh(shop.root, config.load(shop.root), prompt="partial refund ledger")
+    assert report.synced.startswith("incremental: 1 changed")
+    assert "shop/refunds.py" in {p["path"] for p in report.delivery["passages"]}
+
+
+def test_trivial_prompt_and_empty_working_set_deliver_nothing(shop):
+    report = refresh.refresh(shop.root, config.load(shop.root), prompt="thanks")
+    assert report.depth["level"] == "none" and report.context_file is None
+    report = refresh.refresh(shop.root, config.load(shop.root))
+    assert report.depth["level"] == "none" and "nothing to look up" in report.depth["reason"]
+    assert not context.context_path(shop.root).exists()
+
+
+def fake_search(scores_by_top_n: dict[int, list[float]], seen: list[int]):
+    """A search that returns ``scores_by_top_n[top_n]`` passages on shop/sessions.py (scoring moves; the rule must not)."""
+
+    def search(root, query, top_n):
+        seen.append(top_n)
+        results = [SimpleNamespace(path="shop/sessions.py", start_line=7, end_line=10, score=s, source="") for s in scores_by_top_n[top_n]]
+        return SimpleNamespace(answered=True, results=results, diagnosis=None)
+
+    return search
+
+
+def test_depth_steps_up_when_too_few_usable_passages_come_back(shop):
+    seen: list[int] = []
+    report = refresh.refresh(shop.root, config.load(shop.root), prompt="sign cookie", search=fake_search({20: [0.9, 0.2], 60: [0.9, 0.5, 0.4]}, seen))
+    assert seen == [20, 60] and [s["level"] for s in report.depth_steps] == ["standard", "deep"]
+    assert "only 1 usable" in report.depth["reason"] and report.usable == 3
+    seen.clear()
+    report = refresh.refresh(shop.root, config.load(shop.root), prompt="sign cookie", search=fake_search({20: [0.9, 0.8, 0.4]}, seen))
+    assert seen == [20] and report.depth["level"] == "standard" and len(report.depth_steps) == 1
+
+
+def test_retrieval_off_is_an_error(repo):
+    make_shop(repo)
+    with pytest.raises(PaqadError, match="rag init"):
+        refresh.refresh(repo.root, config.load(repo.root), prompt="x")
+
+
+def test_cli_json_reports_the_depth_and_why(shop, cli):
+    code, out = cli("--root", str(shop.root), "rag", "refresh-context", "--prompt", "where is the session cookie signed", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["depth_steps"][0]["level"] == "standard" and "a request in the prompt" in data["depth_steps"][0]["reason"]
+    assert data["depth"] == data["depth_steps"][-1] and data["query_source"] == "prompt"
+    assert data["case"] in ("passages", "pointers") and "shop/sessions.py" in {p["path"] for p in data["delivery"]["passages"]}
+    code, out = cli("--root", str(shop.root), "rag", "refresh-context")
+    assert code == 0 and "depth: " in out and "delivered: " in out
+
+
+def test_the_prompt_budget_comes_from_the_environment_then_the_setting_then_the_default():
+    assert refresh.budget_of({"rag_prompt_budget": 0.8}, environ={}) == 0.8
+    assert refresh.budget_of({}, environ={}) == refresh.DEFAULT_BUDGET_S == 1.5
+    assert refresh.budget_of({"rag_prompt_budget": 0.8}, environ={"PAQAD_HOOK_BUDGET": "0"}) == 0.0
+    assert refresh.budget_of({}, environ={"PAQAD_HOOK_BUDGET": "soon"}) == 1.5
