@@ -81,7 +81,7 @@ def test_an_older_shim_is_updated_in_place_not_chained(repo):
     path.write_text("#!/bin/sh\n# paqad-hook-id: paqad-git-shim-v0\nexit 0\n")
     [state] = [s for s in githooks.install(repo.root) if s.hook == "post-commit"]
     assert state.action == "updated" and state.legacy is None
-    assert "paqad-git-shim-v1" in path.read_text()
+    assert "paqad-git-shim-v2" in path.read_text()
 
 
 def test_existing_hook_is_chained_and_restored_byte_for_byte(repo):
@@ -254,8 +254,9 @@ def test_checkout_and_merge_fire_their_events(indexed):
     repo.git("merge", "-q", "--no-ff", "-m", "merge", "feature")
     fired = {"post-checkout", "post-commit", "post-merge"}
     assert wait_for(lambda: fired <= {e["event"] for e in runner.read_log(repo.root)}), runner.read_log(repo.root)
-    # inside one debounce window the later events coalesce; the trailing run serves the last of them
-    assert wait_for(lambda: finished_runs(repo.root)[-1]["event"] == "post-merge"), runner.read_log(repo.root)
+    # inside one debounce window later events coalesce into one trailing run (the shims are
+    # detached, so their order of arrival is not git's order); the burst ends with a finished run
+    assert wait_for(lambda: finished_runs(repo.root) and finished_runs(repo.root)[-1]["status"] == "ok"), runner.read_log(repo.root)
     assert {e["status"] for e in runner.read_log(repo.root)} <= {"ok", "coalesced"}
 
 
@@ -268,13 +269,13 @@ def test_a_failing_action_does_not_fail_git(indexed):
     assert run["status"] == "failed" and run["exit"] == 1 and "rag_top_n" in run["error"]
 
 
-def test_a_broken_hooks_yaml_warns_once_and_git_still_succeeds(indexed):
+def test_a_broken_hooks_yaml_is_logged_and_git_still_succeeds(indexed):
     repo = indexed
     (repo.root / ".paqad" / "hooks.yaml").write_text("post-commit: [rag-updat]\n")
     proc, _ = timed_git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
-    assert proc.returncode == 0
-    assert proc.stderr.count("paqad: hooks skipped:") == 1 and "unknown action 'rag-updat'" in proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 0 and proc.stderr == ""
+    errors = wait_for(lambda: [e for e in runner.read_log(repo.root) if e["status"] == "error"])
+    assert "unknown action 'rag-updat'" in errors[0]["error"]
 
 
 def test_uninstall_via_cli_restores_the_user_hook(repo, paqad_cli):
