@@ -186,10 +186,20 @@ def _content_check(data: bytes) -> tuple[str | None, str | None]:
         return f"not valid UTF-8 (byte {exc.start})", None
     if text.startswith("\ufeff"):
         text = text[1:]
-    visible = sum(1 for ch in text if not ch.isspace())
+    visible = _visible_chars(text, MIN_VISIBLE_CHARS)
     if visible < MIN_VISIBLE_CHARS:
         return f"too little text ({visible} visible characters < {MIN_VISIBLE_CHARS})", None
     return None, text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _visible_chars(text: str, enough: int) -> int:
+    """Non-space characters, counted only until ``enough`` (a large file need not be scanned)."""
+    count = 0
+    for chunk_start in range(0, len(text), 4096):
+        count += len("".join(text[chunk_start : chunk_start + 4096].split()))
+        if count >= enough:
+            return count
+    return count
 
 
 def walk_outside_git(root: Path) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
 
 from paqad.parse.leftover import module_unit
 from paqad.units import CodeUnit
@@ -90,9 +91,9 @@ def _signature(node: ast.AST, lines: list[str]) -> str:
 def _calls(node: ast.AST) -> list[str]:
     """Callee names inside this unit, excluding nested declarations (they are units themselves)."""
     seen: dict[str, None] = {}
-    stack = list(ast.iter_child_nodes(node))
+    stack = deque(ast.iter_child_nodes(node))
     while stack:
-        child = stack.pop(0)
+        child = stack.popleft()
         if isinstance(child, (*_FUNCS, ast.ClassDef)):
             continue
         if isinstance(child, ast.Call):
@@ -122,9 +123,22 @@ def _dotted(expr: ast.expr) -> str:
     return ""
 
 
+def _statements(body: list[ast.stmt]):
+    """Every statement, nested ones included, without descending into expressions (imports are
+    statements, so walking expressions, most of a module's nodes, is wasted work)."""
+    for node in body:
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(node, field, None) or [])
+        for handler in getattr(node, "handlers", None) or []:
+            yield from _statements(handler.body)
+        for case in getattr(node, "cases", None) or []:
+            yield from _statements(case.body)
+
+
 def _imports(tree: ast.Module) -> list[str]:
     found: dict[str, None] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 found.setdefault(alias.name, None)
