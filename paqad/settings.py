@@ -44,10 +44,11 @@ SETTINGS: dict[str, Setting] = {
             "rag_embedding_provider",
             str,
             "none",
-            "Embedding provider. `none` = lexical only; semantic providers arrive with the semantic issue.",
-            choices=("none",),
+            "Embedding provider. `none` = lexical only; `local` = an offline model shipped in a pip package "
+            "(all-MiniLM-L6-v2), vectors fused with the lexical ranking. Changing it forces a full rebuild.",
+            choices=("none", "local"),
         ),
-        Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default)."),
+        Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2). Changing it forces a full rebuild."),
         Setting("rag_top_n", int, 20, "Passages a standard-depth search returns.", low=1, high=500),
         Setting(
             "rag_similarity_threshold",

@@ -30,7 +30,7 @@ def test_plain_question_ranks_the_declaration_first(shop):
     top = resp.results[0]
     assert (top.start_line, top.end_line) == (7, 10)
     assert top.source.startswith("def sign_cookie(")
-    assert 0.0 <= top.score <= 1.0 and top.score == top.signals["relevance"]
+    assert 0.0 <= top.score <= 1.0 and top.score == top.signals["calibrated"] and 0.0 <= top.signals["relevance"] <= 1.0
     assert set(top.matched_terms) >= {"sign", "cooki", "session"}
 
 

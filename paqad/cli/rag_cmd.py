@@ -13,7 +13,7 @@ from paqad import collect, config as config_mod, workspace
 from paqad.cli import render
 from paqad.cli.common import AppContext, emit_json, run_guarded
 from paqad.errors import UsageError
-from paqad.index import build
+from paqad.index import build, vectors
 from paqad.search import pipeline
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -34,18 +34,30 @@ def _build_output(report: build.BuildReport, as_json: bool) -> None:
         click.echo(render.build_text(report))
 
 
+def _with_progress(fn, root: Path, cfg: config_mod.Config) -> build.BuildReport:
+    """Run a build with the embedding progress bar on stderr (shown on a TTY only)."""
+    bar = vectors.ProgressBar()
+    try:
+        return fn(root, cfg, progress=bar)
+    finally:
+        bar.close()
+
+
 @rag_group.command("init")
+@click.option("--provider", type=click.Choice(["local", "none"]), default=None, help="Embedding provider: local (offline model) or none (lexical only); saved as rag_embedding_provider.")
 @JSON_OPT
 @click.pass_obj
-def rag_init(app: AppContext, as_json: bool) -> None:
-    """Switch retrieval on for this repository and build the index.
+def rag_init(app: AppContext, provider: str | None, as_json: bool) -> None:
+    """Switch retrieval on for this repository and build the index (then embed it).
 
-    Example: paqad rag init
+    Example: paqad rag init --provider local
     """
     root = app.root()
     run_guarded(workspace.ensure, root)
     run_guarded(config_mod.set_value, root, "rag_enabled", "true")
-    report = run_guarded(build.build_full, root, app.config())
+    if provider is not None:
+        run_guarded(config_mod.set_value, root, "rag_embedding_provider", provider)
+    report = run_guarded(_with_progress, build.build_full, root, app.config())
     _build_output(report, as_json)
 
 
@@ -57,7 +69,7 @@ def rag_update(app: AppContext, as_json: bool) -> None:
 
     Example: paqad rag update
     """
-    report = run_guarded(build.update, app.root(), app.config())
+    report = run_guarded(_with_progress, build.update, app.root(), app.config())
     _build_output(report, as_json)
 
 
@@ -69,7 +81,7 @@ def rag_rebuild(app: AppContext, as_json: bool) -> None:
 
     Example: paqad rag rebuild
     """
-    report = run_guarded(build.build_full, app.root(), app.config())
+    report = run_guarded(_with_progress, build.build_full, app.root(), app.config())
     _build_output(report, as_json)
 
 
@@ -83,7 +95,10 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     if not query.strip():
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
-    return pipeline.search(app.root(), query, top_n or cfg["rag_top_n"], cfg["rag_source_chars"], budget, gate=gate)
+    return pipeline.search(
+        app.root(), query, top_n or cfg["rag_top_n"], cfg["rag_source_chars"], budget, gate=gate,
+        threshold=cfg["rag_similarity_threshold"], relief_floor=cfg["rag_relief_floor"],
+    )
 
 
 @rag_group.command("search")
@@ -104,7 +119,8 @@ def rag_search(app: AppContext, query: str, top_n: int | None, budget: int, as_j
 @_query_options
 @click.pass_obj
 def rag_probe(app: AppContext, query: str, top_n: int | None, budget: int, as_json: bool) -> None:
-    """Show the top candidates and their per-signal scores before any gate (read-only).
+    """Show the top candidates and their per-signal scores (bm25f, relevance, cosine, fused,
+    calibrated) before the evidence gate and the floor (read-only).
 
     Example: paqad rag probe "where is the session cookie signed"
     """

@@ -17,18 +17,27 @@ def search_text(resp: SearchResponse, probe: bool = False) -> str:
         d = resp.diagnosis
         lines.append(f"No passage answers this ({d['reason']}).")
         lines.append(f"  coverage {d['coverage']:.2f}, concentration {d['concentration']:.2f}; bars {d['bars']}")
+        if d.get("vector"):
+            v = d["vector"]
+            lines.append(f"  vectors: top cosine {v['top_cosine']:.2f}, margin over median {v['margin']:.2f}; bars {v['bars']}")
+        if d.get("best_score") is not None:
+            lines.append(f"  best score {d['best_score']:.2f}")
         if d["absent_terms"]:
             lines.append(f"  not in this repository: {', '.join(d['absent_terms'][:12])}")
         lines.append(f"  hint: {d['hint']}")
         return "\n".join(lines)
     if not resp.results:
         return "No results."
+    if resp.results and resp.results[0].low_confidence:
+        lines.append("Low confidence: no passage reached the similarity threshold; the closest ones follow.")
     for n, r in enumerate(resp.results, 1):
         head = click.style(f"{n}. {r.path}:{r.start_line}-{r.end_line}", bold=True)
-        lines.append(f"{head}  {r.qualified_name or r.name}  ({r.kind}, score {r.score:.2f})")
+        lines.append(f"{head}  {r.qualified_name or r.name}  ({r.kind}, score {r.score:.2f}{', low confidence' if r.low_confidence else ''})")
         if r.signature:
             lines.append(f"   {r.signature}")
         matched = ", ".join(f"{t} ({f})" for t, f in list(r.matched_terms.items())[:8])
+        if not matched and "cosine" in r.signals:
+            matched = f"no query word; by meaning (cosine {r.signals['cosine']:.2f})"
         lines.append(f"   matched: {matched}")
         if probe:
             lines.append(f"   signals: {r.signals}")
@@ -36,7 +45,8 @@ def search_text(resp: SearchResponse, probe: bool = False) -> str:
             preview = [s for s in r.source.split("\n")[:PREVIEW_LINES]]
             lines.extend(click.style("   | ", dim=True) + s for s in preview)
     ev = resp.evidence
-    lines.append(f"({resp.candidates} candidates, {resp.elapsed_ms:.1f} ms; evidence {'passed' if ev.get('passed') else 'failed: ' + str(ev.get('reason'))})")
+    pending = f"; {resp.vectors_pending} units still without vectors" if resp.vectors_pending else ""
+    lines.append(f"({resp.candidates} candidates, {resp.mode}, {resp.elapsed_ms:.1f} ms; evidence {'passed' if ev.get('passed') else 'failed: ' + str(ev.get('reason'))}{pending})")
     return "\n".join(lines)
 
 
@@ -46,7 +56,13 @@ def build_text(report: BuildReport) -> str:
         head = f"Updated: {report.files_changed} changed, {report.files_removed} removed, {report.files_unchanged} unchanged"
     else:
         head = f"Built ({report.mode}): {report.files_indexed} files"
-    return f"{head}; {report.units} units parsed in {report.seconds:.2f}s ({report.files_dropped} files not eligible){'; ' + langs if langs else ''}"
+    text = f"{head}; {report.units} units parsed in {report.seconds:.2f}s ({report.files_dropped} files not eligible){'; ' + langs if langs else ''}"
+    v = report.vectors
+    if v is not None:
+        text += f"\nVectors ({v.provider}): {v.embedded} embedded, {v.cached} from cache in {v.seconds:.1f}s; {v.pending} pending"
+        if v.stopped:
+            text += f" (stopped: {v.stopped}; `paqad rag update` resumes)"
+    return text
 
 
 def decision_text(d: Decision) -> str:

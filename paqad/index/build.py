@@ -2,7 +2,9 @@
 
 Step 1  collect eligible files (paqad.collect), Step 2  parse them into units,
 Step 3  count field terms and lengths, Step 4  compute document frequencies and field averages,
-Step 5  write postings with their BM25F weights, Step 6  publish (full) or commit (incremental).
+Step 5  write postings with their BM25F weights, Step 6  publish (full) or commit (incremental),
+Step 7  embed pending units (``paqad.index.vectors``; only with an embedding provider), after the
+lexical index is live, in resumable batches.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import filelock
 from paqad import __version__, collect, stackpacks, workspace
 from paqad.config import Config
 from paqad.errors import IndexCorruptError, LockedError
-from paqad.index import fields, store
+from paqad.index import fields, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -54,6 +56,7 @@ class BuildReport:
     seconds: float = 0.0
     languages: dict[str, int] = field(default_factory=dict)
     active_packs: list[str] = field(default_factory=list)
+    vectors: vectors.VectorReport | None = None
 
 
 def writer_lock(root: Path, timeout: float = LOCK_TIMEOUT_S) -> filelock.FileLock:
@@ -72,13 +75,23 @@ def _locked(root: Path, timeout: float):
     return lock
 
 
-def build_full(root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S) -> BuildReport:
-    """Rebuild from scratch into a new generation and swap it in."""
+def build_full(
+    root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S, embed: bool = True, progress: vectors.Progress | None = None
+) -> BuildReport:
+    """Rebuild from scratch into a new generation and swap it in; then fill its vectors."""
     lock = _locked(root, lock_timeout)
     try:
-        return _build_full_locked(root, cfg)
+        report = _build_full_locked(root, cfg)
     finally:
         lock.release()
+    return _embed_after(root, cfg, report, lock_timeout, embed, progress)
+
+
+def _embed_after(root: Path, cfg: Config, report: BuildReport, lock_timeout: float, embed: bool, progress: vectors.Progress | None) -> BuildReport:
+    """Step 7: the lexical index is live; embed what is pending (nothing without a provider)."""
+    if embed and cfg["rag_embedding_provider"] != "none":
+        report.vectors = vectors.fill(root, cfg, writer_lock(root, lock_timeout), progress)
+    return report
 
 
 def _build_full_locked(root: Path, cfg: Config) -> BuildReport:
@@ -185,7 +198,7 @@ def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
         "tokenizer_version": TOKENIZER_VERSION,
         "parser_version": PARSER_VERSION,
         "paqad_version": __version__,
-        "embedding_provider": cfg["rag_embedding_provider"],
+        **vectors.index_meta(cfg),
         "max_unit_lines": cfg["rag_max_unit_lines"],
         "ranking_version": fields.RANKING_VERSION,
         "built_at": now,
@@ -217,32 +230,41 @@ def needs_full_rebuild(meta: dict[str, str], cfg: Config) -> str | None:
         "parser_version": str(PARSER_VERSION),
         "max_unit_lines": str(cfg["rag_max_unit_lines"]),
         "ranking_version": str(fields.RANKING_VERSION),
+        "embedding_fingerprint": str(vectors.index_meta(cfg)["embedding_fingerprint"]),
     }
     for key, want in checks.items():
-        if meta.get(key) != want:
+        if meta.get(key, "" if key == "embedding_fingerprint" else None) != want:
             return f"{key} changed ({meta.get(key)} → {want})"
     return None
 
 
-def update(root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S) -> BuildReport:
-    """Re-index only files whose content changed, in one transaction; full build if none exists."""
+def update(
+    root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S, embed: bool = True, progress: vectors.Progress | None = None
+) -> BuildReport:
+    """Re-index only files whose content changed, in one transaction; full build if none exists
+    (or if versions or the embedding provider changed). Then fill pending vectors."""
     lock = _locked(root, lock_timeout)
     try:
-        if store.current_pointer(root).exists() is False:
-            return _build_full_locked(root, cfg)
-        con = store.open_current(root, readonly=False)
-        try:
-            reason = needs_full_rebuild(store.get_meta(con), cfg)
-            if reason:
-                con.close()
-                report = _build_full_locked(root, cfg)
-                report.mode = f"full ({reason})"
-                return report
-            return _update_locked(root, cfg, con)
-        finally:
-            con.close()
+        report = _update_or_build_locked(root, cfg)
     finally:
         lock.release()
+    return _embed_after(root, cfg, report, lock_timeout, embed, progress)
+
+
+def _update_or_build_locked(root: Path, cfg: Config) -> BuildReport:
+    if store.current_pointer(root).exists() is False:
+        return _build_full_locked(root, cfg)
+    con = store.open_current(root, readonly=False)
+    try:
+        reason = needs_full_rebuild(store.get_meta(con), cfg)
+        if reason:
+            con.close()
+            report = _build_full_locked(root, cfg)
+            report.mode = f"full ({reason})"
+            return report
+        return _update_locked(root, cfg, con)
+    finally:
+        con.close()
 
 
 def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildReport:
@@ -263,6 +285,7 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     removed = [p for p in stored if p not in seen]
     try:
         with store.transaction(con):
+            con.execute(vectors.VECTORS_SCHEMA)  # an index built before vectors existed
             _apply_changes(con, changed, removed)
             store.set_meta(con, {"updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "active_packs": elig.active})
     except sqlite3.DatabaseError as exc:
@@ -314,6 +337,7 @@ def _delete_file(con: sqlite3.Connection, path: str, totals: list[int]) -> int:
             totals[f] -= n
         con.execute("UPDATE terms SET df = df - 1 WHERE tid IN (SELECT tid FROM postings WHERE uid = ?)", (uid,))
         con.execute("DELETE FROM postings WHERE uid = ?", (uid,))
+        con.execute("DELETE FROM vectors WHERE uid = ?", (uid,))
     con.execute("DELETE FROM units WHERE path = ?", (path,))
     con.execute("DELETE FROM files WHERE path = ?", (path,))
     return len(rows)

@@ -1,7 +1,9 @@
-"""The one search pipeline every door calls: analyse → lexical candidates → evidence → results.
+"""The one search pipeline every door calls: analyse → lexical candidates → evidence →
+vector candidates → fusion → calibrated score → confidence floor → results.
 
-``search`` applies the evidence gate and may return no results with a diagnosis; ``probe``
-returns the top candidates before any gate, for debugging. Neither writes to the index.
+``search`` applies the evidence gate and the floor and may return no results with a diagnosis;
+``probe`` returns the top candidates before either, with every signal, for debugging. Neither
+writes to the index. Without vectors (provider ``none``, or all still pending) it is lexical only.
 """
 
 from __future__ import annotations
@@ -13,12 +15,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from paqad.errors import IndexCorruptError
-from paqad.index import store
+from paqad.index import store, vectors
 from paqad.search import evidence as evidence_mod
-from paqad.search import lexical, query as query_mod
+from paqad.search import fusion, lexical, query as query_mod, vector
+from paqad.settings import SETTINGS
 
 RESULT_SCHEMA_VERSION = 1
 DEFAULT_BUDGET_CHARS = 12_000
+DEFAULT_THRESHOLD = float(SETTINGS["rag_similarity_threshold"].default)
+DEFAULT_RELIEF_FLOOR = float(SETTINGS["rag_relief_floor"].default)
 
 
 @dataclass
@@ -38,6 +43,7 @@ class Result:
     docstring: str = ""
     source: str | None = None
     source_truncated: bool = False
+    low_confidence: bool = False
 
 
 @dataclass
@@ -51,6 +57,7 @@ class SearchResponse:
     candidates: int = 0
     elapsed_ms: float = 0.0
     mode: str = "lexical"
+    vectors_pending: int = 0
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -65,43 +72,108 @@ def search(
     source_chars: int = 1200,
     budget_chars: int = DEFAULT_BUDGET_CHARS,
     gate: bool = True,
+    threshold: float = DEFAULT_THRESHOLD,
+    relief_floor: float = DEFAULT_RELIEF_FLOOR,
 ) -> SearchResponse:
-    """Answer ``text`` from the index at ``root``; with ``gate`` off this is ``probe``."""
+    """Answer ``text`` from the index at ``root``; with ``gate`` off this is ``probe``.
+
+    ``gate`` applies the evidence tests and the confidence floor: results scoring at or above
+    ``threshold`` are returned; if none does, up to ``fusion.RELIEF_MAX`` at or above
+    ``relief_floor``, marked ``low_confidence``; below that none, with ``best_score`` in the diagnosis.
+    """
     started = time.perf_counter()
     con = store.reader(root)
     try:
-        return _search(con, text, top_n, source_chars, budget_chars, gate, started)
+        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor)
     except sqlite3.DatabaseError as exc:
         store.forget_reader(root)
         raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
 
 
-def _search(con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float) -> SearchResponse:
+def _search(
+    con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float, threshold: float, relief: float
+) -> SearchResponse:
     n_units = int(store.get_meta(con).get("n_units", "0"))
     analyzed = query_mod.analyze(con, text, n_units)
     scored = lexical.score(con, analyzed)
-    ranked = scored.ranked
     ev = evidence_mod.assess(analyzed, scored)
-    resp = SearchResponse(query=text, answered=ev.passed or not gate, candidates=scored.total, evidence=_evidence_summary(ev))
-    if gate and not ev.passed:
-        resp.diagnosis = ev.diagnosis()
+    mat = vector.matrix(con)
+    hits = _vector_hits(con, mat, text, ev, gate)
+    vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
+    answered = ev.passed or vector_ok
+    resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
+    resp.mode = "hybrid" if hits is not None else "lexical"
+    resp.vectors_pending = max(0, n_units - mat.size) if mat is not None else 0
+    ranked = _ranked(scored, hits, ev.coverage)
+    fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None)
+    best = max((c.score for c in ranked[:top_n]), default=0.0)
+    if gate and not answered:
+        resp.diagnosis = _diagnosis(ev, hits, vector_ok, best)
     else:
         top = _dedupe_parts(con, ranked, top_n)
-        scored.explain(top)
-        resp.results = _results(con, top, ranked[0].bm25f if ranked else 1.0)
+        low = False
+        if gate:
+            top, low = fusion.floor([c.score for c in top], threshold, relief, top)
+            if not top:
+                resp.answered = False
+                resp.diagnosis = _diagnosis(ev, hits, vector_ok, best, below_floor=True)
+        lexical.fill_matched([c for c in top if not c.matched], scored.terms, scored.postings)
+        resp.results = _results(con, top, ranked[0].bm25f if ranked else 1.0, low)
         resp.omitted_for_budget = _attach_sources(con, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
     return resp
 
 
-def _evidence_summary(ev: evidence_mod.Evidence) -> dict:
-    return {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
+def _vector_hits(con: sqlite3.Connection, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool) -> vector.VectorHits | None:
+    """Cosines of the query, when the index has vectors and the answer could still use them.
+    The model is not loaded when the lexical gate refused for a reason vectors may not overrule."""
+    if mat is None or not mat.size:
+        return None
+    if gate and not ev.passed and ev.reason not in fusion.VECTOR_RESCUE_REASONS:
+        return None
+    qvec = vector.embed_query(con, text)
+    return None if qvec is None else vector.similarities(mat, qvec)
+
+
+def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: float) -> list[fusion.Fused]:
+    lex = [(c.uid, c.bm25f, c.relevance) for c in scored.ranked]
+    if hits is None:
+        out = [fusion.Fused(c.uid, c.bm25f, c.relevance, lexical_rank=i, fused=c.bm25f, matched=c.matched) for i, c in enumerate(scored.ranked, 1)]
+        return out
+    return fusion.fuse(lex, hits.ranked(vector.POOL), hits.by_uid([u for u, _, _ in lex]), lexical_weight=fusion.blend_weight(coverage))
+
+
+def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None = None, vector_ok: bool = False) -> dict:
+    out = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
+    if hits is not None:
+        out["vector"] = _vector_summary(hits, vector_ok)
+    return out
+
+
+def _vector_summary(hits: vector.VectorHits, vector_ok: bool) -> dict:
+    return {
+        "passed": vector_ok, "top_cosine": round(hits.top, 4), "median_cosine": round(hits.median, 4),
+        "margin": round(hits.top - hits.median, 4), "z": round(hits.z, 3),
+        "bars": {"top_cosine": fusion.VECTOR_TOP_BAR, "margin": fusion.VECTOR_MARGIN_BAR},
+    }
+
+
+def _diagnosis(ev: evidence_mod.Evidence, hits: vector.VectorHits | None, vector_ok: bool, best_score: float, below_floor: bool = False) -> dict:
+    """Why search stayed silent: the evidence figures, the vector test, and the best calibrated score."""
+    data = ev.diagnosis()
+    if hits is not None:
+        data["vector"] = _vector_summary(hits, vector_ok)
+    data["best_score"] = round(best_score, 4)
+    if below_floor:
+        data["reason"] = "below_relief_floor"
+        data["hint"] = "the best passage scored below the relief floor; nothing here answers this well enough"
+    return data
 
 
 DROP_CONTAINERS = True
 
 
-def _dedupe_parts(con: sqlite3.Connection, ranked: list[lexical.Candidate], top_n: int) -> list[lexical.Candidate]:
+def _dedupe_parts(con: sqlite3.Connection, ranked: list, top_n: int) -> list:
     """Keep the best-scoring part of a split unit, and drop a container (a class, a module part)
     ranked below a unit it contains: its text would repeat a passage already delivered.
     A more specific unit ranked below its container is kept: it is the sharper passage."""
@@ -128,18 +200,22 @@ def _dedupe_parts(con: sqlite3.Connection, ranked: list[lexical.Candidate], top_
 _COLUMNS = "id, path, language, kind, name, qualified_name, signature, start_line, end_line, docstring"
 
 
-def _results(con: sqlite3.Connection, cands: list[lexical.Candidate], top_score: float) -> list[Result]:
+def _results(con: sqlite3.Connection, cands: list[fusion.Fused], top_score: float, low_confidence: bool = False) -> list[Result]:
     out = []
     for cand in cands:
         row = con.execute(f"SELECT {_COLUMNS} FROM units WHERE uid = ?", (cand.uid,)).fetchone()
         if row is None:
             continue
         signals = {"bm25f": round(cand.bm25f, 4), "bm25f_ratio": round(cand.bm25f / top_score, 4) if top_score else 0.0, "relevance": cand.relevance}
+        if cand.cosine is not None or cand.vector_rank is not None:
+            signals["cosine"] = round(cand.cosine or 0.0, 4)
+        signals["fused"] = round(cand.fused, 6)
+        signals["calibrated"] = cand.score
         out.append(
             Result(
                 id=row[0], path=row[1], language=row[2], kind=row[3], name=row[4], qualified_name=row[5], signature=row[6],
-                start_line=int(row[7]), end_line=int(row[8]), docstring=row[9][:400], score=cand.relevance, signals=signals,
-                matched_terms=dict(sorted(cand.matched.items())),
+                start_line=int(row[7]), end_line=int(row[8]), docstring=row[9][:400], score=cand.score, signals=signals,
+                matched_terms=dict(sorted(cand.matched.items())), low_confidence=low_confidence,
             )
         )
     return out
@@ -162,6 +238,14 @@ def _attach_sources(con: sqlite3.Connection, results: list[Result], per_result: 
     return omitted
 
 
+def _vectors_text(meta: dict[str, str], units: int, pending: int) -> str:
+    if not meta.get("embedding_fingerprint"):
+        return "none (lexical only)"
+    done = units - pending
+    tail = f", {pending} pending (run `paqad rag update`)" if pending else ""
+    return f"{done}/{units} units embedded ({meta.get('embedding_model')}, {meta.get('embedding_dims')} dims){tail}"
+
+
 def status(root: Path) -> dict:
     """Index facts for ``rag status``: generation, counts, languages, build times, versions."""
     path = store.current_path(root)
@@ -173,6 +257,7 @@ def status(root: Path) -> dict:
         files = con.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM files").fetchone()
         langs = dict(con.execute("SELECT language, COUNT(*) FROM units GROUP BY language ORDER BY 2 DESC").fetchall())
         kinds = dict(con.execute("SELECT kind, COUNT(*) FROM units GROUP BY kind ORDER BY 2 DESC").fetchall())
+        pending = vectors.pending_count(con)
     except sqlite3.DatabaseError as exc:
         raise IndexCorruptError(f"index {path} is unreadable ({exc}); {store.REBUILD_HINT}") from exc
     finally:
@@ -189,7 +274,9 @@ def status(root: Path) -> dict:
         "built_at": meta.get("built_at"),
         "updated_at": meta.get("updated_at"),
         "embedding_provider": meta.get("embedding_provider"),
-        "vectors": "none (lexical only)",
+        "embedding_model": meta.get("embedding_model") or None,
+        "vectors": _vectors_text(meta, int(meta.get("n_units", "0")), pending),
+        "vectors_pending": pending,
         "active_packs": json.loads(meta.get("active_packs", "[]")),
         "versions": {k: meta.get(k) for k in ("schema_version", "tokenizer_version", "parser_version", "paqad_version")},
     }

@@ -1,0 +1,104 @@
+"""Vector candidates: exact cosine by numpy brute force over the index's (n, dims) float32 matrix.
+
+The matrix loads once per reader connection and is reused until another connection commits
+(``PRAGMA data_version``: a fill batch or an incremental update), so a long-lived process pays the
+load once. At 10,000 vectors a query costs well under a millisecond; an approximate index would only
+pay for its build time past a few hundred thousand units (see benchmarks/README.md).
+
+The query vector comes from the provider named in the index's ``meta`` (never from the current
+settings, so a query is always embedded in the space the index was built in).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+
+from paqad.index import store, vectors
+
+#: Vector candidates taken into fusion (the lexical side brings its own pool).
+POOL = 200
+_MATRICES: dict[int, tuple[sqlite3.Connection, int, "Matrix"]] = {}
+_KEEP = 8
+
+
+@dataclass
+class Matrix:
+    uids: np.ndarray  # (n,) int64
+    vecs: np.ndarray  # (n, dims) float32, rows L2-normalised
+    dims: int
+
+    @property
+    def size(self) -> int:
+        return int(self.uids.size)
+
+
+@dataclass
+class VectorHits:
+    """Cosines of the query against every unit with a vector, and the vector-side evidence test."""
+
+    cos: np.ndarray  # aligned with Matrix.uids
+    uids: np.ndarray
+    top: float
+    median: float
+    z: float  # (top − mean) / std over the corpus: how far the best unit stands out
+
+    def ranked(self, pool: int = POOL) -> list[tuple[int, float]]:
+        """(uid, cosine), best first, at most ``pool``."""
+        if not self.cos.size:
+            return []
+        k = min(pool, self.cos.size)
+        part = np.argpartition(-self.cos, k - 1)[:k]
+        order = part[np.lexsort((self.uids[part], -self.cos[part]))]
+        return [(int(self.uids[i]), float(self.cos[i])) for i in order]
+
+    def by_uid(self, uids: list[int] | None = None) -> dict[int, float]:
+        """uid -> cosine for ``uids`` (every unit with a vector when None); ``uids`` are sorted ascending."""
+        if uids is None:
+            return dict(zip(self.uids.tolist(), self.cos.tolist()))
+        want = np.asarray(uids, dtype=np.int64)
+        pos = np.clip(np.searchsorted(self.uids, want), 0, max(self.uids.size - 1, 0))
+        found = self.uids[pos] == want if self.uids.size else np.zeros(want.size, bool)
+        return {int(u): float(self.cos[p]) for u, p, ok in zip(want, pos, found) if ok}
+
+
+def matrix(con: sqlite3.Connection) -> Matrix | None:
+    """The index's vectors (cached per connection), or None for a lexical-only index."""
+    meta = store.get_meta(con)
+    if not meta.get("embedding_fingerprint") or not vectors.has_table(con):
+        return None
+    version = int(con.execute("PRAGMA data_version").fetchone()[0])
+    cached = _MATRICES.get(id(con))
+    if cached and cached[0] is con and cached[1] == version:
+        return cached[2]
+    dims = int(meta.get("embedding_dims", "0") or 0)
+    rows = con.execute("SELECT uid, vec FROM vectors ORDER BY uid").fetchall()
+    rows = [r for r in rows if len(r[1]) == 4 * dims]  # the index is untrusted
+    uids = np.array([r[0] for r in rows], dtype=np.int64)
+    vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dims) if rows else np.zeros((0, dims), np.float32)
+    found = Matrix(uids, np.ascontiguousarray(vecs, dtype=np.float32), dims)
+    if len(_MATRICES) >= _KEEP:
+        _MATRICES.pop(next(iter(_MATRICES)))
+    _MATRICES[id(con)] = (con, version, found)
+    return found
+
+
+def embed_query(con: sqlite3.Connection, text: str) -> np.ndarray | None:
+    """The query in the index's vector space (loads the model on first use), or None if the
+    provider that built the index is not available here."""
+    meta = store.get_meta(con)
+    provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""))
+    if provider is None or vectors.fingerprint(provider) != meta.get("embedding_fingerprint"):
+        return None
+    return np.asarray(provider.embed_query(text), dtype=np.float32)
+
+
+def similarities(mat: Matrix, qvec: np.ndarray) -> VectorHits:
+    cos = mat.vecs @ qvec if mat.size else np.zeros(0, np.float32)
+    if not cos.size:
+        return VectorHits(cos, mat.uids, 0.0, 0.0, 0.0)
+    std = float(cos.std()) or 1e-6
+    top = float(cos.max())
+    return VectorHits(cos, mat.uids, top, float(np.median(cos)), (top - float(cos.mean())) / std)

@@ -1,0 +1,91 @@
+"""The calibrated score and the confidence floor: threshold, relief band, silence with the best score."""
+
+from __future__ import annotations
+
+import pytest
+
+from paqad import config
+from paqad.index import build
+from paqad.search import fusion, pipeline
+from repo_factory import make_shop
+
+T, F = 0.75, 0.35
+
+
+@pytest.mark.parametrize(
+    "scores, kept, low",
+    [
+        ([0.95, 0.8, 0.75, 0.5], [0, 1, 2], False),  # at or above the threshold: delivered normally
+        ([0.7, 0.6, 0.5, 0.2], [0, 1], True),  # none high: up to two in the relief band, low confidence
+        ([0.4, 0.2], [0], True),
+        ([0.34, 0.1], [], False),  # nothing at the relief floor: silence
+        ([], [], False),
+    ],
+)
+def test_floor_on_constructed_scores(scores, kept, low):
+    items = list(range(len(scores)))
+    out, is_low = fusion.floor(scores, T, F, items)
+    assert out == kept and is_low == low
+
+
+def _fused(*ratios: float) -> list[fusion.Fused]:
+    return [fusion.Fused(uid=i, fused=r) for i, r in enumerate(ratios)]
+
+
+def test_lexical_evidence_puts_the_best_above_the_threshold_and_keeps_close_runners_up():
+    ranked = _fused(1.0, 0.72, 0.4)
+    fusion.calibrate(ranked, lex_strength=1.0, lexical_passed=True)
+    assert ranked[0].score == pytest.approx(fusion.LEXICAL_CONF)
+    assert ranked[1].score >= T > ranked[2].score
+    strong = _fused(1.0)
+    fusion.calibrate(strong, lex_strength=2.0, lexical_passed=True)
+    assert strong[0].score == 1.0
+
+
+def test_vector_evidence_alone_never_reaches_the_threshold_and_no_evidence_stays_below_relief():
+    ranked = _fused(1.0, 0.9)
+    fusion.calibrate(ranked, lex_strength=0.0, lexical_passed=False, top_cos=0.95)
+    assert F <= ranked[0].score <= fusion.VECTOR_CONF_MAX < T
+    fusion.calibrate(ranked, lex_strength=0.9, lexical_passed=False, top_cos=None)
+    assert ranked[0].score < F
+
+
+def test_scores_stay_in_unit_interval():
+    ranked = _fused(5.0, 1.0, 0.0)
+    fusion.calibrate(ranked, lex_strength=10.0, lexical_passed=True)
+    assert all(0.0 <= f.score <= 1.0 for f in ranked)
+
+
+def test_vector_test_needs_a_high_top_that_stands_clear_of_the_median():
+    assert fusion.vector_evidence(0.6, 0.2)
+    assert not fusion.vector_evidence(0.6, 0.45)  # everything is about as close: no signal
+    assert not fusion.vector_evidence(0.3, -0.1)  # clear of the rest, but not close to the query
+
+
+@pytest.fixture
+def shop(repo):
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root, environ={}))
+    return repo
+
+
+def test_search_applies_the_floor_and_probe_does_not(shop):
+    q = "where is the session cookie signed"
+    normal = pipeline.search(shop.root, q)
+    assert normal.results and all(r.score >= T and not r.low_confidence for r in normal.results)
+    probe = pipeline.search(shop.root, q, gate=False)
+    assert len(probe.results) > len(normal.results)  # the floor trimmed distant candidates
+    assert any(r.score < T for r in probe.results)
+
+    relief = pipeline.search(shop.root, q, threshold=1.01, relief_floor=0.35)
+    assert relief.answered and 1 <= len(relief.results) <= 2 and all(r.low_confidence for r in relief.results)
+    assert relief.to_dict()["results"][0]["low_confidence"] is True
+
+    dark = pipeline.search(shop.root, q, threshold=1.01, relief_floor=1.01)
+    assert not dark.answered and dark.results == []
+    assert dark.diagnosis["reason"] == "below_relief_floor" and dark.diagnosis["best_score"] == 1.0
+
+
+def test_a_lexical_refusal_reports_the_best_score_below_the_relief_floor(shop):
+    silent = pipeline.search(shop.root, "kubernetes helm chart")
+    assert not silent.answered and silent.diagnosis["best_score"] < F

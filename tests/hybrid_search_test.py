@@ -1,0 +1,262 @@
+"""Hybrid search with the real packaged model (all-MiniLM-L6-v2): vectors in the index, pending
+state, the embedding cache, provider changes, vector-side evidence and the model kept out of the
+paths that do not need it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paqad import config
+from paqad.index import build, store, vectors
+from paqad.search import pipeline, vector
+from repo_factory import Repo, make_shop
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The shop again, but nothing in it shares a word with "resend a payment after a transient error":
+# only meaning connects the question to retry_charge.
+CARDS = '''\
+"""Card processing for the shop."""
+
+import time
+
+
+class CardGateway:
+    """Talks to the card processor."""
+
+    def charge(self, amount_cents: int, card_token: str) -> str:
+        """Charge a card and return the processor's transaction id."""
+        return self._post("/charges", {"amount": amount_cents, "card": card_token})
+
+    def refund(self, transaction_id: str) -> None:
+        """Give the money back for an earlier charge."""
+        self._post("/refunds", {"id": transaction_id})
+
+    def _post(self, route: str, body: dict) -> str:
+        return route + str(body)
+
+
+def retry_charge(gateway: CardGateway, amount_cents: int, card_token: str, attempts: int = 3) -> str:
+    """Charge again after a temporary processor failure, sleeping with exponential backoff."""
+    for attempt in range(attempts):
+        try:
+            return gateway.charge(amount_cents, card_token)
+        except ProcessorTimeout:
+            time.sleep(2 ** attempt)
+    raise ProcessorTimeout("processor unavailable")
+'''
+QUESTION = "resend a payment after a transient error"
+
+
+def cfg(root: Path, provider: str) -> config.Config:
+    return config.load(root, cli_overrides={"rag_embedding_provider": provider}, environ={})
+
+
+@pytest.fixture
+def cards(repo: Repo) -> Repo:
+    make_shop(repo, commit=False)
+    (repo.root / "shop" / "payments.py").unlink()
+    repo.write("shop/cards.py", CARDS)
+    repo.write("README.md", "# Shop\n\nA small shop backend used by the paqad tests.\n\n## Sessions\n\nSession cookies are signed with HMAC.\n")
+    repo.commit("cards")
+    return repo
+
+
+def test_meaning_reaches_retry_charge_with_local_and_not_with_none(cards):
+    build.build_full(cards.root, cfg(cards.root, "none"))
+    lexical = pipeline.search(cards.root, QUESTION)
+    assert not lexical.answered and lexical.results == [] and lexical.mode == "lexical"
+
+    report = build.build_full(cards.root, cfg(cards.root, "local"))
+    assert report.vectors and report.vectors.pending == 0 and report.vectors.embedded == report.units
+    hybrid = pipeline.search(cards.root, QUESTION)
+    assert hybrid.answered and hybrid.mode == "hybrid"
+    top = hybrid.results[0]
+    assert top.name == "retry_charge"
+    # It stands on vector evidence alone, so it is relief, not a confident answer.
+    assert top.low_confidence and 0.35 <= top.score < 0.75 and len(hybrid.results) <= 2
+    assert hybrid.evidence["vector"]["passed"] and not hybrid.evidence["passed"]
+    assert {"bm25f", "relevance", "cosine", "fused", "calibrated"} <= set(top.signals)
+
+
+def test_shop_question_ranks_retry_charge_first_with_vectors(repo):
+    make_shop(repo)
+    build.build_full(repo.root, cfg(repo.root, "local"))
+    resp = pipeline.search(repo.root, QUESTION)
+    assert resp.answered and resp.results[0].name == "retry_charge" and not resp.results[0].low_confidence
+    assert resp.results[0].score >= 0.75
+
+
+@pytest.mark.parametrize("question", ["how do I bake sourdough bread", "what is the capital of france", "kubernetes helm chart"])
+def test_unrelated_questions_stay_silent_with_vectors(cards, question):
+    build.build_full(cards.root, cfg(cards.root, "local"))
+    resp = pipeline.search(cards.root, question)
+    assert not resp.answered and resp.results == []
+    assert resp.diagnosis["vector"]["passed"] is False
+    assert resp.diagnosis["vector"]["top_cosine"] < 0.45
+
+
+def test_pending_vectors_then_filled_in_batches(cards):
+    c = cfg(cards.root, "local")
+    report = build.build_full(cards.root, c, embed=False)
+    assert report.vectors is None
+    con = store.open_current(cards.root)
+    assert vectors.pending_count(con) == report.units
+    con.close()
+    resp = pipeline.search(cards.root, "where is the session cookie signed")
+    assert resp.answered and resp.mode == "lexical" and resp.vectors_pending == report.units
+    status = pipeline.status(cards.root)
+    assert status["vectors_pending"] == report.units and "pending" in status["vectors"]
+
+    seen: list[tuple[int, int]] = []
+
+    def stop_after_first_batch(done: int, total: int) -> None:
+        seen.append((done, total))
+        raise KeyboardInterrupt  # a kill between batches
+
+    with pytest.raises(KeyboardInterrupt):
+        vectors.fill(cards.root, c, build.writer_lock(cards.root), stop_after_first_batch, batch=4)
+    con = store.open_current(cards.root)
+    assert vectors.pending_count(con) == report.units - 4  # the first batch was committed
+    con.close()
+    resumed = build.update(cards.root, c)
+    assert resumed.vectors.pending == 0 and resumed.vectors.cached == 0 and resumed.vectors.embedded == report.units - 4
+    assert pipeline.search(cards.root, "where is the session cookie signed").vectors_pending == 0
+    assert pipeline.status(cards.root)["vectors_pending"] == 0
+
+
+def test_cache_makes_a_rebuild_embed_nothing_and_an_edit_embed_only_its_units(cards):
+    c = cfg(cards.root, "local")
+    first = build.build_full(cards.root, c)
+    assert first.vectors.embedded == first.units and first.vectors.cached == 0
+    again = build.build_full(cards.root, c)
+    assert again.vectors.embedded == 0 and again.vectors.cached == again.units
+    cards.write("shop/sessions.py", (cards.root / "shop" / "sessions.py").read_text() + "\n\ndef forget_cookie(value: str) -> str:\n    '''Expire the cookie.'''\n    return ''\n")
+    upd = build.update(cards.root, c)
+    # The changed file's units are re-indexed, but only the new one reaches the model.
+    assert upd.files_changed == 1 and upd.vectors.embedded == 1 and upd.vectors.cached == 3
+    assert upd.vectors.pending == 0
+    cache = vectors.EmbedCache(vectors.cache_path(cards.root))
+    assert cache.con.execute("SELECT COUNT(*) FROM cache").fetchone()[0] == first.units + 1
+    cache.close()
+
+
+def test_provider_change_forces_a_full_rebuild_and_never_mixes_spaces(cards):
+    build.build_full(cards.root, cfg(cards.root, "none"))
+    up = build.update(cards.root, cfg(cards.root, "local"))
+    assert up.mode.startswith("full (embedding_fingerprint changed")
+    con = store.open_current(cards.root)
+    meta = store.get_meta(con)
+    assert meta["embedding_fingerprint"].startswith("local:all-MiniLM-L6-v2:") and meta["embedding_dims"] == "384"
+    con.close()
+    back = build.update(cards.root, cfg(cards.root, "none"))
+    assert back.mode.startswith("full (embedding_fingerprint changed") and back.vectors is None
+    con = store.open_current(cards.root)
+    assert vector.matrix(con) is None and con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 0
+    con.close()
+    same = build.update(cards.root, cfg(cards.root, "none"))
+    assert same.mode == "incremental"
+
+
+def test_fill_refuses_an_index_of_another_space(cards):
+    build.build_full(cards.root, cfg(cards.root, "none"))
+    report = vectors.fill(cards.root, cfg(cards.root, "local"), build.writer_lock(cards.root))
+    assert report.stopped == "provider_mismatch" and report.embedded == 0
+
+
+def test_matrix_is_loaded_once_per_connection_and_refreshed_after_a_commit(cards):
+    c = cfg(cards.root, "local")
+    build.build_full(cards.root, c)
+    con = store.reader(cards.root)
+    first = vector.matrix(con)
+    assert first is not None and first.vecs.shape[1] == 384 and first.vecs.dtype.name == "float32"
+    assert vector.matrix(con) is first
+    cards.write("shop/extra.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier.'''\n    return address\n")
+    build.update(cards.root, c)
+    again = vector.matrix(store.reader(cards.root))
+    assert again is not first and again.size == first.size + 1
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+NO_MODEL = """
+import sys
+from pathlib import Path
+from paqad.search import pipeline
+root = Path(sys.argv[1])
+for q in sys.argv[2:]:
+    pipeline.search(root, q)
+assert "onnxruntime" not in sys.modules and "tokenizers" not in sys.modules, "the model was loaded"
+print("no model")
+"""
+
+
+def test_no_model_load_without_provider_or_when_lexical_refusal_is_final(cards):
+    build.build_full(cards.root, cfg(cards.root, "none"))
+    args = [sys.executable, "-c", NO_MODEL, str(cards.root), QUESTION, "where is the session cookie signed"]
+    done = subprocess.run(args, env=_child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "no model" in done.stdout, done.stderr
+
+    build.build_full(cards.root, cfg(cards.root, "local"))
+    scattered = pipeline.search(cards.root, "transaction hmac")
+    assert scattered.diagnosis and scattered.diagnosis["reason"] == "matched_terms_are_scattered"
+    args = [sys.executable, "-c", NO_MODEL, str(cards.root), "transaction hmac"]
+    done = subprocess.run(args, env=_child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "no model" in done.stdout, done.stderr
+
+
+def test_cli_init_with_provider_status_and_probe(cards, paqad_cli):
+    init = paqad_cli("rag", "init", "--provider", "local", "--json", cwd=cards.root)
+    assert init.returncode == 0, init.stderr
+    data = json.loads(init.stdout)
+    assert data["vectors"]["provider"] == "local" and data["vectors"]["pending"] == 0
+    assert "embedding [" not in init.stderr  # no progress bar when stderr is not a terminal
+    assert paqad_cli("config", "get", "rag_embedding_provider", cwd=cards.root).stdout.strip() == "local"
+    status = json.loads(paqad_cli("rag", "status", "--json", cwd=cards.root).stdout)["index"]
+    assert status["embedding_provider"] == "local" and status["vectors_pending"] == 0 and "embedded" in status["vectors"]
+    probe = json.loads(paqad_cli("rag", "probe", QUESTION, "--json", cwd=cards.root).stdout)
+    assert probe["mode"] == "hybrid" and probe["results"][0]["name"] == "retry_charge"
+    assert {"bm25f", "relevance", "cosine", "fused", "calibrated"} <= set(probe["results"][0]["signals"])
+    text = paqad_cli("rag", "search", QUESTION, cwd=cards.root).stdout
+    assert "low confidence" in text.lower() and "retry_charge" in text
+    back = paqad_cli("rag", "init", "--provider", "none", "--json", cwd=cards.root)
+    assert back.returncode == 0 and json.loads(back.stdout)["vectors"] is None
+
+
+def test_progress_line_has_rate_and_eta():
+    line = vectors.progress_line("embedding", 50, 200, 2.0)
+    assert "50/200 units" in line and "25.0/s" in line and "ETA 0m06s" in line
+
+
+def test_progress_bar_is_silent_off_a_terminal(tmp_path):
+    with open(tmp_path / "err", "w") as fh:
+        bar = vectors.ProgressBar(stream=fh)
+        bar(1, 10)
+        bar.close()
+    assert (tmp_path / "err").read_text() == ""
+
+
+
+def test_an_index_from_before_vectors_still_searches_and_updates(cards):
+    build.build_full(cards.root, cfg(cards.root, "none"))
+    raw = sqlite3.connect(store.current_path(cards.root))
+    raw.execute("DROP TABLE vectors")
+    raw.execute("DELETE FROM meta WHERE key LIKE 'embedding_%'")
+    raw.commit()
+    raw.close()
+    store.forget_reader(cards.root)
+    assert pipeline.search(cards.root, "where is the session cookie signed").answered
+    cards.write("shop/extra.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier.'''\n    return address\n")
+    assert build.update(cards.root, cfg(cards.root, "none")).mode == "incremental"
+    assert pipeline.status(cards.root)["vectors"] == "none (lexical only)"
