@@ -45,8 +45,9 @@ SETTINGS: dict[str, Setting] = {
             str,
             "none",
             "Embedding provider. `none` = lexical only; `local` = an offline model shipped in a pip package "
-            "(all-MiniLM-L6-v2), vectors fused with the lexical ranking. Changing it forces a full rebuild.",
-            choices=("none", "local"),
+            "(all-MiniLM-L6-v2), vectors fused with the lexical ranking; `openai`, `voyageai`, `openai-compatible` "
+            "send unit text to that service (keys from the environment or .paqad/secrets.env). Changing it forces a full rebuild.",
+            choices=("none", "local", "openai", "voyageai", "openai-compatible"),
         ),
         Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2). Changing it forces a full rebuild."),
         Setting("rag_top_n", int, 20, "Passages a standard-depth search returns.", low=1, high=500),
@@ -65,5 +66,22 @@ SETTINGS: dict[str, Setting] = {
         Setting("rag_base_branch", str, "auto", "Base branch for the working set and drift (auto: main, then master)."),
         Setting("rag_max_unit_lines", int, 150, "Units longer than this are split into overlapping parts.", low=20, high=5000),
         Setting("rag_source_chars", int, 1200, "Characters of source per result in search output.", low=0, high=100000),
+        Setting(
+            "rag_embedding_base_url",
+            str,
+            "",
+            "Base URL of the embedding API (openai-compatible: required, e.g. http://localhost:11434/v1; openai/voyageai: "
+            "empty = the service's own). https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
+        ),
+        Setting(
+            "rag_prompt_budget",
+            float,
+            1.5,
+            "Seconds the prompt hook may spend answering this prompt before it hands over the last context (marked stale) and refreshes in the background.",
+            low=0.1,
+            high=30.0,
+        ),
+        Setting("rag_drift_check", bool, True, "Check whether the base branch moved on its remote (git ls-remote, batch mode, timeout). This talks to the configured remote."),
+        Setting("rag_drift_interval", float, 10.0, "Minutes between base-branch drift checks.", low=1.0, high=1440.0),
     ]
 }

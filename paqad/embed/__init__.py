@@ -12,7 +12,7 @@ built with another preparation must be recomputed.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import Any, TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
 from paqad.errors import ConfigError
 
@@ -60,25 +60,40 @@ class Provider(Protocol):
         ...
 
 
-ProviderFactory = Callable[[str], Provider]
+ProviderFactory = Callable[..., Provider]
 
 
-def _local(model: str) -> Provider:
+def _local(model: str, **_options: Any) -> Provider:
     from paqad.embed.local import local_provider
 
     return local_provider(model)
 
 
-#: Provider name -> factory taking the model name ("" for the provider's default model).
-PROVIDERS: dict[str, ProviderFactory] = {"local": _local}
+def _remote(name: str) -> ProviderFactory:
+    def factory(model: str, **options: Any) -> Provider:
+        from paqad.embed.remote import remote_provider
+
+        return remote_provider(name, model, **options)  # options: root, base_url, dims
+
+    return factory
 
 
-def get_provider(name: str, model: str = "") -> Provider:
+#: Provider name -> factory taking the model name ("" for the provider's default model) and
+#: options (``root`` for secrets.env, ``base_url``). Remote modules load only when chosen.
+PROVIDERS: dict[str, ProviderFactory] = {
+    "local": _local,
+    "openai": _remote("openai"),
+    "voyageai": _remote("voyageai"),
+    "openai-compatible": _remote("openai-compatible"),
+}
+
+
+def get_provider(name: str, model: str = "", **options: Any) -> Provider:
     """The provider ``name`` running ``model``; unknown names raise ``ConfigError`` with the choices."""
     factory = PROVIDERS.get(name)
     if factory is None:
         raise ConfigError(f"Unknown embedding provider {name!r}. Choose from {', '.join(sorted(PROVIDERS))}.")
-    return factory(model)
+    return factory(model, **options)
 
 
 def unit_text(unit: CodeUnit, description: str = "", max_chars: int = UNIT_TEXT_MAX_CHARS) -> str:

@@ -49,13 +49,14 @@ _PROVIDERS: dict[tuple[str, str], Any] = {}
 Progress = Callable[[int, int], None]
 
 
-def provider_for(name: str, model: str = "") -> Provider | None:
+def provider_for(name: str, model: str = "", base_url: str = "") -> Provider | None:
     """The (process-wide, lazily loading) provider for a setting pair; ``None`` for ``none``."""
     if name in ("", "none"):
         return None
-    key = (name, model)
+    key = (name, model, base_url)
     if key not in _PROVIDERS:
-        _PROVIDERS[key] = get_provider(name, model)
+        options = {} if name == "local" else {"base_url": base_url}
+        _PROVIDERS[key] = get_provider(name, model, **options)
     return _PROVIDERS[key]
 
 
@@ -67,9 +68,10 @@ def fingerprint(provider: Provider | None) -> str:
 
 def index_meta(cfg: Config) -> dict[str, object]:
     """What an index records about its vector space (empty fingerprint: lexical only)."""
-    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"])
+    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"])
     return {
         "embedding_provider": cfg["rag_embedding_provider"],
+        "embedding_base_url": cfg["rag_embedding_base_url"],
         "embedding_model": provider.model if provider else "",
         "embedding_fingerprint": fingerprint(provider),
         "embedding_dims": provider.dims if provider else 0,
@@ -174,7 +176,7 @@ def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, b
     No model is loaded when the provider is ``none``, nothing is pending, or the cache has all.
     """
     started = time.perf_counter()
-    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"])
+    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"])
     report = VectorReport(cfg["rag_embedding_provider"], fingerprint(provider))
     path = store.current_path(root)
     if provider is None or path is None:

@@ -27,7 +27,7 @@ MIN_UBIQUITOUS_DF = 8
 SCORE_CUTOFF = 0.5
 # Long pasted reports: score only the rarest present terms, so ranking does not drown in common
 # words and latency stays bounded.
-MAX_SCORED_TERMS = 48
+MAX_SCORED_TERMS = 96
 
 
 @dataclass

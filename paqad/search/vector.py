@@ -89,7 +89,7 @@ def embed_query(con: sqlite3.Connection, text: str) -> np.ndarray | None:
     """The query in the index's vector space (loads the model on first use), or None if the
     provider that built the index is not available here."""
     meta = store.get_meta(con)
-    provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""))
+    provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""), meta.get("embedding_base_url", ""))
     if provider is None or vectors.fingerprint(provider) != meta.get("embedding_fingerprint"):
         return None
     return np.asarray(provider.embed_query(text), dtype=np.float32)
