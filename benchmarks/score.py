@@ -283,6 +283,7 @@ class PeerRetriever:
 REGISTRY: dict[str, Callable[[int], Retriever]] = {
     "paqad-lexical": lambda k: PaqadRetriever("paqad-lexical", k),
     "paqad-probe": lambda k: PaqadRetriever("paqad-probe", k, gate=False),
+    "paqad-hybrid": lambda k: PaqadRetriever("paqad-hybrid", k, overrides={"rag_embedding_provider": "local"}),
     "grep": lambda k: GrepRetriever(k),
     "bm25": lambda k: Bm25Retriever(k),
     "grep-all": lambda k: GrepRetriever(k, "grep-all", file_set="git"),
