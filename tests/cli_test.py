@@ -123,3 +123,11 @@ def test_every_command_has_help_with_example_and_is_in_readme(path, paqad_cli, t
     assert proc.returncode == 0
     assert "Example:" in proc.stdout
     assert f"paqad {' '.join(path)}" in README.read_text(encoding="utf-8")
+
+
+def test_every_setting_is_documented_in_readme():
+    from paqad.settings import SETTINGS
+
+    text = README.read_text(encoding="utf-8")
+    missing = [key for key in SETTINGS if f"`{key}`" not in text]
+    assert not missing, f"settings missing from the README's table: {missing}"
