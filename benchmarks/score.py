@@ -35,9 +35,10 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-for _p in (str(HERE), str(REPO)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+# Only this folder: paqad itself must come from the installed package (the test suite imports
+# this module, and the source tree has no stack packs until the wheel is built).
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
 import scoring  # noqa: E402

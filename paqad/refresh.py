@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 from paqad import context, depth as depth_mod, gitwork, workspace
 from paqad.errors import IndexCorruptError, IndexMissingError, LockedError, PaqadError
+from paqad.index import build  # noqa: F401 - imported before a prompt's budget clock starts,
+from paqad.search import pipeline  # noqa: F401 - so the budget is spent searching, not importing
 
 PROMPT_FILE = "prompt.json"
 PROMPT_MAX_CHARS = 4000

@@ -19,7 +19,9 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     out = []
-    for name, cmd in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
         path = (*prefix, name)
         out.append(path)
         if isinstance(cmd, click.Group):

@@ -114,7 +114,6 @@ def test_refresh_context_cli_reports_drift(clones, paqad_cli, monkeypatch):
     from paqad.cli import main as cli_main
     from paqad.cli.refresh_cmd import refresh_context
 
-    monkeypatch.setitem(cli_main.rag_group.commands, "refresh-context", refresh_context)
     config.set_value(mine.root, "rag_enabled", "true")
     push_change(theirs, "shop/payments.py")
     assert cli_main.main(["--root", str(mine.root), "rag", "refresh-context", "--prompt", "retry a charge"]) == 0

@@ -26,8 +26,7 @@ def shop(repo: Repo) -> Repo:
 
 @pytest.fixture
 def cli(monkeypatch, capsys):
-    """``paqad`` in-process, with refresh-context registered the way main.py registers it."""
-    monkeypatch.setitem(cli_main.rag_group.commands, "refresh-context", refresh_context)
+    """``paqad`` in-process (main.py registers refresh-context under rag)."""
 
     def run(*args: str) -> tuple[int, str]:
         code = cli_main.main(list(args))

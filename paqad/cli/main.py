@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from paqad import __version__
 from paqad.cli.common import AppContext, parse_overrides
-from paqad.cli.config_cmd import config_group
-from paqad.cli.rag_cmd import rag_group
-from paqad.cli.refresh_cmd import refresh_context
-from paqad.cli.hooks_cmd import hook_group, hooks_group
-from paqad.cli.stackpack_cmd import stackpack
+
+# Command name -> "module:attribute". Groups are imported only when their command runs, so a
+# prompt hook (`paqad hook run`) does not pay for the search stack's imports, nor `paqad config`
+# for tree-sitter. (click's documented lazy-loading pattern.)
+COMMANDS = {
+    "rag": "paqad.cli.rag_cmd:rag_group",
+    "config": "paqad.cli.config_cmd:config_group",
+    "stackpack": "paqad.cli.stackpack_cmd:stackpack",
+    "hooks": "paqad.cli.hooks_cmd:hooks_group",
+    "hook": "paqad.cli.hooks_cmd:hook_group",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        command = getattr(importlib.import_module(module), attr)
+        if cmd_name == "rag" and "refresh-context" not in command.commands:
+            from paqad.cli.refresh_cmd import refresh_context
+
+            command.add_command(refresh_context)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="paqad")
 @click.option("--root", metavar="DIR", help="Repository to work on (default: the git work tree around the current folder).")
 @click.option("-c", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a setting for this command only.")
@@ -26,12 +53,6 @@ def cli(ctx: click.Context, root: str | None, overrides: tuple[str, ...]) -> Non
     ctx.obj = AppContext(root, parse_overrides(overrides))
 
 
-rag_group.add_command(refresh_context)
-cli.add_command(rag_group)
-cli.add_command(config_group)
-cli.add_command(stackpack)
-cli.add_command(hooks_group)
-cli.add_command(hook_group)
 
 
 def main(argv: list[str] | None = None) -> int:
