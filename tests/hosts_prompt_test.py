@@ -255,3 +255,27 @@ def test_the_hook_log_says_which_path_each_prompt_took(shop, paqad_cli):
     status = json.loads(paqad_cli("hooks", "status", "--json", cwd=shop.root).stdout)
     run = status["last_prompt_hooks"]["context:claude"]
     assert run["status"] == "live" and run["seconds"] < 1.5
+
+
+def test_a_killed_background_worker_never_blocks_the_next_prompt_or_commit(shop):
+    """Kill the refresh worker at random points (mid-sync, mid-write): the OS lock dies with it, the
+    index is the old or the new one, and the next prompt and commit go through."""
+    import random
+    import signal
+
+    rnd = random.Random(5)
+    for i in range(3):
+        shop.write(f"shop/extra_{i}.py", f"def parcel_label_{i}(order):\n    '''Print the parcel label number {i} for an order.'''\n    return order\n")
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "paqad", "--root", str(shop.root), "hook", "run-action", "refresh-context"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        time.sleep(rnd.uniform(0.05, 0.6))
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        proc, seconds = run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+        assert proc.returncode == 0 and seconds < 10
+        assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+        started = time.perf_counter()
+        shop.commit(f"extra {i}")
+        assert time.perf_counter() - started < 10
