@@ -110,7 +110,9 @@ def _sync(root: Path, cfg: Any, lock_wait: float | None) -> str:
 
     if lock_wait is not None and not _writer_free(root, lock_wait):
         return "skipped: another paqad process is writing the index"
-    report = build.update(root, cfg)
+    # The hot path never rebuilds a damaged index inside a prompt's budget: it stays silent and
+    # the background refresh it starts does the repair (and logs it).
+    report = build.update(root, cfg, repair=lock_wait is None)
     return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed"
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import filelock
 
-from paqad import __version__, collect, stackpacks, workspace
+from paqad import __version__, audit, collect, stackpacks, workspace
 from paqad.config import Config
 from paqad.errors import IndexCorruptError, LockedError
 from paqad.index import fields, store, vectors
@@ -81,10 +81,19 @@ def build_full(
     """Rebuild from scratch into a new generation and swap it in; then fill its vectors."""
     lock = _locked(root, lock_timeout)
     try:
+        audit.log(root, "INFO", "build-started", mode="full", provider=cfg["rag_embedding_provider"])
         report = _build_full_locked(root, cfg)
     finally:
         lock.release()
-    return _embed_after(root, cfg, report, lock_timeout, embed, progress)
+    return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress))
+
+
+def _completed(root: Path, report: BuildReport) -> BuildReport:
+    audit.log(
+        root, "INFO", "build-completed", mode=report.mode, files=report.files_indexed, changed=report.files_changed,
+        removed=report.files_removed, units=report.units, seconds=report.seconds,
+    )
+    return report
 
 
 def _embed_after(root: Path, cfg: Config, report: BuildReport, lock_timeout: float, embed: bool, progress: vectors.Progress | None) -> BuildReport:
@@ -239,26 +248,43 @@ def needs_full_rebuild(meta: dict[str, str], cfg: Config) -> str | None:
 
 
 def update(
-    root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S, embed: bool = True, progress: vectors.Progress | None = None
+    root: Path,
+    cfg: Config,
+    lock_timeout: float = LOCK_TIMEOUT_S,
+    embed: bool = True,
+    progress: vectors.Progress | None = None,
+    repair: bool = True,
 ) -> BuildReport:
     """Re-index only files whose content changed, in one transaction; full build if none exists
-    (or if versions or the embedding provider changed). Then fill pending vectors."""
+    (or if versions or the embedding provider changed, or, with ``repair``, the index is unreadable).
+    Then fill pending vectors."""
     lock = _locked(root, lock_timeout)
     try:
-        report = _update_or_build_locked(root, cfg)
+        report = _update_or_build_locked(root, cfg, repair)
     finally:
         lock.release()
-    return _embed_after(root, cfg, report, lock_timeout, embed, progress)
+    return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress))
 
 
-def _update_or_build_locked(root: Path, cfg: Config) -> BuildReport:
+def _update_or_build_locked(root: Path, cfg: Config, repair: bool = True) -> BuildReport:
     if store.current_pointer(root).exists() is False:
         return _build_full_locked(root, cfg)
-    con = store.open_current(root, readonly=False)
+    try:
+        con = store.open_current(root, readonly=False)
+    except IndexCorruptError as exc:
+        if not repair:
+            raise
+        # An update is asked for by hooks in the background: a damaged index is replaced (the
+        # old file is never read again), and the audit log says so.
+        audit.log(root, "WARN", "index-rebuilt-after-corruption", error=str(exc))
+        report = _build_full_locked(root, cfg)
+        report.mode = "full (the previous index was unreadable)"
+        return report
     try:
         reason = needs_full_rebuild(store.get_meta(con), cfg)
         if reason:
             con.close()
+            audit.log(root, "WARN", "full-rebuild-required", reason=reason)
             report = _build_full_locked(root, cfg)
             report.mode = f"full ({reason})"
             return report
