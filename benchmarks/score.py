@@ -294,6 +294,7 @@ REGISTRY: dict[str, Callable[[int], Retriever]] = {
 DESCRIPTIONS = {
     "paqad-lexical": "paqad in-process, default config, evidence gate on (`search`)",
     "paqad-probe": "same index, gate off (`probe`): ranking alone",
+    "paqad-hybrid": "paqad in-process with `rag_embedding_provider=local` (MiniLM vectors blended with BM25F), gate and floor on",
     "grep": "content words of the question, one case-insensitive grep each, files by words hit; paqad's files",
     "bm25": "bm25s defaults over whole files, English stopwords; paqad's files",
     "grep-all": "grep over every git-tracked text file (incl. rxjs dist/, flask docs .rst)",
