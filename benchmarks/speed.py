@@ -29,7 +29,9 @@ in brackets. The peer runs offline in its default configuration (embedding provi
 seconds (default 1,200), after which the peer is marked capped on that corpus.
 
 Writes ``benchmarks/results/speed-latest.md`` (also printed) and the raw numbers to
-``benchmarks/results/speed-<UTC timestamp>.json``.
+``benchmarks/results/speed-<UTC timestamp>.json``; ``--render RAW_JSON`` re-prints an earlier run.
+paqad runs from a private copy of its installed package taken at the start (``PYTHONPATH``), so a
+reinstall into the shared venv during the run cannot mix two versions into one table.
 """
 
 from __future__ import annotations
@@ -387,6 +389,8 @@ def measure_tool(tool: Tool, name: str, src: Path, work: Path, rep: int, queries
         res["warm"] = {"p50_ms": pct(lat, 50), "p95_ms": pct(lat, 95), "max_ms": lat[-1],
                        "answered_p50_ms": pct(yes, 50), "answered_p95_ms": pct(yes, 95),
                        "refused_p50_ms": pct(no, 50), "refused_p95_ms": pct(no, 95),
+                       "per_query_median_ms": [round(statistics.median(warm["wall_ms"][i::len(queries)]), 3)
+                                               for i in range(len(queries))],
                        "cpu_mean_ms": statistics.fmean(warm["cpu_ms"]), "samples": len(lat),
                        "answered": warm["answered"], "queries": warm["queries"],
                        "load_s": warm["load_s"], "process_rss_kb": w.rss_kb}
@@ -431,6 +435,8 @@ ROWS: list[tuple[str, str, Callable[[dict], float | None], str]] = [
     ("fresh_cpu", "fresh process + 1 query, CPU", lambda r: _med([f["cpu_s"] for f in r.get("fresh", [])]), "ms"),
     ("warm_p50", "warm query p50", lambda r: r.get("warm", {}).get("p50_ms"), "ms_raw"),
     ("warm_p95", "warm query p95", lambda r: r.get("warm", {}).get("p95_ms"), "ms_raw"),
+    ("warm_p95_answered", "warm p95, answered queries only", lambda r: r.get("warm", {}).get("answered_p95_ms"), "ms_raw"),
+    ("warm_p95_refused", "warm p95, refused queries only", lambda r: r.get("warm", {}).get("refused_p95_ms"), "ms_raw"),
     ("warm_cpu", "warm query CPU, mean", lambda r: r.get("warm", {}).get("cpu_mean_ms"), "ms_raw"),
     ("warm_load", "in-process load before warm queries", lambda r: r.get("warm", {}).get("load_s"), "ms"),
     ("build_rss", "peak RSS, full build", lambda r: (r.get("build", {}).get("rss_kb") or 0) / 1024 if "units" in r.get("build", {}) else None, "MiB_rss"),
@@ -580,7 +586,7 @@ def render_markdown(results: dict) -> str:
         p, q = entry["summary"]["paqad"], entry["summary"]["peer"]
         answered = entry.get("answered", {})
         if answered:
-            out += [f"Warm queries answered (not refused): paqad {answered.get('paqad', '—')}, peer "
+            out += [f"Warm queries answered (not refused) per repeat: paqad {answered.get('paqad', '—')}, peer "
                     f"{answered.get('peer', '—')} of {entry['n_queries']}.", ""]
     out += ["## Targets", "", "| target | corpus | result |", "| --- | --- | --- |"]
     out += [f"| {t} | {c} | {v} |" for t, c, v in targets(results)]
@@ -603,7 +609,10 @@ def main() -> int:
                     help="only re-render the Markdown of an earlier raw speed-<timestamp>.json and print it")
     args = ap.parse_args()
     if args.render:
-        print(render_markdown(json.loads(args.render.read_text(encoding="utf-8"))), end="")
+        old = json.loads(args.render.read_text(encoding="utf-8"))
+        for entry in old["corpora"].values():  # re-summarise, so rows added since the run show up
+            entry["summary"] = {t: summarise(entry["runs"][t]) for t in ("paqad", "peer")}
+        print(render_markdown(old), end="")
         return 0
 
     ensure_time()

@@ -9,8 +9,9 @@ Usage (from the repo root, paqad installed into the venv running this)::
     python benchmarks/speed_profile.py build synthetic-10k   # `paqad rag init`
 
 Prints the top functions by own time and by cumulative time, each with its share of the
-profiled total, and keeps the .pstats file in benchmarks/results/ for snakeviz/pstats. The
-profiler slows Python code down unevenly (C calls less), so shares are a guide, not a budget.
+profiled total, and keeps the .pstats file in ``benchmarks/.cache/speed-profile/`` (gitignored)
+for snakeviz/pstats. The profiler slows Python code down unevenly (C calls less), so shares are
+a guide, not a budget.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def main() -> int:
     args = ap.parse_args()
     c = corpora.CORPORA[args.corpus]
     src = corpora.corpus_path(c)
-    speed.RESULTS.mkdir(parents=True, exist_ok=True)
-    out = speed.RESULTS / f"speed-profile-{args.step}-{args.corpus}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.pstats"
+    (speed.CACHE / "speed-profile").mkdir(parents=True, exist_ok=True)
+    out = speed.CACHE / "speed-profile" / f"speed-profile-{args.step}-{args.corpus}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.pstats"
     queries, _ = speed.queries_for(args.corpus)
     with tempfile.TemporaryDirectory(prefix="paqad-speed-profile-") as tmp:
         copy = Path(tmp) / "repo"

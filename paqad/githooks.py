@@ -20,7 +20,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from paqad import git, workspace
+from paqad import lefthook, git, workspace
 from paqad.errors import NotARepositoryError, PaqadError
 from paqad.runner import GIT_EVENTS
 
@@ -113,6 +113,9 @@ def _describe(hook: str, path: Path) -> HookState:
 def install(root: Path) -> list[HookState]:
     """Install (or refresh) the shims; idempotent. Earlier hooks are kept and chained."""
     hdir = hooks_dir(root)
+    if lefthook.config_path(root) is not None:
+        action = lefthook.install(root, HOOKS)
+        return [_lefthook_state(root, hook, action) for hook in HOOKS]
     husky = husky_dir(root, hdir)
     if husky is not None:
         return [_husky_install(husky / hook, hook) for hook in HOOKS]
@@ -141,9 +144,17 @@ def _install_one(path: Path, hook: str) -> HookState:
     return state
 
 
+def _lefthook_state(root: Path, hook: str, action: str | None = None) -> HookState:
+    path = root / lefthook.LOCAL_NAME
+    return HookState(hook, str(path), "installed" if lefthook.installed(root) else "absent", action=action)
+
+
 def uninstall(root: Path) -> list[HookState]:
     """Remove the shims and put back what was there before; other tools' hooks are left alone."""
     hdir = hooks_dir(root)
+    if lefthook.installed(root):
+        action = lefthook.uninstall(root)
+        return [_lefthook_state(root, hook, action) for hook in HOOKS]
     husky = husky_dir(root, hdir)
     if husky is not None:
         return [_husky_uninstall(husky / hook, hook) for hook in HOOKS]
@@ -170,13 +181,16 @@ def status(root: Path) -> dict:
     """Where hooks go, and for each event hook what is installed there."""
     hdir = hooks_dir(root)
     husky = husky_dir(root, hdir)
-    if husky is not None:
+    lefty = lefthook.config_path(root) is not None
+    if lefty:
+        hooks = [_lefthook_state(root, hook) for hook in HOOKS]
+    elif husky is not None:
         hooks = [_husky_describe(husky / hook, hook) for hook in HOOKS]
     else:
         hooks = [_describe(hook, hdir / hook) for hook in HOOKS]
     return {
         "hooks_dir": str(hdir),
-        "manager": "husky" if husky is not None else "git",
+        "manager": "lefthook" if lefty else ("husky" if husky is not None else "git"),
         "core_hooks_path": _config_get(root, "core.hooksPath"),
         "hooks": [h.to_dict() for h in hooks],
         "paqad_on_path": shutil.which("paqad"),

@@ -78,6 +78,19 @@ def _postings(con: sqlite3.Connection, qt: QueryTerm) -> tuple[np.ndarray, np.nd
     return arr[:, 0].astype(np.int64), arr[:, 1], arr[:, 2].astype(np.int64)
 
 
+def mark_prose_counts(con: sqlite3.Connection, terms: list[QueryTerm]) -> None:
+    """The same reclassification as scoring does, from two counts per term computed inside
+    SQLite (no posting rows reach Python): used to refuse a query before scoring it."""
+    for qt in terms:
+        if qt.status != "distinctive" or qt.tid is None:
+            continue
+        total, ident = con.execute("SELECT COUNT(*), SUM((mask & ?) != 0) FROM postings WHERE tid = ?", (IDENT_MASK, qt.tid)).fetchone()
+        if total:
+            qt.ident_share = (ident or 0) / total
+            if qt.ident_share < PROSE_SHARE:
+                qt.status = "prose"
+
+
 def _mark_prose(scored: list[QueryTerm], postings: dict) -> None:
     """Reclassify distinctive terms that this corpus only uses in prose (see query.PROSE_SHARE)."""
     for qt in scored:

@@ -95,9 +95,14 @@ def _search(
 ) -> SearchResponse:
     n_units = int(store.get_meta(con).get("n_units", "0"))
     analyzed = query_mod.analyze(con, text, n_units)
+    mat = vector.matrix(con)
+    early = _early_refusal(con, analyzed, gate, mat)
+    if early is not None:
+        resp = SearchResponse(query=text, answered=False, evidence=_evidence_summary(early), diagnosis=_diagnosis(early, None, False, 0.0))
+        resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
+        return resp
     scored = lexical.score(con, analyzed)
     ev = evidence_mod.assess(analyzed, scored)
-    mat = vector.matrix(con)
     hits = _vector_hits(con, mat, text, ev, gate)
     vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
     answered = ev.passed or vector_ok
@@ -122,6 +127,25 @@ def _search(
         resp.omitted_for_budget = _attach_sources(con, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
     return resp
+
+
+EARLY_REASONS = ("no_query_term_in_index", "only_ubiquitous_terms_matched", "too_little_of_the_query_matched")
+
+
+def _early_refusal(con: sqlite3.Connection, analyzed: query_mod.AnalyzedQuery, gate: bool, mat: vector.Matrix | None) -> evidence_mod.Evidence | None:
+    """Refuse before reading any posting when the answer is already known from document
+    frequencies alone: coverage computed before prose-only terms are marked is an upper bound,
+    so a query that fails it now fails it after scoring too. Prose-only terms are then marked from
+    per-term counts computed inside SQLite, so the reason is the one full scoring would give.
+    Only for lexical-only indexes (with vectors, the vector-side test may still rescue it)."""
+    if not gate or (mat is not None and mat.size):
+        return None
+    ev = evidence_mod.assess(analyzed, lexical.Scored([], 0))
+    if ev.reason not in EARLY_REASONS:
+        return None
+    lexical.mark_prose_counts(con, analyzed.terms)
+    ev = evidence_mod.assess(analyzed, lexical.Scored([], 0))
+    return ev if ev.reason in EARLY_REASONS else None
 
 
 def _vector_hits(con: sqlite3.Connection, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool) -> vector.VectorHits | None:
