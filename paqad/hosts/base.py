@@ -288,3 +288,20 @@ def json_status(root: Path, host: str, rel: str, events: list[str]) -> HostState
 
 def executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
+
+
+# ---- the "hookSpecificOutput" protocol shared by Claude Code, Codex and Gemini CLI -------------
+
+
+def hook_specific_event(host: str, kinds: dict[str, str], stdin: str, hint: str, prompt_event: str) -> Event:
+    """Read the JSON these hosts send (``hook_event_name``, ``prompt``, ``session_id``, ``cwd``)."""
+    data = parse_json(stdin)
+    name = str(data.get("hook_event_name") or ("SessionStart" if hint == "session-start" else prompt_event))
+    return Event(host, kinds.get(name, "other"), text_or_none(data.get("prompt")), str(data.get("session_id") or ""), text_or_none(data.get("cwd")), name)
+
+
+def hook_specific_output(context: str | None, event: Event, prompt_event: str, limit: int) -> str:
+    """``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}``, or nothing."""
+    if not context:
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event.name or prompt_event, "additionalContext": context[:limit]}})

@@ -11,7 +11,6 @@ SessionStart takes the same output with ``hookEventName: "SessionStart"``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from paqad.hosts import base
@@ -52,12 +51,8 @@ def _state(root: Path, action: str) -> base.HostState:
 
 
 def read_event(stdin: str, hint: str) -> base.Event:
-    data = base.parse_json(stdin)
-    name = str(data.get("hook_event_name") or ("SessionStart" if hint == "session-start" else "UserPromptSubmit"))
-    return base.Event(NAME, KINDS.get(name, "other"), base.text_or_none(data.get("prompt")), str(data.get("session_id") or ""), base.text_or_none(data.get("cwd")), name)
+    return base.hook_specific_event(NAME, KINDS, stdin, hint, "UserPromptSubmit")
 
 
 def render(context: str | None, event: base.Event) -> str:
-    if not context:
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event.name or "UserPromptSubmit", "additionalContext": context[:LIMIT]}})
+    return base.hook_specific_output(context, event, "UserPromptSubmit", LIMIT)

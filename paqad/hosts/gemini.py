@@ -12,7 +12,6 @@ https://smithery.ai/skills/olafkfreund/gemini-hooks).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from paqad.hosts import base
@@ -74,12 +73,8 @@ def _state(root: Path, action: str) -> base.HostState:
 
 
 def read_event(stdin: str, hint: str) -> base.Event:
-    data = base.parse_json(stdin)
-    name = str(data.get("hook_event_name") or ("SessionStart" if hint == "session-start" else "BeforeAgent"))
-    return base.Event(NAME, KINDS.get(name, "other"), base.text_or_none(data.get("prompt")), str(data.get("session_id") or ""), base.text_or_none(data.get("cwd")), name)
+    return base.hook_specific_event(NAME, KINDS, stdin, hint, "BeforeAgent")
 
 
 def render(context: str | None, event: base.Event) -> str:
-    if not context:
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event.name or "BeforeAgent", "additionalContext": context[:LIMIT]}})
+    return base.hook_specific_output(context, event, "BeforeAgent", LIMIT)
