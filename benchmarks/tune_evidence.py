@@ -22,17 +22,14 @@ from paqad.index import build, store
 from paqad.search import evidence, lexical, query as query_mod
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import scoring  # noqa: E402  (benchmarks/scoring.py)
 CORPORA = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
 
 
 def hit(res: tuple[str, int, int], ans: dict) -> bool:
-    path, s, e = res
-    a0, a1 = ans["lines"]
-    if path != ans["path"]:
-        return False
-    overlap = min(e, a1) - max(s, a0) + 1
-    shorter = min(e - s + 1, a1 - a0 + 1)
-    return overlap >= shorter / 2 and (e - s + 1) <= 4 * (a1 - a0 + 1) + 20
+    """The ruler's HIT RULE, from the scorer (one definition for every benchmark)."""
+    return scoring.unit_hit(res, scoring.Expected(ans["path"], int(ans["lines"][0]), int(ans["lines"][1])))
 
 
 def rows_for(corpus: str, root: Path, questions: list[dict], rebuild: bool) -> list[dict]:

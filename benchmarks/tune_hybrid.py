@@ -26,18 +26,10 @@ from paqad.index import build, store
 from paqad.search import evidence, fusion, lexical, pipeline, query as query_mod, vector
 
 HERE = Path(__file__).resolve().parent
-CORPORA = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
+sys.path.insert(0, str(HERE))
+import scoring  # noqa: E402  (benchmarks/scoring.py)
+from tune_evidence import CORPORA, hit  # noqa: E402  (one list of corpora, one hit rule)
 K = 10
-
-
-def hit(res: tuple[str, int, int], ans: dict) -> bool:
-    path, s, e = res
-    a0, a1 = ans["lines"]
-    if path != ans["path"]:
-        return False
-    overlap = min(e, a1) - max(s, a0) + 1
-    shorter = min(e - s + 1, a1 - a0 + 1)
-    return overlap >= shorter / 2 and (e - s + 1) <= 4 * (a1 - a0 + 1) + 20
 
 
 class _C:

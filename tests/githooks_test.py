@@ -16,7 +16,7 @@ from paqad import githooks, runner, workspace
 from paqad.cli.hooks_cmd import pre_commit_stage
 from paqad.errors import PaqadError
 from paqad.index import build
-from repo_factory import GIT_ID, Repo, make_shop
+from repo_factory import GIT_ID, Repo, make_shop, wait_for
 
 LEGACY = b"#!/bin/sh\n# the user's own hook\necho \"legacy $# $*\" >> legacy.out\ncat >> legacy.out\nexit 3\n"
 
@@ -30,16 +30,6 @@ def git_hooks(repo: Repo) -> Path:
 
 def hook_files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if not p.name.endswith(".sample")}
-
-
-def wait_for(predicate, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return predicate()
 
 
 def finished_runs(root: Path) -> list[dict]:
@@ -182,11 +172,12 @@ def test_shim_without_paqad_runs_the_legacy_hook_and_exits_silently(repo, tmp_pa
 
 
 def test_shim_with_an_interpreter_that_lacks_paqad_is_silent(repo, tmp_path):
-    base = getattr(sys, "_base_executable", None) or ""
+    # A bare virtualenv: a real interpreter in which `import paqad` fails (no skip needed).
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    base = str(tmp_path / "bare" / "bin" / "python")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    probe = subprocess.run([base, "-P", "-c", "import paqad"], cwd=repo.root, env=env, capture_output=True) if base else None
-    if probe is None or probe.returncode == 0:
-        pytest.skip("no interpreter without paqad available")
+    probe = subprocess.run([base, "-P", "-c", "import paqad"], cwd=repo.root, env=env, capture_output=True)
+    assert probe.returncode != 0
     githooks.install(repo.root)
     shim = repo.root / ".git" / "hooks" / "post-commit"
     shim.write_text(githooks.render_shim("post-commit", python=base))

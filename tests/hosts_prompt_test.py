@@ -21,7 +21,7 @@ from paqad import config, context, refresh
 from paqad.errors import IndexMissingError
 from paqad.hosts import HOSTS, base
 from paqad.index import build, store
-from repo_factory import Repo, make_shop
+from repo_factory import Repo, make_shop, wait_for
 
 BIN = Path(sys.executable).parent
 QUESTION = "where is the session cookie signed with hmac"
@@ -95,16 +95,6 @@ def shop(repo: Repo, paqad_cli) -> Repo:
     proc = paqad_cli("hooks", "install", "--agents", "all", "--json", cwd=repo.root)
     assert proc.returncode == 0, proc.stderr
     return repo
-
-
-def wait_for(predicate, timeout: float = 30.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    return predicate()
 
 
 # ---- hosts that inject on prompt --------------------------------------------------------------

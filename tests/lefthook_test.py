@@ -8,13 +8,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from paqad import githooks, lefthook
-from repo_factory import GIT_ID, make_shop
+from repo_factory import GIT_ID, make_shop, wait_for
 
 TEAM = "pre-commit:\n  commands:\n    lint:\n      run: echo lint  # the team's own hook\n"
 
@@ -65,9 +64,7 @@ def test_real_lefthook_runs_paqad_after_commit(repo, lefthook_bin, paqad_cli):
     done = subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "shipping"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     log = repo.root / ".paqad" / "logs" / "hooks.log"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (log.exists() and '"status": "ok"' in log.read_text()):
-        time.sleep(0.2)
+    wait_for(lambda: log.exists() and '"status": "ok"' in log.read_text(), timeout=60)
     assert any(json.loads(line)["status"] == "ok" for line in log.read_text().splitlines())
     found = paqad_cli("rag", "search", "hand the parcel to the courier", "--json", cwd=repo.root)
     assert json.loads(found.stdout)["results"][0]["name"] == "ship_parcel"

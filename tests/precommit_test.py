@@ -10,12 +10,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from repo_factory import GIT_ID, make_shop
+from repo_factory import GIT_ID, make_shop, wait_for
 
 REPO = Path(__file__).resolve().parent.parent
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
@@ -49,9 +48,7 @@ def test_installed_post_commit_hook_updates_the_index(repo, env, paqad_cli):
     done = subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "shipping"], cwd=repo.root, capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     log = repo.root / ".paqad" / "logs" / "hooks.log"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (log.exists() and '"status": "ok"' in log.read_text()):
-        time.sleep(0.2)
+    wait_for(lambda: log.exists() and '"status": "ok"' in log.read_text(), timeout=60)
     runs = [json.loads(line) for line in log.read_text().splitlines()]
     assert any(r["event"] == "post-commit" and r["status"] == "ok" for r in runs), runs
     found = paqad_cli("rag", "search", "hand the parcel to the courier", "--json", cwd=repo.root)

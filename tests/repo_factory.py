@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 GIT_ID = ["-c", "user.name=paqad tests", "-c", "user.email=tests@paqad.invalid", "-c", "commit.gpgsign=false"]
+
+
+def wait_for(predicate, timeout: float = 30.0):
+    """Poll ``predicate`` until it returns something truthy (background hooks finish later)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    return predicate()
 
 
 @dataclass

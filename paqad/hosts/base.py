@@ -72,6 +72,15 @@ class AgentHost(Protocol):
 # ---- shared defaults ----------------------------------------------------------------------
 
 
+def after(action: str, status: Callable[[Path], HostState], root: Path) -> HostState:
+    """The host's status once ``action`` (what install/uninstall just did) has happened.
+
+    ``action`` is the first argument so that it is evaluated before the status is read."""
+    state = status(root)
+    state.action = action
+    return state
+
+
 def command(event: str, host: str) -> str:
     """The hook command written into a host's config: paqad from PATH, silent and exit 0 without it."""
     return f"command -v paqad >/dev/null 2>&1 && paqad hook run {event} --host {host} || true"

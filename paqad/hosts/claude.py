@@ -33,21 +33,15 @@ def detect(root: Path) -> bool:
 
 def install(root: Path) -> base.HostState:
     action = base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS})
-    return _state(root, action)
+    return base.after(action, status, root)
 
 
 def uninstall(root: Path) -> base.HostState:
-    return _state(root, base.json_uninstall(root, NAME, CONFIG, list(EVENTS)))
+    return base.after(base.json_uninstall(root, NAME, CONFIG, list(EVENTS)), status, root)
 
 
 def status(root: Path) -> base.HostState:
     return base.json_status(root, NAME, CONFIG, list(EVENTS))
-
-
-def _state(root: Path, action: str) -> base.HostState:
-    state = status(root)
-    state.action = action
-    return state
 
 
 def read_event(stdin: str, hint: str) -> base.Event:

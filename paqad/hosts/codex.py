@@ -60,13 +60,13 @@ def disable_flag(text: str) -> str | None:
 def install(root: Path) -> base.HostState:
     action = base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS})
     flag = base.edit_file(root, NAME, TOML, enable_flag)
-    return _state(root, action if flag == "unchanged" else ("installed" if action == "installed" else "updated"))
+    return base.after(action if flag == "unchanged" else ("installed" if action == "installed" else "updated"), status, root)
 
 
 def uninstall(root: Path) -> base.HostState:
     flag = base.restore_file(root, NAME, TOML, disable_flag)  # first: hooks.json's backup knows the folders paqad made
     action = base.json_uninstall(root, NAME, CONFIG, list(EVENTS))
-    return _state(root, action if action != "unchanged" else flag)
+    return base.after(action if action != "unchanged" else flag, status, root)
 
 
 def status(root: Path) -> base.HostState:
@@ -75,12 +75,6 @@ def status(root: Path) -> base.HostState:
     toml = root / TOML
     if state.state == "installed" and not (toml.exists() and _FLAG.search(toml.read_text(encoding="utf-8"))):
         state.note = "hooks feature flag not set in .codex/config.toml (on by default in recent Codex)"
-    return state
-
-
-def _state(root: Path, action: str) -> base.HostState:
-    state = status(root)
-    state.action = action
     return state
 
 

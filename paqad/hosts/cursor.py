@@ -43,21 +43,15 @@ def _unversion(data: dict) -> None:
 
 
 def install(root: Path) -> base.HostState:
-    return _state(root, base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS}, extra=_version))
+    return base.after(base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS}, extra=_version), status, root)
 
 
 def uninstall(root: Path) -> base.HostState:
-    return _state(root, base.json_uninstall(root, NAME, CONFIG, list(EVENTS), extra=_unversion))
+    return base.after(base.json_uninstall(root, NAME, CONFIG, list(EVENTS), extra=_unversion), status, root)
 
 
 def status(root: Path) -> base.HostState:
     return base.json_status(root, NAME, CONFIG, list(EVENTS))
-
-
-def _state(root: Path, action: str) -> base.HostState:
-    state = status(root)
-    state.action = action
-    return state
 
 
 def read_event(stdin: str, hint: str) -> base.Event:

@@ -48,11 +48,11 @@ def _disable(data: dict) -> None:
 
 
 def install(root: Path) -> base.HostState:
-    return _state(root, base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS}, extra=_enable))
+    return base.after(base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS}, extra=_enable), status, root)
 
 
 def uninstall(root: Path) -> base.HostState:
-    return _state(root, base.json_uninstall(root, NAME, CONFIG, list(EVENTS), extra=_disable))
+    return base.after(base.json_uninstall(root, NAME, CONFIG, list(EVENTS), extra=_disable), status, root)
 
 
 def status(root: Path) -> base.HostState:
@@ -63,12 +63,6 @@ def status(root: Path) -> base.HostState:
         enabled = False
     if state.state != "absent" and not enabled:
         state.note = "tools.enableHooks is not true: Gemini CLI will not run the hooks"
-    return state
-
-
-def _state(root: Path, action: str) -> base.HostState:
-    state = status(root)
-    state.action = action
     return state
 
 
