@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from paqad import workspace
+from paqad import workspace, yamlio
 from paqad.errors import ConfigError
 from paqad.settings import SETTINGS, Setting
 
@@ -72,7 +72,7 @@ def team_files(root: Path) -> list[Path]:
 def read_file(path: Path) -> dict[str, Any]:
     """Parse one config file into a mapping; broken YAML or a non-mapping is a ConfigError."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pathspec
 import yaml
 
-from paqad import workspace
+from paqad import workspace, yamlio
 from paqad.errors import ConfigError
 
 KEYS = ("exclude", "include")
@@ -49,7 +49,7 @@ def load(root: Path) -> IgnoreRules:
     if not path.exists():
         return IgnoreRules(None, None)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid YAML ({exc}); fix it or delete it") from exc
     if data is None:

@@ -38,7 +38,7 @@ from typing import Any, Callable
 import filelock
 import yaml
 
-from paqad import workspace
+from paqad import workspace, yamlio
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
 
@@ -143,7 +143,7 @@ def load_config(root: Path) -> dict[str, tuple[ActionSpec, ...]]:
     if not path.exists():
         return dict(DEFAULTS)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{path}: cannot read it: {exc}") from None
     return {**DEFAULTS, **parse_config(data, str(path))}

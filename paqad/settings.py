@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# Characters of source `rag search` attaches across all results unless `--budget` says otherwise.
+# Lives here, not in the search pipeline, so the CLI can show it without importing the search stack.
+SEARCH_BUDGET_CHARS = 12_000
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -83,5 +87,29 @@ SETTINGS: dict[str, Setting] = {
         ),
         Setting("rag_drift_check", bool, True, "Check whether the base branch moved on its remote (git ls-remote, batch mode, timeout). This talks to the configured remote."),
         Setting("rag_drift_interval", float, 10.0, "Minutes between base-branch drift checks.", low=1.0, high=1440.0),
+        Setting(
+            "rag_rerank",
+            str,
+            "off",
+            "Rerank the top fused candidates before the floor (order only; scores kept). `off`; `local` = an ONNX cross-encoder "
+            "from the folder rag_rerank_model names (never downloaded); `cohere` = Cohere's rerank API (sends the passages; key "
+            "CO_API_KEY or COHERE_API_KEY from the environment or .paqad/secrets.env). Any failure keeps the fused order.",
+            choices=("off", "local", "cohere"),
+        ),
+        Setting("rag_rerank_pool", int, 50, "How many of the top fused candidates the reranker reorders.", low=2, high=200),
+        Setting(
+            "rag_rerank_model",
+            str,
+            "",
+            "local: the folder holding model.onnx and tokenizer.json (relative = inside the repository, confined; absolute or ~ as written); "
+            "cohere: the model name (empty = rerank-english-v3.0).",
+        ),
+        Setting(
+            "rag_rerank_base_url",
+            str,
+            "",
+            "Cohere API base URL (empty = https://api.cohere.com); https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
+        ),
+        Setting("rag_rerank_timeout", float, 5.0, "Seconds the rerank step may take (the prompt hook also stops it at its budget); past it the fused order is kept.", low=0.1, high=120.0),
     ]
 }

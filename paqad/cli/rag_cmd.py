@@ -6,15 +6,22 @@ import dataclasses
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from paqad import collect, config as config_mod, workspace
+from paqad import config as config_mod, workspace
 from paqad.cli import render
 from paqad.cli.common import AppContext, emit_json, run_guarded
 from paqad.errors import UsageError
-from paqad.index import build, vectors
-from paqad.search import pipeline
+from paqad.settings import SEARCH_BUDGET_CHARS
+
+# The index builder (tree-sitter, the parsers) and the search stack (numpy) are imported inside the
+# commands that use them: a fresh `rag search` or `rag update` process pays only for its own path.
+if TYPE_CHECKING:
+    from paqad import collect
+    from paqad.index import build
+    from paqad.search import pipeline
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -34,11 +41,13 @@ def _build_output(report: build.BuildReport, as_json: bool) -> None:
         click.echo(render.build_text(report))
 
 
-def _with_progress(fn, root: Path, cfg: config_mod.Config) -> build.BuildReport:
-    """Run a build with the embedding progress bar on stderr (shown on a TTY only)."""
+def _with_progress(full: bool, root: Path, cfg: config_mod.Config) -> build.BuildReport:
+    """Run a full build (``full``) or an update with the embedding progress bar on stderr (TTY only)."""
+    from paqad.index import build, vectors
+
     bar = vectors.ProgressBar()
     try:
-        return fn(root, cfg, progress=bar)
+        return (build.build_full if full else build.update)(root, cfg, progress=bar)
     finally:
         bar.close()
 
@@ -57,7 +66,7 @@ def rag_init(app: AppContext, provider: str | None, as_json: bool) -> None:
     run_guarded(config_mod.set_value, root, "rag_enabled", "true")
     if provider is not None:
         run_guarded(config_mod.set_value, root, "rag_embedding_provider", provider)
-    report = run_guarded(_with_progress, build.build_full, root, app.config())
+    report = run_guarded(_with_progress, True, root, app.config())
     _build_output(report, as_json)
 
 
@@ -69,7 +78,7 @@ def rag_update(app: AppContext, as_json: bool) -> None:
 
     Example: paqad rag update
     """
-    report = run_guarded(_with_progress, build.update, app.root(), app.config())
+    report = run_guarded(_with_progress, False, app.root(), app.config())
     _build_output(report, as_json)
 
 
@@ -81,13 +90,13 @@ def rag_rebuild(app: AppContext, as_json: bool) -> None:
 
     Example: paqad rag rebuild
     """
-    report = run_guarded(_with_progress, build.build_full, app.root(), app.config())
+    report = run_guarded(_with_progress, True, app.root(), app.config())
     _build_output(report, as_json)
 
 
 def _query_options(fn):
     fn = click.option("--top-n", type=click.IntRange(1, 500), default=None, help="How many passages (default: rag_top_n).")(fn)
-    fn = click.option("--budget", type=click.IntRange(0, 10_000_000), default=pipeline.DEFAULT_BUDGET_CHARS, show_default=True, help="Total characters of source across results.")(fn)
+    fn = click.option("--budget", type=click.IntRange(0, 10_000_000), default=SEARCH_BUDGET_CHARS, show_default=True, help="Total characters of source across results.")(fn)
     return JSON_OPT(fn)
 
 
@@ -95,6 +104,8 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     if not query.strip():
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
+    from paqad.search import pipeline  # lazily: numpy and the search stack only when searching
+
     return pipeline.search(
         app.root(), query, top_n or cfg["rag_top_n"], cfg["rag_source_chars"], budget, gate=gate,
         threshold=cfg["rag_similarity_threshold"], relief_floor=cfg["rag_relief_floor"],
@@ -138,6 +149,8 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     """
     root = app.root()
     cfg = run_guarded(app.config)
+    from paqad.search import pipeline
+
     data = {"root": str(root), "rag_enabled": cfg["rag_enabled"], "index": run_guarded(pipeline.status, root)}
     if as_json:
         emit_json(data)
@@ -184,6 +197,8 @@ def _relative(root: Path, path: str) -> str:
 def _explain(root: Path, rel: str, app: AppContext) -> collect.Decision:
     if not (root / rel).exists() and not (root / rel).is_symlink():
         raise UsageError(f"{rel}: no such file in {root}")
+    from paqad import collect
+
     elig = collect.Eligibility(root, app.config()["rag_max_file_size"])
     decision, _ = elig.decide(rel)
     return decision
@@ -202,6 +217,8 @@ def rag_clear(app: AppContext, yes: bool, as_json: bool) -> None:
         run_guarded(_raise, UsageError("this deletes the index; confirm with --yes"))
     root = app.root()
     folder = workspace.vectors_dir(root)
+    from paqad.index import build
+
     with build.writer_lock(root):
         existed = folder.exists()
         shutil.rmtree(folder, ignore_errors=True)

@@ -6,10 +6,14 @@ Registered on the ``rag`` group in ``paqad/cli/main.py``:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from paqad import drift, refresh
 from paqad.cli.common import AppContext, emit_json, run_guarded
+
+if TYPE_CHECKING:
+    from paqad import refresh
 
 
 def render_report(report: refresh.Report) -> str:
@@ -39,6 +43,10 @@ def refresh_context(app: AppContext, prompt: str | None, no_sync: bool, no_drift
     Example: paqad rag refresh-context --json
     """
     root = app.root()
+    # Imported here, not at the top: `paqad rag update` shares this command group and must not
+    # pay for the search stack that `paqad.refresh` front-loads.
+    from paqad import drift, refresh
+
     report = run_guarded(lambda: refresh.refresh(root, app.config(), prompt=prompt, sync=not no_sync))
     moved = None if no_drift else run_guarded(lambda: drift.check(root, app.config(), files=(report.working_set or {}).get("files")))
     if as_json:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from paqad.collect import Decision
-from paqad.index.build import BuildReport
-from paqad.search.pipeline import SearchResponse
+if TYPE_CHECKING:  # only for annotations: `rag update` must not import the search stack (numpy)
+    from paqad.collect import Decision
+    from paqad.index.build import BuildReport
+    from paqad.search.pipeline import SearchResponse
 
 PREVIEW_LINES = 6
 

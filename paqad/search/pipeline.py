@@ -17,11 +17,11 @@ from pathlib import Path
 from paqad.errors import IndexCorruptError
 from paqad.index import store, vectors
 from paqad.search import evidence as evidence_mod
-from paqad.search import fusion, lexical, query as query_mod, vector
-from paqad.settings import SETTINGS
+from paqad.search import fusion, lexical, query as query_mod, rerank as rerank_mod, vector
+from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
 RESULT_SCHEMA_VERSION = 1
-DEFAULT_BUDGET_CHARS = 12_000
+DEFAULT_BUDGET_CHARS = SEARCH_BUDGET_CHARS
 DEFAULT_THRESHOLD = float(SETTINGS["rag_similarity_threshold"].default)
 DEFAULT_RELIEF_FLOOR = float(SETTINGS["rag_relief_floor"].default)
 
@@ -58,6 +58,7 @@ class SearchResponse:
     elapsed_ms: float = 0.0
     mode: str = "lexical"
     vectors_pending: int = 0
+    rerank: dict | None = None  # what reranking did (None when off or not reached: a refused query)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -74,24 +75,28 @@ def search(
     gate: bool = True,
     threshold: float = DEFAULT_THRESHOLD,
     relief_floor: float = DEFAULT_RELIEF_FLOOR,
+    rerank: rerank_mod.RerankConfig | None = None,
 ) -> SearchResponse:
     """Answer ``text`` from the index at ``root``; with ``gate`` off this is ``probe``.
 
     ``gate`` applies the evidence tests and the confidence floor: results scoring at or above
     ``threshold`` are returned; if none does, up to ``fusion.RELIEF_MAX`` at or above
     ``relief_floor``, marked ``low_confidence``; below that none, with ``best_score`` in the diagnosis.
+    ``rerank`` (see ``paqad.search.rerank``) reorders the top fused candidates of a query that was
+    not refused, before the floor; scores are kept and any failure keeps the fused order.
     """
     started = time.perf_counter()
     con = store.reader(root)
     try:
-        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor)
+        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor, rerank)
     except sqlite3.DatabaseError as exc:
         store.forget_reader(root)
         raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
 
 
 def _search(
-    con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float, threshold: float, relief: float
+    con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float, threshold: float, relief: float,
+    rerank: rerank_mod.RerankConfig | None = None,
 ) -> SearchResponse:
     n_units = int(store.get_meta(con).get("n_units", "0"))
     analyzed = query_mod.analyze(con, text, n_units)
@@ -115,6 +120,9 @@ def _search(
     if gate and not answered:
         resp.diagnosis = _diagnosis(ev, hits, vector_ok, best)
     else:
+        top_bm25f = ranked[0].bm25f if ranked else 1.0
+        ranked, rerank_scores, outcome = rerank_mod.apply(rerank, text, ranked, lambda c: c.uid, lambda uids: _rerank_texts(con, uids))
+        resp.rerank = outcome.to_dict() if outcome else None
         top = _dedupe_parts(con, ranked, top_n)
         low = False
         if gate:
@@ -123,7 +131,7 @@ def _search(
                 resp.answered = False
                 resp.diagnosis = _diagnosis(ev, hits, vector_ok, best, below_floor=True)
         lexical.fill_matched([c for c in top if not c.matched], scored.terms, scored.postings)
-        resp.results = _results(con, top, ranked[0].bm25f if ranked else 1.0, low)
+        resp.results = _results(con, top, top_bm25f, low, rerank_scores)
         resp.omitted_for_budget = _attach_sources(con, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
     return resp
@@ -224,7 +232,15 @@ def _dedupe_parts(con: sqlite3.Connection, ranked: list, top_n: int) -> list:
 _COLUMNS = "id, path, language, kind, name, qualified_name, signature, start_line, end_line, docstring"
 
 
-def _results(con: sqlite3.Connection, cands: list[fusion.Fused], top_score: float, low_confidence: bool = False) -> list[Result]:
+def _rerank_texts(con: sqlite3.Connection, uids: list[int]) -> list[str]:
+    """What the reranker reads of each candidate, in the order of ``uids``."""
+    rows = {r[0]: r[1:] for r in con.execute(f"SELECT uid, path, qualified_name, text FROM units WHERE uid IN ({','.join('?' * len(uids))})", uids)}
+    return [rerank_mod.document_text(*rows.get(uid, ("", "", ""))) for uid in uids]
+
+
+def _results(
+    con: sqlite3.Connection, cands: list[fusion.Fused], top_score: float, low_confidence: bool = False, rerank_scores: dict[int, float] | None = None
+) -> list[Result]:
     out = []
     for cand in cands:
         row = con.execute(f"SELECT {_COLUMNS} FROM units WHERE uid = ?", (cand.uid,)).fetchone()
@@ -235,6 +251,8 @@ def _results(con: sqlite3.Connection, cands: list[fusion.Fused], top_score: floa
             signals["cosine"] = round(cand.cosine or 0.0, 4)
         signals["fused"] = round(cand.fused, 6)
         signals["calibrated"] = cand.score
+        if rerank_scores and cand.uid in rerank_scores:
+            signals["rerank"] = round(rerank_scores[cand.uid], 6)
         out.append(
             Result(
                 id=row[0], path=row[1], language=row[2], kind=row[3], name=row[4], qualified_name=row[5], signature=row[6],
