@@ -51,6 +51,7 @@ PEER_INDEX = HERE / ".cache" / "peer-index"
 PEER_PACKAGE = "rag-your-code==1.5.3"
 DEFAULT_CORPORA = ("flask", "requests", "cobra", "rxjs")
 GREP_PRINT_FILES = 10  # grep's payload: matching lines of this many top files
+RERANK_ENV = "PAQAD_BENCH_RERANK_MODEL"  # folder of a real cross-encoder for the paqad-rerank retriever
 
 
 # --------------------------------------------------------------------------- interface
@@ -82,23 +83,31 @@ class PaqadRetriever:
     gate: bool = True
     root: Path | None = None
     source_chars: int = 1200
+    rerank: Any = None
 
     def prepare(self, corpus_root: Path) -> None:
         from paqad import config
         from paqad.index import build
 
+        from paqad.search import rerank
+
         cfg = config.load(corpus_root, cli_overrides=self.overrides, environ={})
-        key = tuple(sorted(self.overrides.items()))
+        key = tuple(sorted((k, v) for k, v in self.overrides.items() if not k.startswith("rag_rerank")))  # search-time only
         if _PAQAD_BUILT.get(str(corpus_root)) != key:  # probe shares lexical's index: build once
             build.build_full(corpus_root, cfg)
             _PAQAD_BUILT[str(corpus_root)] = key
         self.root, self.source_chars = corpus_root, int(cfg["rag_source_chars"])
+        self.rerank = rerank.RerankConfig.from_config(corpus_root, cfg)
+        if self.rerank.mode == "local":
+            rerank.model_folder(corpus_root, self.rerank.model)  # a missing model is an error here, not a silent fallback
 
     def ask(self, question: str) -> Answer:
         from paqad.search import pipeline
 
         assert self.root is not None, "prepare() first"
-        resp = pipeline.search(self.root, question, top_n=self.k, source_chars=self.source_chars, gate=self.gate)
+        resp = pipeline.search(self.root, question, top_n=self.k, source_chars=self.source_chars, gate=self.gate, rerank=self.rerank)
+        if resp.rerank and resp.rerank["fallback"]:
+            raise RuntimeError(f"{self.name}: reranking fell back ({resp.rerank['fallback']}); the figures would be the fused order's")
         results = [Passage(r.path, r.start_line, r.end_line, len(r.source or "")) for r in resp.results]
         return Answer(results, silent=not resp.answered)
 
@@ -285,6 +294,10 @@ REGISTRY: dict[str, Callable[[int], Retriever]] = {
     "paqad-lexical": lambda k: PaqadRetriever("paqad-lexical", k),
     "paqad-probe": lambda k: PaqadRetriever("paqad-probe", k, gate=False),
     "paqad-hybrid": lambda k: PaqadRetriever("paqad-hybrid", k, overrides={"rag_embedding_provider": "local"}),
+    # A cross-encoder folder (model.onnx + tokenizer.json) named by PAQAD_BENCH_RERANK_MODEL; run only when it is set.
+    "paqad-rerank": lambda k: PaqadRetriever(
+        "paqad-rerank", k, overrides={"rag_rerank": "local", "rag_rerank_model": os.environ.get(RERANK_ENV, ""), "rag_rerank_timeout": "120"}
+    ),
     "grep": lambda k: GrepRetriever(k),
     "bm25": lambda k: Bm25Retriever(k),
     "grep-all": lambda k: GrepRetriever(k, "grep-all", file_set="git"),
@@ -295,6 +308,7 @@ DESCRIPTIONS = {
     "paqad-lexical": "paqad in-process, default config, evidence gate on (`search`)",
     "paqad-probe": "same index, gate off (`probe`): ranking alone",
     "paqad-hybrid": "paqad in-process with `rag_embedding_provider=local` (MiniLM vectors blended with BM25F), gate and floor on",
+    "paqad-rerank": "paqad-lexical plus `rag_rerank=local` with the cross-encoder in $PAQAD_BENCH_RERANK_MODEL (pool 50, before the floor)",
     "grep": "content words of the question, one case-insensitive grep each, files by words hit; paqad's files",
     "bm25": "bm25s defaults over whole files, English stopwords; paqad's files",
     "grep-all": "grep over every git-tracked text file (incl. rxjs dist/, flask docs .rst)",
@@ -527,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_diff(d.parse_args(argv[1:]))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpora", default=",".join(DEFAULT_CORPORA))
-    ap.add_argument("--retrievers", default=",".join(REGISTRY))
+    ap.add_argument("--retrievers", default=",".join(n for n in REGISTRY if n != "paqad-rerank" or os.environ.get(RERANK_ENV)))
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--k", type=int, default=10)
     return cmd_score(ap.parse_args(argv))

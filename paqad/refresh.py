@@ -13,6 +13,7 @@ single-flight, logged). Whatever happens, it returns within the budget and never
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -33,6 +34,7 @@ QUERY_MAX_WORDS = 60
 DEFAULT_BUDGET_S = 1.5
 BUDGET_MARGIN_S = 0.15  # kept back for rendering, printing and exiting
 SEARCH_RESERVE_S = 0.4  # a busy index writer is waited for until this much budget is left for the search
+RERANK_RESERVE_S = 0.1  # reranking stops this long before the deadline, leaving time to deliver
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
 
@@ -129,10 +131,18 @@ def _writer_free(root: Path, wait: float) -> bool:
     return True
 
 
-def _search(root: Path, query: str, top_n: int) -> Any:
+def _search(root: Path, query: str, top_n: int, cfg: Any = None, deadline: float | None = None) -> Any:
+    """The search with the repository's settings (floor, relief, reranking). ``deadline`` (monotonic)
+    is the prompt hook's: reranking stops there and keeps the fused order, so it never blocks the hook."""
     from paqad.search import pipeline
+    from paqad.search.rerank import RerankConfig
 
-    return pipeline.search(root, query, top_n=top_n)
+    if cfg is None:
+        return pipeline.search(root, query, top_n=top_n)
+    return pipeline.search(
+        root, query, top_n=top_n, threshold=float(cfg["rag_similarity_threshold"]), relief_floor=float(cfg["rag_relief_floor"]),
+        rerank=RerankConfig.from_config(root, cfg, deadline=None if deadline is None else deadline - RERANK_RESERVE_S),
+    )
 
 
 def refresh(
@@ -142,6 +152,7 @@ def refresh(
     sync: bool = True,
     lock_wait: float | None = None,
     search: Callable[[Path, str, int], Any] = _search,
+    deadline: float | None = None,
 ) -> Report:
     """Sync, query, search (stepping up once if too little comes back) and deliver. Raises PaqadError subclasses."""
     started = time.perf_counter()
@@ -163,6 +174,8 @@ def refresh(
     if sync:
         report.synced = _sync(root, cfg, lock_wait)
     floor, threshold = float(cfg["rag_relief_floor"]), float(cfg["rag_similarity_threshold"])
+    if search is _search:
+        search = functools.partial(_search, cfg=cfg, deadline=deadline)
     resp = search(root, report.query, chosen.top_n)
     usable = _usable(resp, floor)
     deeper = depth_mod.step_up(chosen, usable, top_n)
@@ -215,7 +228,7 @@ def answer_prompt(
 
     def work() -> None:
         try:
-            box["report"] = refresh(root, cfg, prompt, sync=True, lock_wait=max(0.0, deadline - time.monotonic() - SEARCH_RESERVE_S))
+            box["report"] = refresh(root, cfg, prompt, sync=True, lock_wait=max(0.0, deadline - time.monotonic() - SEARCH_RESERVE_S), deadline=deadline)
         except BaseException as exc:  # noqa: BLE001 - reported through the box
             box["error"] = exc
 

@@ -95,24 +95,37 @@ def _render_agents(agents: list[dict]) -> None:
         click.echo(f"{a['host']:<14} {a.get('action') or a['state']:<11} {', '.join(a['paths'])}{note}")
 
 
+def _install_mcp(root: Path, agents: list[dict]) -> list[dict]:
+    """``--mcp``: register ``paqad mcp`` with the same hosts (those that read a project MCP config)."""
+    from paqad.agent import mcp_install
+
+    names = [mcp_install.FROM_HOOK_HOSTS[a["host"]] for a in agents if a["host"] in mcp_install.FROM_HOOK_HOSTS]
+    return [mcp_install.install(root, name).to_dict() for name in names]
+
+
 @hooks_group.command("install")
 @AGENTS_OPT
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also register `paqad mcp` with those hosts (see `paqad mcp install`).")
 @JSON_OPT
 @click.pass_obj
-def hooks_install(app: AppContext, agents: str | None, as_json: bool) -> None:
+def hooks_install(app: AppContext, agents: str | None, with_mcp: bool, as_json: bool) -> None:
     """Install git hooks that keep the index fresh, and prompt hooks for the agent hosts.
 
     Writes .paqad/hooks.yaml with the defaults if it is absent; an existing git hook is kept and
     runs first; each agent host's config is merged into, keeping the user's entries. Running it
-    again is harmless.
+    again is harmless. With --mcp, the hosts that read a project MCP config also get `paqad mcp`.
 
-    Example: paqad hooks install --agents claude,codex
+    Example: paqad hooks install --agents claude,codex --mcp
     """
     data = run_guarded(_install, app.root(), agents)
+    if with_mcp:
+        data["mcp"] = _install_mcp(app.root(), data["agents"])
     if as_json:
         return emit_json(data)
     _render_states([githooks.HookState(**h) for h in data["hooks"]])
     _render_agents(data["agents"])
+    for m in data.get("mcp", []):
+        click.echo(f"{'mcp ' + m['host']:<14} {m['action']:<11} {m['path']}" + (f"  ({m['note']})" if m.get("note") else ""))
     if data["hooks_yaml_written"]:
         click.echo(f"wrote {data['hooks_yaml']} (the defaults; edit it to change what runs)")
 

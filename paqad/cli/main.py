@@ -18,6 +18,10 @@ COMMANDS = {
     "stackpack": "paqad.cli.stackpack_cmd:stackpack",
     "hooks": "paqad.cli.hooks_cmd:hooks_group",
     "hook": "paqad.cli.hooks_cmd:hook_group",
+    "describe": "paqad.cli.describe_cmd:describe_group",
+    "bootstrap": "paqad.cli.bootstrap_cmd:bootstrap",
+    "agent": "paqad.cli.agent_cmd:agent",
+    "mcp": "paqad.cli.agent_cmd:mcp_group",
 }
 
 

@@ -1,4 +1,4 @@
-"""``paqad rag ...``: init, search, probe, status, update, rebuild, explain, clear."""
+"""``paqad rag ...``: init, search, probe, neighbors, status, update, rebuild, explain, clear, eval."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from paqad import config as config_mod, workspace
 from paqad.cli import render
 from paqad.cli.common import AppContext, emit_json, run_guarded
 from paqad.errors import UsageError
-from paqad.settings import SEARCH_BUDGET_CHARS
+from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
 # The index builder (tree-sitter, the parsers) and the search stack (numpy) are imported inside the
 # commands that use them: a fresh `rag search` or `rag update` process pays only for its own path.
@@ -53,13 +53,19 @@ def _with_progress(full: bool, root: Path, cfg: config_mod.Config) -> build.Buil
 
 
 @rag_group.command("init")
-@click.option("--provider", type=click.Choice(["local", "none"]), default=None, help="Embedding provider: local (offline model) or none (lexical only); saved as rag_embedding_provider.")
+@click.option(
+    "--provider",
+    type=click.Choice(list(SETTINGS["rag_embedding_provider"].choices)),
+    default=None,
+    help="Embedding provider, saved as rag_embedding_provider: none (lexical only), local (offline model), or openai, voyageai, "
+    "openai-compatible (send unit text to that service; key from the environment or .paqad/secrets.env).",
+)
 @JSON_OPT
 @click.pass_obj
 def rag_init(app: AppContext, provider: str | None, as_json: bool) -> None:
     """Switch retrieval on for this repository and build the index (then embed it).
 
-    Example: paqad rag init --provider local
+    Example: paqad rag init --provider local   (or: OPENAI_API_KEY=... paqad rag init --provider openai)
     """
     root = app.root()
     run_guarded(workspace.ensure, root)
@@ -97,45 +103,95 @@ def rag_rebuild(app: AppContext, as_json: bool) -> None:
 def _query_options(fn):
     fn = click.option("--top-n", type=click.IntRange(1, 500), default=None, help="How many passages (default: rag_top_n).")(fn)
     fn = click.option("--budget", type=click.IntRange(0, 10_000_000), default=SEARCH_BUDGET_CHARS, show_default=True, help="Total characters of source across results.")(fn)
+    fn = click.option("--rerank", type=click.Choice(["off", "local", "cohere"]), default=None, help="Rerank the top candidates for this query (default: rag_rerank).")(fn)
     return JSON_OPT(fn)
 
 
-def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate: bool) -> pipeline.SearchResponse:
+def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate: bool, rerank: str | None = None) -> pipeline.SearchResponse:
     if not query.strip():
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
     from paqad.search import pipeline  # lazily: numpy and the search stack only when searching
+    from paqad.search.rerank import RerankConfig
 
-    return pipeline.search(
-        app.root(), query, top_n or cfg["rag_top_n"], cfg["rag_source_chars"], budget, gate=gate,
-        threshold=cfg["rag_similarity_threshold"], relief_floor=cfg["rag_relief_floor"],
+    root = app.root()
+    resp = pipeline.search(
+        root, query, top_n or cfg["rag_top_n"], cfg["rag_source_chars"], budget, gate=gate,
+        threshold=cfg["rag_similarity_threshold"], relief_floor=cfg["rag_relief_floor"], rerank=RerankConfig.from_config(root, cfg, rerank),
     )
+    if resp.rerank and resp.rerank.get("fallback"):
+        click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see .paqad/audit.log", err=True)
+    return resp
+
+
+HOPS_OPT = click.option("--hops", type=click.IntRange(1, 3), default=1, show_default=True, help="Graph hops from each result (1 to 3).")
 
 
 @rag_group.command("search")
 @click.argument("query")
 @_query_options
+@click.option("--graph", "with_graph", is_flag=True, help="Add graph neighbours of the results (`expansions`), each with its edge path.")
+@HOPS_OPT
+@click.option("--graph-budget", type=click.IntRange(1, 500), default=20, show_default=True, help="Most graph neighbours to add.")
 @click.pass_obj
-def rag_search(app: AppContext, query: str, top_n: int | None, budget: int, as_json: bool) -> None:
+def rag_search(
+    app: AppContext, query: str, top_n: int | None, budget: int, rerank: str | None, as_json: bool, with_graph: bool, hops: int, graph_budget: int
+) -> None:
     """Find the passages that answer QUERY, or say why nothing here does.
 
-    Example: paqad rag search "where is the session cookie signed" --json
+    Example: paqad rag search "where is the session cookie signed" --json --graph --hops 2
     """
-    resp = run_guarded(_run_query, app, query, top_n, budget, True)
-    emit_json(resp.to_dict()) if as_json else click.echo(render.search_text(resp))
+    resp = run_guarded(_run_query, app, query, top_n, budget, True, rerank)
+    expansions = run_guarded(_expand, app.root(), resp, hops, graph_budget) if with_graph else None
+    if as_json:
+        data = resp.to_dict()
+        if expansions is not None:
+            data["expansions"] = expansions
+        emit_json(data)
+    else:
+        click.echo(render.search_text(resp) + ("\n" + render.expansions_text(expansions) if expansions is not None else ""))
+
+
+def _expand(root: Path, resp: pipeline.SearchResponse, hops: int, budget: int) -> list[dict]:
+    """Graph neighbours of the delivered results (none when search stayed silent)."""
+    from paqad import graph
+
+    return graph.expand(root, [(r.id, r.score) for r in resp.results], hops, budget)
+
+
+@rag_group.command("neighbors")
+@click.argument("unit_id")
+@HOPS_OPT
+@click.option("--direction", type=click.Choice(["in", "out", "both"]), default="both", show_default=True, help="out: what it calls, contains, imports, inherits; in: what points at it.")
+@click.option("--budget", type=click.IntRange(1, 500), default=50, show_default=True, help="Most neighbours to list.")
+@JSON_OPT
+@click.pass_obj
+def rag_neighbors(app: AppContext, unit_id: str, hops: int, direction: str, budget: int, as_json: bool) -> None:
+    """List the units and files near UNIT_ID in the code graph (calls, contains, imports,
+    inherits), best first, each with the edge path that links it.
+
+    Example: paqad rag neighbors "src/app.py::App.run" --hops 2 --direction in
+    """
+    from paqad import graph
+
+    found = run_guarded(graph.neighbors, app.root(), unit_id, hops, direction, budget)
+    if as_json:
+        emit_json({"schema_version": 1, "id": unit_id, "hops": hops, "direction": direction, "neighbors": found})
+    else:
+        click.echo(render.neighbors_text(unit_id, found))
 
 
 @rag_group.command("probe")
 @click.argument("query")
 @_query_options
 @click.pass_obj
-def rag_probe(app: AppContext, query: str, top_n: int | None, budget: int, as_json: bool) -> None:
+def rag_probe(app: AppContext, query: str, top_n: int | None, budget: int, rerank: str | None, as_json: bool) -> None:
     """Show the top candidates and their per-signal scores (bm25f, relevance, cosine, fused,
     calibrated) before the evidence gate and the floor (read-only).
 
     Example: paqad rag probe "where is the session cookie signed"
     """
-    resp = run_guarded(_run_query, app, query, top_n or 10, budget, False)
+    resp = run_guarded(_run_query, app, query, top_n or 10, budget, False, rerank)
     emit_json(resp.to_dict()) if as_json else click.echo(render.search_text(resp, probe=True))
 
 
@@ -232,3 +288,38 @@ def rag_clear(app: AppContext, yes: bool, as_json: bool) -> None:
 
 def _raise(exc: Exception) -> None:
     raise exc
+
+
+@rag_group.command("eval")
+@click.option("--mode", type=click.Choice(["feature-off-vs-on"]), default="feature-off-vs-on", show_default=True, help="What to compare: the agent's grep loop (off) against paqad's delivered context (on).")
+@click.option("--limit", type=click.IntRange(1, 1000), default=40, show_default=True, help="Docstring questions to sample from this repository.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the (repeatable) question sample.")
+@JSON_OPT
+@click.pass_obj
+def rag_eval(app: AppContext, mode: str, limit: int, seed: int, as_json: bool) -> None:
+    """Does retrieval pay here? Compare a grep loop with paqad's delivered context on questions made
+    from this repository (masked docstrings, unanswerable subjects, .paqad/eval.yaml).
+
+    Exit codes: 0 retrieval pays, 1 it does not, 3 the evaluation could not run, 2 usage.
+
+    Example: paqad rag eval --json
+    """
+    from paqad.evaluation import report
+
+    rep = run_guarded(_run_eval, app, mode, limit, seed)
+    emit_json({**rep.to_dict(), "exit_code": rep.exit_code}) if as_json else click.echo(report.render_text(rep))
+    raise SystemExit(rep.exit_code)
+
+
+def _run_eval(app: AppContext, mode: str, limit: int, seed: int):
+    """``compare.run``; an unexpected failure is logged and becomes EvalCannotRun (exit 3), never 1."""
+    from paqad.cli.common import _write_crash_log
+    from paqad.errors import PaqadError
+    from paqad.evaluation import EvalCannotRun, compare
+
+    try:
+        return compare.run(app.root(), app.config(), mode, limit, seed)
+    except PaqadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - "does not pay" must not be confused with a crash
+        raise EvalCannotRun(f"the evaluation could not run: {type(exc).__name__}: {exc} (details in {_write_crash_log(exc)})") from exc

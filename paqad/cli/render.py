@@ -73,3 +73,29 @@ def decision_text(d: Decision) -> str:
         return f"{d.path}: indexed — {d.reason}"
     names = {"type": "1 file type", "hard": "2 hard exclusion", "ignore": "3 ignore rules", "check": "4 file checks"}
     return f"{d.path}: not indexed — filter {names.get(d.filter or '', d.filter)}: {d.reason}"
+
+
+def neighbors_text(unit_id: str, found: list[dict]) -> str:
+    """``paqad rag neighbors``: one line per neighbour (score, hops, where), then its edge path."""
+    if not found:
+        return f"{unit_id}: no neighbours within these hops."
+    lines = [f"Neighbours of {unit_id}:"]
+    lines += _graph_lines(found)
+    return "\n".join(lines)
+
+
+def expansions_text(found: list[dict]) -> str:
+    """``search --graph``: the neighbours of the results, after them."""
+    if not found:
+        return "Graph: no neighbours of these results."
+    return "\n".join(["Graph neighbours of these results:", *_graph_lines(found)])
+
+
+def _graph_lines(found: list[dict]) -> list[str]:
+    lines = []
+    for n in found:
+        where = f"{n['path']}:{n['start_line']}-{n['end_line']}" if n.get("start_line") else (n.get("path") or "not in this repository")
+        tag = "unresolved" if n.get("unresolved") else n["kind"]
+        lines.append(f"  {n['score']:.3f}  {n['hops']} hop{'s' if n['hops'] > 1 else ''}  {n['id']}  ({tag}, {where})")
+        lines.append(click.style(f"        {n['evidence']}", dim=True))
+    return lines

@@ -5,6 +5,12 @@ Step 3  count field terms and lengths, Step 4  compute document frequencies and 
 Step 5  write postings with their BM25F weights, Step 6  publish (full) or commit (incremental),
 Step 7  embed pending units (``paqad.index.vectors``; only with an embedding provider), after the
 lexical index is live, in resumable batches.
+
+Agent-written descriptions (``paqad.describe``, the sidecar ``paqad.descriptions.json``) fill a
+unit's ``description`` field and join its embedded text while their content hash matches the unit. The index keeps
+the description it applied per unit (table ``descriptions``) and the sidecar's sha256 (meta
+``descriptions_sha``): when the sidecar changes, an update re-indexes only the files whose units
+gain, lose or change a description.
 """
 
 from __future__ import annotations
@@ -14,20 +20,24 @@ import json
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import filelock
 
-from paqad import __version__, audit, collect, stackpacks, workspace
+from paqad import __version__, audit, collect, describe, stackpacks, workspace
 from paqad.config import Config
 from paqad.errors import IndexCorruptError, LockedError
-from paqad.index import fields, store, vectors
+from paqad.index import fields, postings, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
 
 LOCK_TIMEOUT_S = 60.0
+
+# Receives one unit's postings: (uid, [(tid, w, mask), ...]).
+PostingSink = Callable[[int, list[tuple[int, float, int]]], None]
 
 
 @dataclass
@@ -40,6 +50,7 @@ class ParsedFile:
     units: list[CodeUnit]
     is_test: bool = False
     counts: list[list[Counter[str]]] = field(default_factory=list)
+    descriptions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -57,6 +68,7 @@ class BuildReport:
     languages: dict[str, int] = field(default_factory=dict)
     active_packs: list[str] = field(default_factory=list)
     vectors: vectors.VectorReport | None = None
+    descriptions_changed: int = 0  # units whose applied description changed (full build: applied)
 
 
 def writer_lock(root: Path, timeout: float = LOCK_TIMEOUT_S) -> filelock.FileLock:
@@ -107,26 +119,38 @@ def _build_full_locked(root: Path, cfg: Config) -> BuildReport:
     started = time.perf_counter()
     workspace.ensure(root)
     elig = collect.Eligibility(root, cfg["rag_max_file_size"])
-    parsed, dropped = _parse_all(root, elig, cfg)
+    sidecar = _sidecar(root)
+    parsed, dropped = _parse_all(root, elig, cfg, sidecar)
     path = store.next_generation_path(root)
     tmp = path.with_name(path.name + ".building")
     con = store.create(tmp)
     try:
+        con.execute(store.DESCRIPTIONS_SCHEMA)
         _write_all(con, parsed)
-        store.set_meta(con, _meta(cfg, elig))
+        store.set_meta(con, {**_meta(cfg, elig), "descriptions_sha": sidecar.sha})
         con.commit()
         con.execute("PRAGMA journal_mode=WAL")
     finally:
         con.close()
     tmp.replace(path)
     store.publish(root, path)
-    return _report("full", parsed, dropped, elig, started, changed=len(parsed))
+    report = _report("full", parsed, dropped, elig, started, changed=len(parsed))
+    report.descriptions_changed = sum(1 for p in parsed for d in p.descriptions if d)
+    return report
 
 
-def _parse_all(root: Path, elig: collect.Eligibility, cfg: Config) -> tuple[list[ParsedFile], int]:
+def _sidecar(root: Path, log: bool = True) -> describe.Sidecar:
+    """The descriptions sidecar as the index reads it: a broken one is ignored and logged."""
+    sidecar = describe.for_index(root)
+    if sidecar.error and log:
+        audit.log(root, "WARN", "descriptions-ignored", error=sidecar.error[:300])
+    return sidecar
+
+
+def _parse_all(root: Path, elig: collect.Eligibility, cfg: Config, sidecar: describe.Sidecar) -> tuple[list[ParsedFile], int]:
     parsed, dropped = [], 0
     for path in elig.listed:
-        item = _parse_one(root, elig, path, cfg)
+        item = _parse_one(root, elig, path, cfg, sidecar)
         if item is None:
             dropped += 1
         else:
@@ -134,7 +158,7 @@ def _parse_all(root: Path, elig: collect.Eligibility, cfg: Config) -> tuple[list
     return parsed, dropped
 
 
-def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config) -> ParsedFile | None:
+def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile | None:
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:
         return None
@@ -143,7 +167,8 @@ def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config) ->
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     is_test = stackpacks.is_test_path(path, elig.active_packs)
     item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, decision.rule.language, units, is_test)
-    item.counts = [fields.field_terms(u) for u in units]
+    item.descriptions = [describe.description_for(sidecar, u.id, u.content_hash) for u in units]
+    item.counts = [fields.field_terms(u, d) for u, d in zip(units, item.descriptions)]
     return item
 
 
@@ -159,9 +184,11 @@ def _write_all(con: sqlite3.Connection, parsed: list[ParsedFile]) -> None:
             df.update({t for c in counts for t in c})
     avg = [t / n_units if n_units else 1.0 for t in totals]
     tids = _insert_terms(con, df)
+    writer = postings.BlockWriter()
     con.execute("BEGIN")
     for item in parsed:
-        _insert_file(con, item, avg, tids)
+        _insert_file(con, item, avg, tids, writer.add_unit)
+    writer.flush(con)
     store.set_meta(con, {"n_units": n_units, "field_totals": totals})
     con.execute("COMMIT")
 
@@ -173,18 +200,18 @@ def _insert_terms(con: sqlite3.Connection, df: Counter[str]) -> dict[str, int]:
     return {t: i for i, t in enumerate(sorted(df), 1)}
 
 
-def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], tids: dict[str, int]) -> None:
+def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], tids: dict[str, int], sink: PostingSink) -> None:
+    """Insert a file and its units; each unit's postings go to ``sink(uid, [(tid, w, mask), ...])``."""
     con.execute(
         "INSERT OR REPLACE INTO files(path, hash, size, mtime_ns, language, units) VALUES (?, ?, ?, ?, ?, ?)",
         (item.path, item.hash, item.size, item.mtime_ns, item.language, len(item.units)),
     )
-    for unit, counts in zip(item.units, item.counts):
+    for unit, counts, description in zip(item.units, item.counts, item.descriptions or [""] * len(item.units)):
         uid = _insert_unit(con, unit, counts, item.is_test)
+        if description:
+            con.execute("INSERT INTO descriptions(uid, text) VALUES (?, ?)", (uid, description))
         weights = fields.posting_weights(counts, avg, fields.unit_prior(unit.kind, item.is_test))
-        con.executemany(
-            "INSERT INTO postings(tid, uid, w, mask) VALUES (?, ?, ?, ?)",
-            ((tids[t], uid, w, mask) for t, (w, mask) in weights.items()),
-        )
+        sink(uid, [(tids[t], w, mask) for t, (w, mask) in weights.items()])
 
 
 def _insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]], is_test: bool) -> int:
@@ -297,9 +324,15 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     started = time.perf_counter()
     elig = collect.Eligibility(root, cfg["rag_max_file_size"])
     stored = {row[0]: row[1:] for row in con.execute("SELECT path, hash, size, mtime_ns FROM files")}
+    sidecar = _sidecar(root, log=False)
+    redescribed, n_redescribed = _redescribed(con, sidecar)
+    if redescribed and sidecar.error:
+        _sidecar(root)  # log it once per change of the file, not on every update
     changed, unchanged, dropped, seen = [], 0, 0, set()
     for path in elig.listed:
-        state = _file_state(root, elig, path, stored.get(path), cfg)
+        state = _file_state(root, elig, path, stored.get(path), cfg, sidecar)
+        if state == "same" and path in redescribed:
+            state = _parse_one(root, elig, path, cfg, sidecar) or "dropped"
         if state == "dropped":
             dropped += 1
             continue
@@ -312,14 +345,36 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     try:
         with store.transaction(con):
             con.execute(vectors.VECTORS_SCHEMA)  # an index built before vectors existed
+            con.execute(store.DESCRIPTIONS_SCHEMA)  # ... or before descriptions existed
             _apply_changes(con, changed, removed)
-            store.set_meta(con, {"updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "active_packs": elig.active})
+            now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            store.set_meta(con, {"updated_at": now, "active_packs": elig.active, "descriptions_sha": sidecar.sha})
     except sqlite3.DatabaseError as exc:
         raise IndexCorruptError(f"index update failed ({exc}); {store.REBUILD_HINT}") from exc
-    return _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
+    report = _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
+    report.descriptions_changed = n_redescribed
+    return report
 
 
-def _file_state(root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config):
+def _redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set[str], int]:
+    """Files holding a unit whose applicable description differs from the one indexed, and how
+    many such units. Nothing to do (no query) while the sidecar's sha256 is the one indexed."""
+    if store.get_meta(con).get("descriptions_sha", "") == sidecar.sha:
+        return set(), 0
+    applied: dict[str, str] = {}
+    if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'descriptions'").fetchone():
+        applied = dict(con.execute("SELECT u.id, d.text FROM descriptions d JOIN units u ON u.uid = d.uid"))
+    paths: set[str] = set()
+    count = 0
+    for unit_id in set(applied) | set(sidecar.entries):
+        row = con.execute("SELECT path, content_hash FROM units WHERE id = ?", (unit_id,)).fetchone()
+        if row and describe.description_for(sidecar, unit_id, row[1]) != applied.get(unit_id, ""):
+            paths.add(row[0])
+            count += 1
+    return paths, count
+
+
+def _file_state(root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config, sidecar: describe.Sidecar):
     """'same' when size and mtime (or content hash) match the index, a ParsedFile when changed."""
     full = root / path
     if old is not None:
@@ -329,7 +384,7 @@ def _file_state(root: Path, elig: collect.Eligibility, path: str, old: tuple | N
             return "dropped"
         if st.st_size == old[1] and st.st_mtime_ns == old[2] and not full.is_symlink():
             return "same"
-    item = _parse_one(root, elig, path, cfg)
+    item = _parse_one(root, elig, path, cfg, sidecar)
     if item is None:
         return "dropped"
     if old is not None and item.hash == old[0]:
@@ -339,34 +394,40 @@ def _file_state(root: Path, elig: collect.Eligibility, path: str, old: tuple | N
 
 def _apply_changes(con: sqlite3.Connection, changed: list[ParsedFile], removed: list[str]) -> None:
     meta = store.get_meta(con)
-    totals = json.loads(meta.get("field_totals", "[0,0,0,0,0]"))
+    totals = json.loads(meta.get("field_totals", json.dumps([0] * len(fields.FIELDS))))
     n_units = int(meta.get("n_units", "0"))
+    gone: list[int] = []
     for path in removed + [c.path for c in changed]:
-        n_units -= _delete_file(con, path, totals)
+        gone.extend(_delete_file(con, path, totals))
+    n_units -= len(gone)
+    for tid, n in postings.remove_units(con, gone).items():
+        con.execute("UPDATE terms SET df = df - ? WHERE tid = ?", (n, tid))
     for item in changed:
         for counts in item.counts:
             n_units += 1
             for f, c in enumerate(counts):
                 totals[f] += sum(c.values())
     avg = [t / n_units if n_units else 1.0 for t in totals]
+    added: list[tuple[int, list[tuple[int, float, int]]]] = []
     for item in changed:
         tids = _ensure_terms(con, item)
-        _insert_file(con, item, avg, tids)
+        _insert_file(con, item, avg, tids, lambda uid, weights: added.append((uid, weights)))
+    postings.add_units(con, added)
     con.execute("DELETE FROM terms WHERE df <= 0")
     store.set_meta(con, {"n_units": n_units, "field_totals": totals})
 
 
-def _delete_file(con: sqlite3.Connection, path: str, totals: list[int]) -> int:
+def _delete_file(con: sqlite3.Connection, path: str, totals: list[int]) -> list[int]:
+    """Delete a file's rows except its postings; returns its unit ids (for ``postings.remove_units``)."""
     rows = con.execute("SELECT uid, lengths FROM units WHERE path = ?", (path,)).fetchall()
     for uid, lengths in rows:
         for f, n in enumerate(json.loads(lengths)):
             totals[f] -= n
-        con.execute("UPDATE terms SET df = df - 1 WHERE tid IN (SELECT tid FROM postings WHERE uid = ?)", (uid,))
-        con.execute("DELETE FROM postings WHERE uid = ?", (uid,))
         con.execute("DELETE FROM vectors WHERE uid = ?", (uid,))
+        con.execute("DELETE FROM descriptions WHERE uid = ?", (uid,))
     con.execute("DELETE FROM units WHERE path = ?", (path,))
     con.execute("DELETE FROM files WHERE path = ?", (path,))
-    return len(rows)
+    return [uid for uid, _ in rows]
 
 
 def _ensure_terms(con: sqlite3.Connection, item: ParsedFile) -> dict[str, int]:

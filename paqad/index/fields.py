@@ -20,16 +20,21 @@ from paqad.tokenize import terms
 from paqad.units import CodeUnit
 
 # Bumped when weights or priors change: stored posting weights then need a full rebuild.
-RANKING_VERSION = 2
+# 3: the description field (agent-written descriptions, paqad.describe).
+RANKING_VERSION = 3
 
-FIELDS = ("name", "signature", "doc", "relations", "body")
+FIELDS = ("name", "signature", "doc", "relations", "body", "description")
 # Field weights W_f and length normalisation B_f; chosen on the rulers (benchmarks/README.md).
-WEIGHTS = (3.0, 2.0, 1.5, 1.0, 1.0)
-LENGTH_NORM = (0.3, 0.6, 0.75, 0.75, 0.75)
+# Descriptions weigh as much as the name: on the requests ruler with 197 described units, W 3.0
+# beat joining the doc field (1.5) and W 1.0/1.5/2.25; 4.5 and 6.0 changed nothing more
+# (benchmarks/README.md, "Descriptions"). They are not identifier evidence (``lexical.IDENT_MASK``):
+# counting them so lowered hit@1 and silence there.
+WEIGHTS = (3.0, 2.0, 1.5, 1.0, 1.0, 3.0)
+LENGTH_NORM = (0.3, 0.6, 0.75, 0.75, 0.75, 0.75)
 K1 = 1.2
 # Credit a match earns toward the relevance score, by the best field it matched in: a term in
 # the name says more about what a unit is than the same term somewhere in its body.
-FIELD_CREDIT = (1.0, 0.9, 0.85, 0.6, 0.5)
+FIELD_CREDIT = (1.0, 0.9, 0.85, 0.6, 0.5, 0.85)
 
 
 # Ranking priors by unit kind and for test files, folded into every posting weight of the unit:
@@ -45,11 +50,11 @@ def unit_prior(kind: str, is_test: bool) -> float:
 
 
 def field_terms(unit: CodeUnit, description: str = "") -> list[Counter[str]]:
-    """Term counts per field for one unit (descriptions, when present, join the doc field)."""
+    """Term counts per field for one unit; ``description`` is the agent-written one, if any."""
     path = PurePosixPath(unit.path)
     relations = " ".join([*unit.calls, *unit.imports, *unit.bases, *path.parts[:-1], path.stem])
     name_text = f"{unit.name} {unit.qualified_name.replace('.', ' ')}"
-    texts = (name_text, unit.signature, f"{unit.docstring} {description}", relations, unit.text)
+    texts = (name_text, unit.signature, unit.docstring, relations, unit.text, description)
     return [Counter(terms(t)) for t in texts]
 
 
@@ -75,8 +80,6 @@ def idf(df: int, n: int) -> float:
 
 
 def best_field(mask: int) -> int:
-    """The highest-credit field present in a posting's field mask."""
-    for f in range(len(FIELDS)):
-        if mask & (1 << f):
-            return f
-    return len(FIELDS) - 1
+    """The highest-credit field present in a posting's field mask (the first of equals)."""
+    present = [f for f in range(len(FIELDS)) if mask & (1 << f)]
+    return max(present, key=lambda f: (FIELD_CREDIT[f], -f)) if present else len(FIELDS) - 1

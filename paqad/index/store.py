@@ -20,8 +20,9 @@ from typing import Iterator
 
 from paqad import workspace
 from paqad.errors import IndexCorruptError, IndexMissingError
+from paqad.index import postings
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: postings packed in blocks (paqad.index.postings)
 _GENERATION = re.compile(r"^index-(\d{1,9})\.sqlite$")
 REBUILD_HINT = "run `paqad rag rebuild`"
 
@@ -38,11 +39,11 @@ CREATE TABLE units(uid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT N
                    lengths TEXT NOT NULL, is_test INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX units_path ON units(path);
 CREATE TABLE terms(tid INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL, df INTEGER NOT NULL);
-CREATE TABLE postings(tid INTEGER NOT NULL, uid INTEGER NOT NULL, w REAL NOT NULL,
-                      mask INTEGER NOT NULL, PRIMARY KEY(tid, uid)) WITHOUT ROWID;
-CREATE INDEX postings_uid ON postings(uid);
 CREATE TABLE vectors(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-"""
+""" + postings.SCHEMA  # posting lists: packed blocks, see paqad/index/postings.py
+# The agent-written description applied to a unit (see paqad.describe). Created by every build
+# and update, so an index from before descriptions existed gains it without a rebuild.
+DESCRIPTIONS_SCHEMA = "CREATE TABLE IF NOT EXISTS descriptions(uid INTEGER PRIMARY KEY, text TEXT NOT NULL)"
 
 
 def current_pointer(root: Path) -> Path:

@@ -43,7 +43,10 @@ _CACHE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS cache(fingerprint TEXT NOT NULL, text_sha TEXT NOT NULL, prep INTEGER NOT NULL,"
     " dims INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(fingerprint, text_sha, prep)) WITHOUT ROWID"
 )
-_UNIT_COLUMNS = "uid, id, content_hash, kind, name, qualified_name, path, signature, docstring, text"
+_UNIT_COLUMNS = (
+    "uid, id, content_hash, kind, name, qualified_name, path, signature, docstring, text,"
+    " COALESCE((SELECT d.text FROM descriptions d WHERE d.uid = units.uid), '')"
+)
 _PROVIDERS: dict[tuple[str, str], Any] = {}
 
 Progress = Callable[[int, int], None]
@@ -202,6 +205,7 @@ def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, b
 def _fill_batches(root: Path, path: Path, con: sqlite3.Connection, provider: Provider, report: VectorReport, cache: EmbedCache, lock: Any, progress: Progress | None, batch: int) -> None:
     with lock:
         con.execute(VECTORS_SCHEMA)
+        con.execute(store.DESCRIPTIONS_SCHEMA)
     todo = [r[0] for r in con.execute("SELECT uid FROM units WHERE uid NOT IN (SELECT uid FROM vectors) ORDER BY uid")]
     for done, chunk in _chunks(todo, batch):
         rows = _unit_rows(con, chunk)
@@ -239,8 +243,8 @@ class _UnitView:
 
 
 def embedded_text(row: tuple) -> str:
-    """The exact text embedded for a ``_UNIT_COLUMNS`` row (descriptions join here when they exist)."""
-    return unit_text(_UnitView(*row[3:10]))  # type: ignore[arg-type]
+    """The exact text embedded for a ``_UNIT_COLUMNS`` row, with the unit's applied description."""
+    return unit_text(_UnitView(*row[3:10]), description=row[10] if len(row) > 10 else "")  # type: ignore[arg-type]
 
 
 def _vectors_for(rows: list[tuple], provider: Provider, report: VectorReport, cache: EmbedCache) -> list[bytes]:

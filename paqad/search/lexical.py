@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from paqad.index import postings as postings_mod
 from paqad.index.fields import FIELD_CREDIT, FIELDS, best_field
 from paqad.search.query import PROSE_SHARE, AnalyzedQuery, QueryTerm
 
@@ -70,21 +71,18 @@ def score(con: sqlite3.Connection, query: AnalyzedQuery, pool: int = POOL) -> Sc
 
 
 def _postings(con: sqlite3.Connection, qt: QueryTerm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rows = con.execute("SELECT uid, w, mask FROM postings WHERE tid = ?", (qt.tid,)).fetchall()
-    if not rows:
+    if qt.tid is None:
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
-    arr = np.array(rows, dtype=np.float64)
-    arr = arr[(arr[:, 0] >= 0) & (arr[:, 2] >= 0) & (arr[:, 2] < len(_CREDIT_BY_MASK))]  # the index is untrusted
-    return arr[:, 0].astype(np.int64), arr[:, 1], arr[:, 2].astype(np.int64)
+    return postings_mod.read(con, qt.tid)
 
 
 def mark_prose_counts(con: sqlite3.Connection, terms: list[QueryTerm]) -> None:
-    """The same reclassification as scoring does, from two counts per term computed inside
-    SQLite (no posting rows reach Python): used to refuse a query before scoring it."""
+    """The same reclassification as scoring does, from the field masks alone: used to refuse a
+    query before scoring it."""
     for qt in terms:
         if qt.status != "distinctive" or qt.tid is None:
             continue
-        total, ident = con.execute("SELECT COUNT(*), SUM((mask & ?) != 0) FROM postings WHERE tid = ?", (IDENT_MASK, qt.tid)).fetchone()
+        total, ident = postings_mod.counts(con, qt.tid, IDENT_MASK)
         if total:
             qt.ident_share = (ident or 0) / total
             if qt.ident_share < PROSE_SHARE:

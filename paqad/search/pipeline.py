@@ -120,10 +120,13 @@ def _search(
     if gate and not answered:
         resp.diagnosis = _diagnosis(ev, hits, vector_ok, best)
     else:
-        top_bm25f = ranked[0].bm25f if ranked else 1.0
-        ranked, rerank_scores, outcome = rerank_mod.apply(rerank, text, ranked, lambda c: c.uid, lambda uids: _rerank_texts(con, uids))
+        # Reranking reorders the deduplicated pool (the same passages the fused order would show, and
+        # more when the pool is larger than top_n), then the floor decides on the kept scores.
+        reranking = rerank is not None and rerank.mode != "off"
+        top = _dedupe_parts(con, ranked, max(top_n, rerank.pool) if reranking else top_n)
+        top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(con, uids))
+        top = top[:top_n]
         resp.rerank = outcome.to_dict() if outcome else None
-        top = _dedupe_parts(con, ranked, top_n)
         low = False
         if gate:
             top, low = fusion.floor([c.score for c in top], threshold, relief, top)
@@ -131,7 +134,7 @@ def _search(
                 resp.answered = False
                 resp.diagnosis = _diagnosis(ev, hits, vector_ok, best, below_floor=True)
         lexical.fill_matched([c for c in top if not c.matched], scored.terms, scored.postings)
-        resp.results = _results(con, top, top_bm25f, low, rerank_scores)
+        resp.results = _results(con, top, ranked[0].bm25f if ranked else 1.0, low, rerank_scores)
         resp.omitted_for_budget = _attach_sources(con, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
     return resp

@@ -1,0 +1,183 @@
+"""``paqad mcp install``: register ``paqad mcp`` in each agent host's project MCP config.
+
+| host | file | where the entry goes |
+|---|---|---|
+| Claude Code | ``.mcp.json`` | ``mcpServers.paqad`` |
+| Codex | ``.codex/config.toml`` | ``[mcp_servers.paqad]`` (Codex reads it for trusted projects) |
+| Cursor | ``.cursor/mcp.json`` | ``mcpServers.paqad`` |
+| VS Code | ``.vscode/mcp.json`` | ``servers.paqad`` |
+
+Merging rules: the user's entries are kept in their order (JSON files are re-indented, their
+content is not changed; the TOML file is appended to, never rewritten); an existing ``paqad``
+entry that differs from ours is the user's choice and is left alone (``kept``); running it again
+changes nothing; a file that cannot be parsed (JSON with comments included) is reported and left
+untouched. The first change keeps the original bytes (``paqad.hosts.base.edit_file``), so
+``paqad mcp uninstall`` restores the file exactly when nobody edited it since.
+
+Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository
+explicitly; Claude Code and Codex start project servers in the project, where ``paqad mcp``
+finds the repository itself.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from paqad.errors import UsageError
+from paqad.hosts import base
+
+SERVER = "paqad"
+_PLAIN = {"command": "paqad", "args": ["mcp"]}
+_WORKSPACE = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
+
+
+class MergeError(Exception):
+    """The host's file cannot be merged into safely; it is left untouched."""
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    rel: str
+    key: str  # the object that maps server names to entries
+    entry: dict[str, Any]
+
+    @property
+    def toml(self) -> bool:
+        return self.rel.endswith(".toml")
+
+
+HOSTS: dict[str, Host] = {
+    h.name: h
+    for h in (
+        Host("claude", ".mcp.json", "mcpServers", {"type": "stdio", **_PLAIN}),
+        Host("codex", ".codex/config.toml", "mcp_servers", dict(_PLAIN)),
+        Host("cursor", ".cursor/mcp.json", "mcpServers", {"type": "stdio", **_WORKSPACE}),
+        Host("vscode", ".vscode/mcp.json", "servers", {"type": "stdio", **_WORKSPACE}),
+    )
+}
+# `paqad hooks install --mcp`: the hook hosts that also read a project MCP config.
+FROM_HOOK_HOSTS = {"claude": "claude", "codex": "codex", "cursor": "cursor", "copilot": "vscode"}
+
+
+@dataclass
+class InstallState:
+    host: str
+    path: str
+    action: str  # installed | unchanged | kept | error | removed | restored
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def host_names(value: str) -> list[str]:
+    """Parse ``--host``: names separated by commas, or ``all``; an unknown name is a usage error."""
+    names = [v.strip().lower() for v in value.split(",") if v.strip()]
+    if not names or names == ["all"]:
+        return list(HOSTS)
+    unknown = [n for n in names if n not in HOSTS]
+    if unknown:
+        raise UsageError(f"--host: unknown host {unknown[0]!r}; choose from {', '.join(HOSTS)}, all")
+    return list(dict.fromkeys(names))
+
+
+def install(root: Path, name: str) -> InstallState:
+    host = HOSTS[name]
+    path = root / host.rel
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+        servers = _servers(host, old)
+        if servers.get(SERVER) == host.entry:
+            return InstallState(name, host.rel, "unchanged")
+        if SERVER in servers:
+            return InstallState(name, host.rel, "kept", f"an entry named {SERVER!r} is already there and differs from paqad's; left as is")
+        new = _add_toml(host, old) if host.toml else _add_json(host, old)
+        base.edit_file(root, f"mcp-{name}", host.rel, lambda _old: new)
+    except (MergeError, OSError, UnicodeDecodeError) as exc:
+        return InstallState(name, host.rel, "error", str(exc))
+    return InstallState(name, host.rel, "installed")
+
+
+def uninstall(root: Path, name: str) -> InstallState:
+    host = HOSTS[name]
+    try:
+        action = base.restore_file(root, f"mcp-{name}", host.rel, lambda text: _strip(host, text))
+    except (OSError, UnicodeDecodeError) as exc:
+        return InstallState(name, host.rel, "error", str(exc))
+    return InstallState(name, host.rel, action)
+
+
+def _servers(host: Host, text: str | None) -> dict[str, Any]:
+    """The host's server map from the file's text ({} when absent); MergeError when unreadable."""
+    data = _parse(host, text)
+    servers = data.get(host.key, {})
+    if not isinstance(servers, dict):
+        raise MergeError(f"{host.rel}: {host.key!r} is not a table of servers; fix it, then run `paqad mcp install` again")
+    return servers
+
+
+def _parse(host: Host, text: str | None) -> dict[str, Any]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = tomllib.loads(text) if host.toml else json.loads(text)
+    except ValueError as exc:
+        kind = "TOML" if host.toml else "JSON (comments are not supported)"
+        raise MergeError(f"{host.rel}: not valid {kind} ({exc}); fix it, then run `paqad mcp install` again") from None
+    if not isinstance(data, dict):
+        raise MergeError(f"{host.rel}: expected an object at the top level")
+    return data
+
+
+def _add_json(host: Host, old: str | None) -> str:
+    data = _parse(host, old)
+    data.setdefault(host.key, {})[SERVER] = host.entry
+    return base.dump_json(data)
+
+
+def _toml_block(host: Host) -> str:
+    lines = [f"[{host.key}.{SERVER}]"] + [f"{k} = {json.dumps(v)}" for k, v in host.entry.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _add_toml(host: Host, old: str | None) -> str:
+    """Append ``[mcp_servers.paqad]``; checked by parsing the result, so a file where appending
+    would change anything else (``mcp_servers`` as an inline table, say) is refused instead."""
+    text = old or ""
+    sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+    new = text + sep + _toml_block(host)
+    before = _parse(host, old)
+    try:
+        after = tomllib.loads(new)
+    except ValueError as exc:
+        raise MergeError(f"{host.rel}: cannot append [{host.key}.{SERVER}] to this file ({exc}); add it by hand:\n{_toml_block(host)}") from None
+    if after.get(host.key, {}).pop(SERVER, None) != host.entry or {k: v for k, v in after.items() if v != {}} != {k: v for k, v in before.items() if v != {}}:
+        raise MergeError(f"{host.rel}: appending [{host.key}.{SERVER}] would change other settings; add it by hand")
+    return new
+
+
+def _strip(host: Host, text: str) -> str | None:
+    """``text`` without paqad's entry (only when it is exactly ours); None when nothing is left."""
+    if host.toml:
+        block = _toml_block(host)
+        for candidate in ("\n" + block, block):
+            if candidate in text:
+                out = text.replace(candidate, "", 1)
+                return out if out.strip() else None
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    servers = data.get(host.key) if isinstance(data, dict) else None
+    if not isinstance(servers, dict) or servers.get(SERVER) != host.entry:
+        return text
+    del servers[SERVER]
+    if not servers:
+        del data[host.key]
+    return base.dump_json(data) if data else None

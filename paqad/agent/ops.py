@@ -1,0 +1,279 @@
+"""The operations both agent doors serve: the JSON-lines protocol and the MCP server.
+
+Each action is a plain function ``(session, **validated params) -> JSON-able dict`` registered in
+the literal ``ACTIONS`` table with its declared parameters; the table serves dispatch, the
+in-band validation and the MCP tool schemas. Every failure a request can cause comes out of
+``Session.call`` as an ``OpError`` with a stable ``code`` (documented in README, "Agent protocol
+and MCP"); nothing a request sends can end the session.
+
+The index is loaded once per session (``store.reader`` keeps the connection) and each request
+checks whether it changed on disk: a rebuild publishes a new generation (``CURRENT`` names a new
+file, so the reader reopens), an incremental update commits to the same file (SQLite's
+``PRAGMA data_version`` moves, and WAL readers see it). Both are counted in ``stats``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import threading
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import filelock
+
+from paqad import __version__, config as config_mod
+from paqad.agent import research as research_mod
+from paqad.agent import span as span_mod
+from paqad.agent.params import Param, ParamError, schema, validate
+from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, LockedError, PaqadError, UsageError
+
+PROTOCOL_VERSION = 1
+MAX_QUERY_CHARS = 8_000
+MAX_TOP_N = 200
+MAX_BUDGET_CHARS = 500_000
+MAX_ID_CHARS = 2_000
+MAX_PATH_CHARS = 4_096
+MAX_LINE = 1_000_000_000
+MAX_OPEN_LINES = 2_000
+MAX_OPEN_BYTES = 256 * 1024
+MAX_DESCRIPTION_CHARS = 4_000  # raw; paqad.describe keeps at most 1,000 after collapsing whitespace
+RESERVED = ("id", "action")
+
+
+class OpError(Exception):
+    """A request that failed in-band: ``code`` is stable, ``message`` says what to do."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    fn: Callable[..., dict]
+    params: tuple[Param, ...]
+    description: str
+
+    def input_schema(self) -> dict[str, Any]:
+        return schema(self.params)
+
+
+class Session:
+    """One agent session on one repository: the index watch, counters and a request lock (MCP
+    may call from worker threads; the SQLite connection is shared, so requests run one at a time)."""
+
+    def __init__(self, root: Path, overrides: dict[str, str] | None = None) -> None:
+        self.root = root
+        self.overrides = overrides or {}
+        self.started = time.time()
+        self.requests = 0
+        self.errors = 0
+        self.index_changes = 0
+        self._seen: tuple[str, int] | None = None
+        self._lock = threading.Lock()
+
+    def call(self, action: str, raw: dict[str, Any]) -> dict:
+        """Run one request; any failure becomes an OpError (the session survives everything)."""
+        with self._lock:
+            self.requests += 1
+            try:
+                spec = ACTIONS.get(action) if isinstance(action, str) else None
+                if spec is None:
+                    raise OpError("unknown_action", f"unknown action {str(action)[:60]!r}; one of: {', '.join(ACTIONS)}")
+                return spec.fn(self, **validate(spec.params, raw, RESERVED))
+            except Exception as exc:  # noqa: BLE001 - translated to a stable code, never raised out
+                self.errors += 1
+                error = translate(exc)
+                if error.code == "internal":  # a bug: the traceback goes to stderr, never to the client
+                    traceback.print_exc(file=sys.stderr)
+                if error is exc:
+                    raise
+                raise error from exc
+
+    def config(self) -> config_mod.Config:
+        return config_mod.load(self.root, self.overrides)
+
+    def index(self) -> sqlite3.Connection:
+        """The live index, reopened when a rebuild published a new generation; counts changes."""
+        from paqad.index import store
+
+        con = store.reader(self.root)
+        path = store.current_path(self.root)
+        seen = (path.name if path else "", int(con.execute("PRAGMA data_version").fetchone()[0]))
+        if self._seen is not None and seen != self._seen:
+            self.index_changes += 1
+        self._seen = seen
+        return con
+
+
+def translate(exc: BaseException) -> OpError:
+    """The one place library errors become protocol error codes."""
+    if isinstance(exc, OpError):
+        return exc
+    if isinstance(exc, span_mod.SpanError):
+        return OpError(exc.code, str(exc))
+    table: tuple[tuple[type[BaseException], str], ...] = (
+        (ParamError, "bad_params"), (UsageError, "bad_params"), (ConfigError, "config_error"),
+        (IndexMissingError, "index_missing"), (IndexCorruptError, "index_corrupt"), (LockedError, "locked"),
+        (PaqadError, "failed"), (sqlite3.DatabaseError, "index_corrupt"), (filelock.Timeout, "locked"),
+    )
+    for kind, code in table:
+        if isinstance(exc, kind):
+            return OpError(code, str(exc) or kind.__name__)
+    if isinstance(exc, ImportError):
+        return OpError("unavailable", f"this paqad has no support for that action ({exc})")
+    return OpError("internal", f"unexpected {type(exc).__name__}: {str(exc)[:300]}")
+
+
+# ---- actions ----------------------------------------------------------------------------------
+
+
+def _search_args(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None) -> dict:
+    cfg = s.config()
+    if not query.strip():
+        raise ParamError("query is empty")
+    return {
+        "top_n": top_n or cfg["rag_top_n"], "source_chars": cfg["rag_source_chars"] if source_chars is None else source_chars,
+        "budget_chars": budget, "threshold": cfg["rag_similarity_threshold"], "relief_floor": cfg["rag_relief_floor"],
+    }
+
+
+def op_search(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, gate: bool) -> dict:
+    from paqad.search import pipeline
+
+    args = _search_args(s, query, top_n, budget, source_chars)
+    s.index()
+    return pipeline.search(s.root, query, gate=gate, **args).to_dict()
+
+
+def op_research(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, hops: int, per_hop: int) -> dict:
+    from paqad.search import pipeline
+
+    args = _search_args(s, query, top_n, budget, source_chars)
+    con = s.index()
+    answer = pipeline.search(s.root, query, **args).to_dict()
+    return research_mod.expand(con, s.root, answer, hops, per_hop)
+
+
+def op_neighbors(s: Session, unit_id: str, hops: int, direction: str, budget: int) -> dict:
+    from paqad import graph
+
+    s.index()
+    return {"unit_id": unit_id, "neighbors": graph.neighbors(s.root, unit_id, hops=hops, direction=direction, budget=budget)}
+
+
+def op_open(s: Session, path: str | None, unit_id: str | None, start_line: int | None, end_line: int | None, max_lines: int, max_bytes: int) -> dict:
+    if (path is None) == (unit_id is None):
+        raise ParamError("give exactly one of path or unit_id")
+    if unit_id is not None:
+        row = s.index().execute("SELECT path, start_line, end_line FROM units WHERE id = ?", (unit_id,)).fetchone()
+        if row is None:
+            raise OpError("not_found", f"no unit {unit_id[:200]!r} in the index")
+        path, start_line, end_line = row[0], start_line or int(row[1]), end_line or int(row[2])
+    start = start_line or 1
+    if end_line is not None and end_line < start:
+        raise ParamError(f"end_line {end_line} is before start_line {start}")
+    return asdict(span_mod.read_span(s.root, path, start, end_line, max_lines, max_bytes))
+
+
+def op_describe_pending(s: Session, limit: int, offset: int) -> dict:
+    from paqad import describe
+
+    return describe.pending(s.root, limit=limit, offset=offset)
+
+
+def op_describe_put(s: Session, unit_id: str, text: str, content_hash: str | None) -> dict:
+    from paqad import describe
+
+    return describe.put(s.root, unit_id, text, content_hash=content_hash)
+
+
+def op_stats(s: Session) -> dict:
+    from paqad.search import pipeline
+
+    try:
+        index = pipeline.status(s.root)
+        if index.get("built"):
+            s.index()  # so index_generation / index_changes_seen are current
+    except PaqadError as exc:
+        index = {"built": False, "error": str(exc)}
+    return {
+        **_hello(), "root": str(s.root), "index": index,
+        "session": {
+            "requests": s.requests, "errors": s.errors, "uptime_s": round(time.time() - s.started, 3),
+            "index_generation": s._seen[0] if s._seen else None, "index_changes_seen": s.index_changes,
+        },
+    }
+
+
+def op_hello(s: Session) -> dict:
+    return {**_hello(), "root": str(s.root), "actions": {a.name: {"description": a.description, "params": a.input_schema()} for a in ACTIONS.values()}}
+
+
+def _hello() -> dict:
+    return {"protocol_version": PROTOCOL_VERSION, "paqad_version": __version__}
+
+
+# ---- the registry -----------------------------------------------------------------------------
+
+_QUERY = Param("query", str, "The question, in words or identifiers.", required=True, max_length=MAX_QUERY_CHARS)
+_TOP_N = Param("top_n", int, "How many passages at most (default: the rag_top_n setting).", minimum=1, maximum=MAX_TOP_N)
+_BUDGET = Param("budget", int, "Total characters of source across results.", default=12_000, minimum=0, maximum=MAX_BUDGET_CHARS)
+_SOURCE = Param("source_chars", int, "Source characters per result (default: rag_source_chars).", minimum=0, maximum=MAX_BUDGET_CHARS)
+_UNIT = Param("unit_id", str, "A unit id as search returns it (path::qualified_name).", required=True, max_length=MAX_ID_CHARS)
+
+ACTIONS: dict[str, Action] = {
+    a.name: a
+    for a in (
+        Action("hello", op_hello, (), "The protocol version and every action with its parameters."),
+        Action(
+            "search", op_search, (_QUERY, _TOP_N, _BUDGET, _SOURCE, Param("gate", bool, "Apply the evidence gate and confidence floor (false = probe).", default=True)),
+            "The passages of this repository that answer the query, or a diagnosis of why nothing does.",
+        ),
+        Action(
+            "research", op_research,
+            (_QUERY, _TOP_N, _BUDGET, _SOURCE, Param("hops", int, "Graph hops at most.", default=2, minimum=0, maximum=research_mod.MAX_HOPS),
+             Param("per_hop", int, "Graph nodes considered per hop.", default=10, minimum=1, maximum=50)),
+            "Search, then follow calls/imports/contains edges from the answer while neighbours add query terms the answer lacked.",
+        ),
+        Action(
+            "neighbors", op_neighbors,
+            (_UNIT, Param("hops", int, "Edges away at most.", default=1, minimum=1, maximum=3),
+             Param("direction", str, "Follow edges out of the unit, into it, or both.", default="both", choices=("in", "out", "both")),
+             Param("budget", int, "Units returned at most.", default=50, minimum=1, maximum=200)),
+            "The units connected to a unit in the code graph (calls, imports, contains, inherits), with the edge path.",
+        ),
+        Action(
+            "open", op_open,
+            (Param("path", str, "A file path relative to the repository root.", max_length=MAX_PATH_CHARS),
+             Param("unit_id", str, "Open a unit's span instead of a path.", max_length=MAX_ID_CHARS),
+             Param("start_line", int, "First line (1-based; default 1, or the unit's first line).", minimum=1, maximum=MAX_LINE),
+             Param("end_line", int, "Last line, inclusive (default: the end, or the unit's last line).", minimum=1, maximum=MAX_LINE),
+             Param("max_lines", int, "Lines returned at most.", default=200, minimum=1, maximum=MAX_OPEN_LINES),
+             Param("max_bytes", int, "UTF-8 bytes of text returned at most.", default=64 * 1024, minimum=1, maximum=MAX_OPEN_BYTES)),
+            "A span of a repository file (live contents, not the index), bounded in lines and bytes.",
+        ),
+        Action(
+            "describe_pending", op_describe_pending,
+            (Param("limit", int, "Units returned at most.", default=20, minimum=1, maximum=200),
+             Param("offset", int, "Units skipped first.", default=0, minimum=0, maximum=MAX_LINE)),
+            "Units that have no agent-written description yet (or whose code changed since).",
+        ),
+        Action(
+            "describe_put", op_describe_put,
+            (_UNIT, Param("text", str, "The description: what the unit does and why (at most 1,000 characters once whitespace is collapsed).", required=True, max_length=MAX_DESCRIPTION_CHARS),
+             Param("content_hash", str, "The unit's content_hash from describe_pending (refused if the code changed since).", max_length=128)),
+            "Store an agent-written description of a unit (kept in the committed sidecar).",
+        ),
+        Action("stats", op_stats, (), "The protocol and paqad versions, the index facts and this session's counters."),
+    )
+}

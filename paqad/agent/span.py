@@ -1,0 +1,104 @@
+"""``open``: a span of a repository file, bounded in lines and bytes, confined to the repository.
+
+The path comes from a request (or from the index, which is untrusted too), so it goes through
+``workspace.join_within`` (no ``..``, no absolute path, no symlink whose target leaves the
+repository). Inside the repository, ``.git/`` (remote URLs can carry credentials) and
+``.paqad/`` (``secrets.env`` holds API keys) are refused, and so are secrets files by name
+(the same patterns the indexer drops: ``.env``, ``*.pem``, ``id_rsa*``, ...): paqad hands an
+agent source code, never credentials. Binary files are refused; text is decoded as UTF-8 with
+replacement characters, so a stray byte never fails the request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from paqad import collect, workspace
+
+MAX_FILE_BYTES = 20 * 1024 * 1024  # a file larger than this is not a source file worth a span
+REFUSED_DIRS = (".git", workspace.DIRNAME)
+BINARY_SNIFF = 8192
+
+
+class SpanError(Exception):
+    """A request ``open`` cannot serve; ``code`` is the in-band error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Span:
+    path: str
+    start_line: int
+    end_line: int  # the last line returned (start_line - 1 when none fit)
+    total_lines: int
+    text: str
+    truncated: bool
+    truncated_by: str | None  # "lines" | "bytes" | None
+    next_start_line: int | None
+
+
+def resolve(root: Path, relative: str) -> tuple[Path, str]:
+    """The file for ``relative`` and its repository-relative POSIX path, or SpanError(forbidden/not_found)."""
+    try:
+        full = workspace.join_within(root, relative)
+    except ValueError as exc:
+        raise SpanError("forbidden", str(exc)) from None
+    rel = full.relative_to(root.resolve()).as_posix() if full != root.resolve() else "."
+    first = rel.split("/", 1)[0]
+    if first in REFUSED_DIRS:
+        raise SpanError("forbidden", f"path {relative!r} is inside {first}/, which open never reads")
+    pattern = collect.secrets_match(rel)
+    if pattern:
+        raise SpanError("forbidden", f"path {relative!r} looks like a secrets file ({pattern}); open never reads those")
+    if not full.exists():
+        raise SpanError("not_found", f"no file {relative!r} in the repository")
+    if not full.is_file():
+        raise SpanError("not_a_file", f"{relative!r} is not a regular file")
+    return full, rel
+
+
+def read_span(root: Path, relative: str, start_line: int, end_line: int | None, max_lines: int, max_bytes: int) -> Span:
+    """Lines ``start_line``..``end_line`` (1-based, inclusive) of ``relative``, at most
+    ``max_lines`` lines and ``max_bytes`` UTF-8 bytes of text; says where to continue."""
+    full, rel = resolve(root, relative)
+    size = full.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise SpanError("too_large", f"{rel} is {size} bytes; open reads files up to {MAX_FILE_BYTES}")
+    with full.open("rb") as handle:
+        if b"\x00" in handle.read(BINARY_SNIFF):
+            raise SpanError("binary", f"{rel} is a binary file")
+        handle.seek(0)
+        lines = handle.read().decode("utf-8", errors="replace").splitlines(keepends=True)
+    total = len(lines)
+    if start_line > max(total, 1):
+        raise SpanError("out_of_range", f"start_line {start_line} is past the end of {rel} ({total} lines)")
+    last = min(end_line if end_line is not None else total, total, start_line + max_lines - 1)
+    text, used, by_bytes = _take(lines, start_line, last, max_bytes)
+    stop = start_line - 1 + used
+    wanted_end = min(end_line if end_line is not None else total, total)
+    truncated = stop < wanted_end or by_bytes
+    reason = ("bytes" if by_bytes else "lines") if truncated else None
+    resume = stop + 1 if stop < wanted_end else None
+    return Span(rel, start_line, stop, total, text, truncated, reason, resume)
+
+
+def _take(lines: list[str], start: int, last: int, max_bytes: int) -> tuple[str, int, bool]:
+    """Whole lines from ``start`` to ``last`` while they fit in ``max_bytes``; a first line that is
+    longer than the budget is cut at a character boundary (and counts as returned)."""
+    out: list[str] = []
+    spent = 0
+    for number in range(start, last + 1):
+        line = lines[number - 1]
+        size = len(line.encode("utf-8"))
+        if spent + size > max_bytes:
+            if not out:
+                cut = line.encode("utf-8")[:max_bytes].decode("utf-8", errors="ignore")
+                return cut, 1, True
+            return "".join(out), len(out), True
+        out.append(line)
+        spent += size
+    return "".join(out), len(out), False

@@ -1,0 +1,193 @@
+"""``paqad mcp``: end to end with the official SDK's own stdio client, and ``paqad mcp install``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import anyio
+import jsonschema
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from repo_factory import Repo, make_shop
+
+EXE = shutil.which("paqad", path=str(Path(sys.executable).parent)) or shutil.which("paqad")
+TOOLS = {"search", "research", "neighbors", "open", "describe_pending", "describe_put", "stats"}
+
+
+@pytest.fixture
+def shop(repo: Repo, paqad_cli) -> Repo:
+    make_shop(repo)
+    done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    return repo
+
+
+def call_all(root: Path, calls: list[tuple[str, dict]]) -> tuple[list, list]:
+    """Start `paqad mcp --root ROOT` with the SDK's stdio client; list tools, then make each call."""
+
+    async def session() -> tuple[list, list]:
+        params = StdioServerParameters(command=EXE, args=["mcp", "--root", str(root)], env=dict(os.environ))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            init = await client.initialize()
+            assert init.server_info.name == "paqad"
+            tools = (await client.list_tools()).tools
+            return tools, [await client.call_tool(name, args) for name, args in calls]
+
+    return anyio.run(session)
+
+
+def text_of(result) -> str:
+    return "".join(c.text for c in result.content)
+
+
+def test_tools_answer_over_stdio_and_bad_calls_are_tool_errors(shop: Repo) -> None:
+    calls = [
+        ("search", {"query": "retry a card charge with exponential backoff", "top_n": 3}),
+        ("open", {"path": "shop/sessions.py", "start_line": 7, "max_lines": 4}),
+        ("stats", {}),
+        ("search", {"query": 42}),
+        ("search", {"query": "x", "top_n": 0}),
+        ("search", {"query": "x", "surprise": True}),
+        ("open", {"path": "../../etc/passwd"}),
+        ("open", {"path": ".paqad/vectors/CURRENT"}),
+        ("launch", {}),
+        ("research", {"query": "retry charge card processor transaction id", "top_n": 1}),
+        ("search", {"query": "sign the session cookie"}),
+    ]
+    tools, results = call_all(shop.root, calls)
+    assert {t.name for t in tools} == TOOLS
+    for tool in tools:
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        assert tool.input_schema["additionalProperties"] is False and tool.description
+    search_schema = next(t for t in tools if t.name == "search").input_schema
+    assert search_schema["required"] == ["query"] and search_schema["properties"]["top_n"]["maximum"] == 200
+
+    found, span, stats, *bad, research, last = results
+    assert found.is_error is False
+    assert found.structured_content["results"][0]["id"] == "shop/payments.py::retry_charge"
+    assert json.loads(text_of(found)) == found.structured_content
+    assert span.structured_content["text"].startswith("def sign_cookie(") and span.structured_content["end_line"] == 10
+    assert stats.structured_content["protocol_version"] == 1 and stats.structured_content["index"]["built"] is True
+
+    codes = [text_of(r).split(":")[0] for r in bad]
+    assert all(r.is_error for r in bad)
+    assert codes == ["bad_params", "bad_params", "bad_params", "forbidden", "forbidden", "unknown_action"]
+    assert "query must be a string" in text_of(bad[0])
+
+    assert research.is_error is False
+    assert any(r["id"] == "shop/payments.py::retry_charge" and r["adds_evidence"] for r in research.structured_content["related"])
+    assert last.structured_content["results"][0]["id"] == "shop/sessions.py::sign_cookie"  # the server outlived the bad calls
+
+
+def test_without_the_sdk_paqad_mcp_says_what_to_install(shop: Repo) -> None:
+    # A None entry in sys.modules makes `import mcp` raise ImportError, as on a machine without it.
+    code = "import sys; sys.modules['mcp'] = None; from paqad.cli.main import main; sys.exit(main(['mcp', '--root', sys.argv[1]]))"
+    done = subprocess.run([sys.executable, "-c", code, str(shop.root)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "pip install 'paqad[mcp]'" in done.stderr and done.stdout == ""
+
+
+# ---- install ------------------------------------------------------------------------------
+
+USER_JSON = {
+    ".mcp.json": {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--ro"]}, "zeta": {"command": "z"}}, "note": 1},
+    ".cursor/mcp.json": {"mcpServers": {"db": {"url": "http://localhost:9000/mcp"}}},
+    ".vscode/mcp.json": {"inputs": [{"id": "tok", "type": "promptString"}], "servers": {"other": {"type": "stdio", "command": "x"}}},
+}
+USER_TOML = '# my codex settings\nmodel = "o3"  # the model\n\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs-mcp"]\n'
+KEYS = {".mcp.json": "mcpServers", ".cursor/mcp.json": "mcpServers", ".vscode/mcp.json": "servers"}
+
+
+def test_install_merges_keeps_user_entries_is_idempotent_and_uninstall_restores(repo: Repo, paqad_cli) -> None:
+    originals = {}
+    for rel, data in USER_JSON.items():
+        originals[rel] = repo.write(rel, json.dumps(data)).read_bytes()
+    originals[".codex/config.toml"] = repo.write(".codex/config.toml", USER_TOML).read_bytes()
+
+    done = paqad_cli("mcp", "install", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert {h["host"]: h["action"] for h in json.loads(done.stdout)["hosts"]} == dict.fromkeys(("claude", "codex", "cursor", "vscode"), "installed")
+
+    for rel, data in USER_JSON.items():
+        merged = json.loads((repo.root / rel).read_text())
+        servers = merged[KEYS[rel]]
+        assert list(servers)[:-1] == list(data[KEYS[rel]]) and list(servers)[-1] == "paqad"
+        assert {k: v for k, v in servers.items() if k != "paqad"} == data[KEYS[rel]]
+        assert list(merged) == list(data) and all(merged[k] == v for k, v in data.items() if k != KEYS[rel])
+        assert servers["paqad"]["command"] == "paqad" and servers["paqad"]["args"][0] == "mcp"
+    assert json.loads((repo.root / ".vscode/mcp.json").read_text())["servers"]["paqad"]["args"] == ["mcp", "--root", "${workspaceFolder}"]
+    toml_text = (repo.root / ".codex/config.toml").read_text()
+    assert toml_text.startswith(USER_TOML)  # comments and order untouched: appended to, never rewritten
+    parsed = tomllib.loads(toml_text)
+    assert parsed["mcp_servers"]["paqad"] == {"command": "paqad", "args": ["mcp"]} and parsed["mcp_servers"]["docs"]["args"] == ["-y", "docs-mcp"]
+
+    snapshot = {rel: (repo.root / rel).read_bytes() for rel in originals}
+    again = paqad_cli("mcp", "install", "--json", cwd=repo.root)
+    assert {h["action"] for h in json.loads(again.stdout)["hosts"]} == {"unchanged"}
+    assert {rel: (repo.root / rel).read_bytes() for rel in originals} == snapshot
+
+    gone = paqad_cli("mcp", "uninstall", cwd=repo.root)
+    assert gone.returncode == 0, gone.stderr
+    assert {rel: (repo.root / rel).read_bytes() for rel in originals} == originals
+
+
+def test_install_from_nothing_and_uninstall_cleans_up(repo: Repo, paqad_cli) -> None:
+    done = paqad_cli("mcp", "install", "--host", "claude,cursor", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((repo.root / ".mcp.json").read_text()) == {"mcpServers": {"paqad": {"type": "stdio", "command": "paqad", "args": ["mcp"]}}}
+    assert (repo.root / ".cursor/mcp.json").is_file() and not (repo.root / ".vscode").exists()
+    assert paqad_cli("mcp", "uninstall", "--host", "claude,cursor", cwd=repo.root).returncode == 0
+    assert not (repo.root / ".mcp.json").exists() and not (repo.root / ".cursor").exists()
+
+
+def test_malformed_files_are_reported_and_left_untouched(repo: Repo, paqad_cli) -> None:
+    bad = {
+        ".mcp.json": "{ // comments are not JSON\n}",
+        ".vscode/mcp.json": '{"servers": ["not", "a", "map"]}',
+        ".codex/config.toml": 'mcp_servers = { docs = { command = "npx" } }\n',
+        ".cursor/mcp.json": "[]",
+    }
+    for rel, text in bad.items():
+        repo.write(rel, text)
+    done = paqad_cli("mcp", "install", "--json", cwd=repo.root)
+    assert done.returncode == 0  # --json reports; the plain form exits 1 (below)
+    states = {h["host"]: h for h in json.loads(done.stdout)["hosts"]}
+    assert {h["action"] for h in states.values()} == {"error"}
+    assert "not valid JSON" in states["claude"]["note"] and "not a table of servers" in states["vscode"]["note"]
+    assert "add it by hand" in states["codex"]["note"]
+    assert {rel: (repo.root / rel).read_text() for rel in bad} == bad
+    plain = paqad_cli("mcp", "install", cwd=repo.root)
+    assert plain.returncode == 1 and "error" in plain.stdout
+
+
+def test_a_different_paqad_entry_is_the_users_and_is_kept(repo: Repo, paqad_cli) -> None:
+    mine = {"mcpServers": {"paqad": {"command": "/opt/paqad/bin/paqad", "args": ["mcp"]}}}
+    repo.write(".mcp.json", json.dumps(mine))
+    done = paqad_cli("mcp", "install", "--host", "claude", "--json", cwd=repo.root)
+    (state,) = json.loads(done.stdout)["hosts"]
+    assert state["action"] == "kept" and "differs" in state["note"]
+    assert json.loads((repo.root / ".mcp.json").read_text()) == mine
+
+
+def test_unknown_host_is_a_usage_error(repo: Repo, paqad_cli) -> None:
+    done = paqad_cli("mcp", "install", "--host", "emacs", cwd=repo.root)
+    assert done.returncode == 2 and "unknown host 'emacs'" in done.stderr
+
+
+def test_hooks_install_offers_mcp(repo: Repo, paqad_cli) -> None:
+    make_shop(repo)
+    done = paqad_cli("hooks", "install", "--agents", "claude,gemini", "--mcp", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [(m["host"], m["action"]) for m in data["mcp"]] == [("claude", "installed")]
+    assert "paqad" in json.loads((repo.root / ".mcp.json").read_text())["mcpServers"]
+    without = paqad_cli("hooks", "install", "--agents", "claude", "--json", cwd=repo.root)
+    assert "mcp" not in json.loads(without.stdout)

@@ -1,0 +1,111 @@
+"""``paqad rag init --provider openai|voyageai`` end to end, through the installed CLI, against a
+local stub of the embeddings API on 127.0.0.1 (base URL from ``rag_embedding_base_url``), with
+the key in ``.paqad/secrets.env``: the index is built and embedded, ``rag search`` runs hybrid,
+and the key appears nowhere in ``.paqad/`` but ``secrets.env``.
+
+The stub answers the documented shape (``{"data": [{"embedding", "index"}]}``) with bag-of-words
+vectors (each word hashed to a dimension), so cosine similarity means shared words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from paqad.secrets import set_secret
+from repo_factory import Repo, make_shop
+
+DIMS = {"text-embedding-3-small": 1536, "voyage-code-3": 1024}
+PROVIDERS = {"openai": ("OPENAI_API_KEY", "sk-test-remote-init-0123456789abcdef"), "voyageai": ("VOYAGE_API_KEY", "pa-test-remote-init-0123456789abcdef")}
+
+
+def bag_of_words(text: str, dims: int) -> list[float]:
+    vec = np.zeros(dims, dtype=np.float64)
+    for word in re.findall(r"[a-z]+", text.lower()):
+        vec[int(hashlib.sha256(word.encode()).hexdigest(), 16) % dims] += 1.0
+    vec[0] += 1e-3  # never all zeros
+    return (vec / np.linalg.norm(vec)).tolist()
+
+
+@pytest.fixture
+def stub():
+    seen: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+            dims = DIMS[body["model"]]
+            data = json.dumps({"data": [{"embedding": bag_of_words(t, dims), "index": i} for i, t in enumerate(body["input"])], "model": body["model"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, _ in PROVIDERS.values():
+        monkeypatch.delenv(name, raising=False)
+
+
+def files_holding(folder: Path, needle: str) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and needle.encode() in p.read_bytes())
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_rag_init_with_a_remote_provider_then_hybrid_search(repo: Repo, stub, paqad_cli, provider: str) -> None:
+    url, seen = stub
+    key_name, key = PROVIDERS[provider]
+    make_shop(repo)
+    env = {"PAQAD_RAG_EMBEDDING_BASE_URL": url}
+
+    missing = paqad_cli("rag", "init", "--provider", provider, cwd=repo.root, env=env)
+    assert missing.returncode == 2 and key_name in missing.stderr and "secrets.env" in missing.stderr and seen == []
+
+    set_secret(repo.root, key_name, key)
+    init = paqad_cli("rag", "init", "--provider", provider, "--json", cwd=repo.root, env=env)
+    assert init.returncode == 0, init.stderr
+    assert seen and all(r["path"] == "/v1/embeddings" and r["auth"] == f"Bearer {key}" for r in seen)
+    if provider == "voyageai":
+        assert {r["body"]["input_type"] for r in seen} == {"document"}
+
+    status = json.loads(paqad_cli("rag", "status", "--json", cwd=repo.root, env=env).stdout)["index"]
+    assert status["embedding_provider"] == provider and status["vectors_pending"] == 0
+
+    out = paqad_cli("rag", "search", "charge a card through the payment gateway", "--json", cwd=repo.root, env=env)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["mode"] == "hybrid" and data["answered"]
+    assert data["results"][0]["path"] == "shop/payments.py" and "cosine" in data["results"][0]["signals"]
+    assert seen[-1]["body"]["input"] == ["charge a card through the payment gateway"]
+
+    paqad_dir = repo.root / ".paqad"
+    assert files_holding(paqad_dir, key) == ["secrets.env"]
+    assert key_name not in (paqad_dir / ".config").read_text(encoding="utf-8")
+    assert key not in init.stdout + init.stderr + out.stdout + out.stderr + missing.stderr
+
+
+def test_rag_init_rejects_an_unknown_provider(repo: Repo, paqad_cli) -> None:
+    make_shop(repo)
+    out = paqad_cli("rag", "init", "--provider", "cohere", cwd=repo.root)
+    assert out.returncode == 2 and "openai" in out.stderr and "voyageai" in out.stderr
+    assert not (repo.root / ".paqad" / ".config").exists()

@@ -1,0 +1,482 @@
+"""Reranking (paqad/search/rerank.py): off is a passthrough; local runs a real ONNX cross-encoder
+and really reorders; Cohere speaks the documented API to a stub on 127.0.0.1; every failure keeps
+the fused order, writes one audit line without the key, and exits 0.
+
+The local model is built here with ``onnx.helper``: the real cross-encoder interface
+(``input_ids``, ``attention_mask``, ``token_type_ids`` int64 [batch, seq] -> ``logits`` float
+[batch, 1]) over a real ``tokenizers`` WordLevel tokenizer.json made from the test repository's
+words. Its logit is query-dependent and computable by hand:
+
+    logit = Σ over passage tokens j of weight[id_j] · (number of query tokens equal to id_j)
+
+so a test can say exactly which order the model must produce. No real cross-encoder ships in a
+registry package (see benchmarks/README.md, Reranking), so none is used here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+from paqad import audit, config, refresh
+from paqad.index import build
+from paqad.search import pipeline, rerank
+from paqad.secrets import set_secret
+from repo_factory import Repo, make_shop
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+KEY = "co-test-key-9f8e7d6c5b4a"
+QUERY = "charge refund transaction"
+TARGET = "shop/payments.py::PaymentGateway.charge"  # what both rerankers put first; fused puts refund first
+
+
+# ---------------------------------------------------------------------------- the tiny cross-encoder
+
+
+def build_tokenizer(words: list[str]) -> Tokenizer:
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + sorted(set(words) - set(SPECIALS)))}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])]
+    )
+    return tok
+
+
+def build_model(weights: np.ndarray, shape: str = "ok") -> onnx.ModelProto:
+    """The cross-encoder graph; ``shape="bad"`` answers per-token logits [batch, seq] instead."""
+    ints = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask", "token_type_ids")]
+    dims = ["batch", 1] if shape == "ok" else ["batch", "seq"]
+    out = helper.make_tensor_value_info("logits", TensorProto.FLOAT, dims)
+    inits = [
+        helper.make_tensor("weight", TensorProto.FLOAT, [len(weights)], weights.astype(np.float32).tolist()),
+        helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+        helper.make_tensor("ax1", TensorProto.INT64, [1], [1]),
+        helper.make_tensor("ax2", TensorProto.INT64, [1], [2]),
+        helper.make_tensor("ax12", TensorProto.INT64, [2], [1, 2]),
+    ]
+    n = helper.make_node
+    nodes = [
+        n("Gather", ["weight", "input_ids"], ["w_tok"]),
+        n("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
+        n("Cast", ["token_type_ids"], ["type_f"], to=TensorProto.FLOAT),
+        n("Mul", ["mask_f", "type_f"], ["doc_f"]),
+        n("Sub", ["one", "type_f"], ["not_type"]),
+        n("Mul", ["mask_f", "not_type"], ["query_f"]),
+        n("Mul", ["doc_f", "w_tok"], ["doc_w"]),
+        n("Unsqueeze", ["input_ids", "ax2"], ["ids_a"]),
+        n("Unsqueeze", ["input_ids", "ax1"], ["ids_b"]),
+        n("Equal", ["ids_a", "ids_b"], ["same"]),
+        n("Cast", ["same"], ["same_f"], to=TensorProto.FLOAT),
+        n("Unsqueeze", ["query_f", "ax2"], ["q3"]),
+        n("Unsqueeze", ["doc_w", "ax1"], ["d3"]),
+        n("Mul", ["same_f", "q3"], ["sq"]),
+        n("Mul", ["sq", "d3"], ["sqd"]),
+        n("ReduceSum", ["sqd", "ax12"], ["total"], keepdims=0),
+        n("Unsqueeze", ["total", "ax1"], ["logits"]) if shape == "ok" else n("Identity", ["w_tok"], ["logits"]),
+    ]
+    graph = helper.make_graph(nodes, "tiny-cross-encoder", ints, [out], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="paqad-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+@dataclass
+class TinyModel:
+    folder: Path
+    tokenizer: Tokenizer
+    weights: np.ndarray
+
+    def logit(self, query: str, doc: str) -> float:
+        """The model's answer, computed by hand from the same tokenizer (truncated like paqad does)."""
+        self.tokenizer.enable_truncation(max_length=rerank.MAX_PAIR_TOKENS, strategy="longest_first")
+        enc = self.tokenizer.encode(query, doc)
+        q = [i for i, t in zip(enc.ids, enc.type_ids) if t == 0]
+        return float(sum(self.weights[i] * q.count(i) for i, t in zip(enc.ids, enc.type_ids) if t == 1))
+
+
+def words_of(root: Path) -> list[str]:
+    found: set[str] = set()
+    for path in root.rglob("*"):
+        if path.is_file() and ".git" not in path.parts and ".paqad" not in path.parts:
+            found.update(w.lower() for w in re.findall(r"\w+", path.read_text(encoding="utf-8", errors="replace")))
+            found.update(w.lower() for w in re.findall(r"\w+", str(path.relative_to(root))))
+    return sorted(found)
+
+
+def make_model(folder: Path, root: Path, boost: dict[str, float] | None = None, shape: str = "ok") -> TinyModel:
+    tok = build_tokenizer(words_of(root) + QUERY.split())
+    vocab = tok.get_vocab()
+    weights = np.ones(len(vocab), dtype=np.float32)
+    for special in SPECIALS:
+        weights[vocab[special]] = 0.0
+    for word, value in (boost or {}).items():
+        weights[vocab[word]] = value
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    onnx.save(build_model(weights, shape), str(folder / "model.onnx"))
+    return TinyModel(folder, Tokenizer.from_file(str(folder / "tokenizer.json")), weights)
+
+
+# ---------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def shop(repo: Repo) -> Repo:
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root))
+    return repo
+
+
+@pytest.fixture
+def tiny(shop: Repo, tmp_path: Path) -> TinyModel:
+    # "transaction" weighs 10: the model prefers the passage that says "transaction id" (charge),
+    # while the fused order puts refund first.
+    return make_model(tmp_path / "models" / "tiny", shop.root, {"transaction": 10.0})
+
+
+def cfg_for(root: Path, **settings: str) -> config.Config:
+    return config.load(root, {k: str(v) for k, v in settings.items()})
+
+
+def run_search(root: Path, query: str = QUERY, gate: bool = True, **settings: Any) -> pipeline.SearchResponse:
+    cfg = cfg_for(root, **settings)
+    return pipeline.search(
+        root, query, top_n=10, gate=gate, threshold=cfg["rag_similarity_threshold"], relief_floor=cfg["rag_relief_floor"],
+        rerank=rerank.RerankConfig.from_config(root, cfg),
+    )
+
+
+def fallback_lines(root: Path) -> list[str]:
+    return [line for line in audit.read(root) if rerank.AUDIT_EVENT in line]
+
+
+def ids(resp: pipeline.SearchResponse) -> list[str]:
+    return [r.id for r in resp.results]
+
+
+# ---------------------------------------------------------------------------- off and local
+
+
+def test_off_is_a_passthrough(shop: Repo) -> None:
+    plain = pipeline.search(shop.root, QUERY, top_n=10, gate=False)
+    off = run_search(shop.root, gate=False, rag_rerank="off")
+    assert off.rerank is None
+    assert [(r.id, r.score, r.signals) for r in off.results] == [(r.id, r.score, r.signals) for r in plain.results]
+    assert all("rerank" not in r.signals for r in off.results)
+    assert fallback_lines(shop.root) == []
+
+
+def test_local_reorders_by_the_model_and_keeps_scores(shop: Repo, tiny: TinyModel) -> None:
+    fused = run_search(shop.root, gate=False)
+    ranked = run_search(shop.root, gate=False, rag_rerank="local", rag_rerank_model=str(tiny.folder))
+    assert ranked.rerank["mode"] == "local" and ranked.rerank["fallback"] is None and ranked.rerank["reranked"] >= len(ranked.results)
+    assert sorted(ids(ranked)) == sorted(ids(fused))
+    # The order is the model's: descending logits (ties keep the fused order) ...
+    logits = [r.signals["rerank"] for r in ranked.results]
+    assert logits == sorted(logits, reverse=True)
+    fused_pos = {rid: i for i, rid in enumerate(ids(fused))}
+    for a, b in zip(ranked.results, ranked.results[1:]):
+        assert a.signals["rerank"] > b.signals["rerank"] or fused_pos[a.id] < fused_pos[b.id]
+    # ... and the logits are what the model computes for (query, that unit's text).
+    con = pipeline.store.reader(shop.root)
+    for res in ranked.results:
+        path, qname, text = con.execute("SELECT path, qualified_name, text FROM units WHERE id = ?", (res.id,)).fetchone()
+        assert res.signals["rerank"] == pytest.approx(tiny.logit(QUERY, rerank.document_text(path, qname, text)), abs=1e-4)
+    # It really moved something: charge outranks what the fused order put first.
+    assert ids(ranked) != ids(fused)
+    assert ranked.results[0].id == TARGET != fused.results[0].id
+    # Scores are kept: each unit has the calibrated score it had without reranking.
+    fused_score = {r.id: r.score for r in fused.results}
+    assert all(r.score == fused_score[r.id] and r.signals["calibrated"] == r.score for r in ranked.results)
+    assert fallback_lines(shop.root) == []
+
+
+def test_rerank_runs_before_the_floor_and_the_floor_still_decides(shop: Repo, tiny: TinyModel) -> None:
+    model = {"rag_rerank": "local", "rag_rerank_model": str(tiny.folder)}
+    # At the default threshold only refund passes: the model's favourite (charge, 0.74) is not lifted.
+    fused, ranked = run_search(shop.root), run_search(shop.root, **model)
+    assert ranked.answered and ids(ranked) == ids(fused) == ["shop/payments.py::PaymentGateway.refund"]
+    assert ranked.results[0].signals["rerank"] < run_search(shop.root, gate=False, **model).results[0].signals["rerank"]
+    # With a lower threshold more pass, and they come in the model's order with their own scores.
+    fused, ranked = run_search(shop.root, rag_similarity_threshold=0.5), run_search(shop.root, rag_similarity_threshold=0.5, **model)
+    assert set(ids(ranked)) == set(ids(fused)) and len(ids(ranked)) >= 3
+    assert ranked.results[0].id == TARGET != fused.results[0].id
+    assert all(r.score >= 0.5 for r in ranked.results)
+
+
+def test_pool_bounds_what_is_reranked(shop: Repo, tiny: TinyModel) -> None:
+    fused = run_search(shop.root, gate=False)
+    ranked = run_search(shop.root, gate=False, rag_rerank="local", rag_rerank_model=str(tiny.folder), rag_rerank_pool=2)
+    assert ranked.rerank["pool"] == 2 and ranked.rerank["reranked"] == 2
+    assert [("rerank" in r.signals) for r in ranked.results].count(True) <= 2
+    assert ids(ranked)[2:] == ids(fused)[2:]  # below the pool, the fused order is untouched
+    assert set(ids(ranked)[:2]) == set(ids(fused)[:2])
+
+
+def test_refused_query_loads_no_model(shop: Repo, tmp_path: Path) -> None:
+    resp = run_search(shop.root, "kubernetes helm chart", rag_rerank="local", rag_rerank_model=str(tmp_path / "nowhere"))
+    assert not resp.answered and resp.rerank is None
+    assert fallback_lines(shop.root) == []  # never attempted: a missing model would have been logged
+
+
+def test_relative_model_folder_is_confined_to_the_repository(shop: Repo, tiny: TinyModel) -> None:
+    inside = make_model(shop.root / "models" / "ce", shop.root, {"transaction": 10.0})
+    ok = run_search(shop.root, gate=False, rag_rerank="local", rag_rerank_model="models/ce")
+    assert ok.rerank["fallback"] is None and ok.results[0].signals["rerank"] > 0 and inside.folder.is_dir()
+    escape = run_search(shop.root, gate=False, rag_rerank="local", rag_rerank_model="../models/tiny")
+    assert "outside the repository" in escape.rerank["fallback"]
+
+
+def _corrupt(folder: Path, root: Path) -> None:
+    make_model(folder, root)
+    (folder / "model.onnx").write_bytes(b"this is not an onnx model\x00\x01")
+
+
+def _bad_shape(folder: Path, root: Path) -> None:
+    make_model(folder, root, shape="bad")
+
+
+def _bad_tokenizer(folder: Path, root: Path) -> None:
+    make_model(folder, root)
+    (folder / "tokenizer.json").write_text("{not json", encoding="utf-8")
+
+
+def _no_tokenizer(folder: Path, root: Path) -> None:
+    make_model(folder, root)
+    (folder / "tokenizer.json").unlink()
+
+
+@pytest.mark.parametrize(
+    ("breaker", "reason"),
+    [
+        (None, "does not exist"),
+        (_no_tokenizer, "has no tokenizer.json"),
+        (_corrupt, "not a model onnxruntime can load"),
+        (_bad_tokenizer, "not a tokenizers file"),
+        (_bad_shape, "logits of shape"),
+    ],
+)
+def test_local_failures_keep_the_fused_order(shop: Repo, tmp_path: Path, breaker: Callable | None, reason: str) -> None:
+    folder = tmp_path / "broken"
+    if breaker is not None:
+        breaker(folder, shop.root)
+    fused = run_search(shop.root, gate=False)
+    resp = run_search(shop.root, gate=False, rag_rerank="local", rag_rerank_model=str(folder))
+    assert ids(resp) == ids(fused) and [r.score for r in resp.results] == [r.score for r in fused.results]
+    assert reason in resp.rerank["fallback"]
+    lines = fallback_lines(shop.root)
+    assert len(lines) == 1 and "WARN" in lines[0] and 'mode="local"' in lines[0] and reason in lines[0]
+
+
+def test_local_without_a_model_setting_says_what_to_set(shop: Repo) -> None:
+    resp = run_search(shop.root, gate=False, rag_rerank="local")
+    assert "needs rag_rerank_model" in resp.rerank["fallback"] and "model.onnx" in resp.rerank["fallback"]
+
+
+def test_deadline_passed_keeps_the_fused_order(shop: Repo, tiny: TinyModel) -> None:
+    cfg = cfg_for(shop.root, rag_rerank="local", rag_rerank_model=str(tiny.folder))
+    late = rerank.RerankConfig.from_config(shop.root, cfg, deadline=time.monotonic() - 1)
+    fused = pipeline.search(shop.root, QUERY, top_n=10, gate=False)
+    resp = pipeline.search(shop.root, QUERY, top_n=10, gate=False, rerank=late)
+    assert ids(resp) == ids(fused) and "no time left" in resp.rerank["fallback"]
+
+
+def test_local_out_of_time_between_batches(tiny: TinyModel) -> None:
+    encoder = rerank.CrossEncoder(tiny.folder, batch=1)
+    calls = iter([1.0, 1.0, 0.0])
+    with pytest.raises(rerank.RerankError, match="ran out of time after 2 of 3"):
+        encoder.score(QUERY, ["refund", "charge", "gateway"], lambda: next(calls))
+
+
+# ---------------------------------------------------------------------------- Cohere against a stub
+
+
+@dataclass
+class Stub:
+    """A local Cohere: POST /v2/rerank -> {"results": [{"index", "relevance_score"}], ...}."""
+
+    status: int = 200
+    delay: float = 0.0
+    scores: Callable[[list[str]], list[float]] | None = None
+    requests: list[dict] = field(default_factory=list)
+    url: str = ""
+
+    def reply(self, body: dict) -> tuple[int, dict]:
+        if self.status != 200:
+            return self.status, {"message": f"stub says {self.status}"}
+        docs = body["documents"]
+        scores = self.scores(docs) if self.scores else [float("transaction id" in d.lower()) for d in docs]
+        order = sorted(range(len(docs)), key=lambda i: -scores[i])[: body.get("top_n", len(docs))]
+        return 200, {"id": "stub", "results": [{"index": i, "relevance_score": scores[i]} for i in order], "meta": {"api_version": {"version": "2"}}}
+
+
+@pytest.fixture
+def cohere_stub():
+    stub = Stub()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            stub.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+            time.sleep(stub.delay)
+            status, answer = stub.reply(body)
+            data = json.dumps(answer).encode()
+            try:
+                self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stub.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield stub
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _no_cohere_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in rerank.COHERE_KEYS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def cohere_settings(stub: Stub, **extra: Any) -> dict[str, Any]:
+    return {"rag_rerank": "cohere", "rag_rerank_base_url": stub.url, **extra}
+
+
+def test_cohere_request_shape_key_from_secrets_and_reorder(shop: Repo, cohere_stub: Stub) -> None:
+    set_secret(shop.root, "CO_API_KEY", KEY)
+    fused = run_search(shop.root, gate=False)
+    resp = run_search(shop.root, gate=False, **cohere_settings(cohere_stub))
+    assert resp.rerank["fallback"] is None and resp.rerank["model"] == "rerank-english-v3.0"
+    (req,) = cohere_stub.requests
+    assert req["path"] == "/v2/rerank" and req["auth"] == f"Bearer {KEY}"
+    body = req["body"]
+    assert body["model"] == "rerank-english-v3.0" and body["query"] == QUERY and body["top_n"] == len(body["documents"])
+    assert all(isinstance(d, str) and len(d) <= rerank.DOC_CHARS for d in body["documents"])
+    assert resp.results[0].id == TARGET != fused.results[0].id
+    assert resp.results[0].signals["rerank"] == 1.0
+    assert {r.id: r.score for r in resp.results} == {r.id: r.score for r in fused.results}
+
+
+def test_cohere_key_from_either_environment_variable(shop: Repo, cohere_stub: Stub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COHERE_API_KEY", KEY)
+    assert run_search(shop.root, gate=False, **cohere_settings(cohere_stub)).rerank["fallback"] is None
+    monkeypatch.setenv("CO_API_KEY", KEY + "-preferred")
+    assert run_search(shop.root, gate=False, **cohere_settings(cohere_stub, rag_rerank_model="rerank-v3.5")).rerank["fallback"] is None
+    assert [r["auth"] for r in cohere_stub.requests] == [f"Bearer {KEY}", f"Bearer {KEY}-preferred"]
+    assert cohere_stub.requests[1]["body"]["model"] == "rerank-v3.5"
+
+
+@pytest.mark.parametrize(
+    ("status", "delay", "reason"),
+    [(401, 0.0, "rejected the API key (401)"), (429, 0.0, "HTTP 429"), (500, 0.0, "HTTP 500"), (200, 2.0, "within")],
+)
+def test_cohere_failures_keep_the_fused_order_and_never_log_the_key(shop: Repo, cohere_stub: Stub, status: int, delay: float, reason: str) -> None:
+    set_secret(shop.root, "CO_API_KEY", KEY)
+    cohere_stub.status, cohere_stub.delay = status, delay
+    fused = run_search(shop.root, gate=False)
+    started = time.monotonic()
+    resp = run_search(shop.root, gate=False, **cohere_settings(cohere_stub, rag_rerank_timeout=0.5))
+    assert time.monotonic() - started < 5
+    assert ids(resp) == ids(fused) and reason in resp.rerank["fallback"]
+    (line,) = fallback_lines(shop.root)
+    assert 'mode="cohere"' in line and reason in line
+    assert KEY not in (shop.root / ".paqad" / "audit.log").read_text(encoding="utf-8")
+    assert KEY not in json.dumps(resp.to_dict())
+
+
+def test_cohere_without_a_key_sends_nothing(shop: Repo, cohere_stub: Stub) -> None:
+    resp = run_search(shop.root, gate=False, **cohere_settings(cohere_stub))
+    assert "CO_API_KEY" in resp.rerank["fallback"] and cohere_stub.requests == []
+
+
+def test_cohere_plain_http_to_another_machine_is_refused(shop: Repo) -> None:
+    set_secret(shop.root, "CO_API_KEY", KEY)
+    resp = run_search(shop.root, gate=False, rag_rerank="cohere", rag_rerank_base_url="http://rerank.example.com")
+    assert "plain http://" in resp.rerank["fallback"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "match"),
+    [({}, "'results' list"), ({"results": [{"index": 99, "relevance_score": 1.0}]}, "out-of-range"), ({"results": [{"index": 0, "relevance_score": "x"}]}, "not a number")],
+)
+def test_cohere_malformed_answers_are_errors(payload: dict, match: str) -> None:
+    with pytest.raises(rerank.RerankError, match=match):
+        rerank.parse_cohere(payload, 3)
+
+
+def test_cohere_partial_answer_ranks_the_missing_last() -> None:
+    assert rerank.parse_cohere({"results": [{"index": 2, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.2}]}, 3) == [0.2, -0.8, 0.9]
+
+
+def test_rerank_urls() -> None:
+    assert rerank.rerank_url("https://api.cohere.com") == "https://api.cohere.com/v2/rerank"
+    assert rerank.rerank_url("https://gw.example/v2/") == "https://gw.example/v2/rerank"
+    assert rerank.rerank_url("http://127.0.0.1:9/custom/rerank") == "http://127.0.0.1:9/custom/rerank"
+
+
+# ---------------------------------------------------------------------------- the prompt hook and the CLI
+
+
+def test_prompt_hook_never_waits_for_a_slow_reranker(shop: Repo, cohere_stub: Stub) -> None:
+    set_secret(shop.root, "CO_API_KEY", KEY)
+    config.set_value(shop.root, "rag_enabled", "true")
+    for key, value in cohere_settings(cohere_stub, rag_rerank_timeout=30).items():
+        config.set_value(shop.root, key, str(value))
+    cohere_stub.delay = 5.0
+    started = time.monotonic()
+    answer = refresh.answer_prompt(shop.root, config.load(shop.root), "where is a charge refunded", 10_000, budget=1.5, spawn_refresh=lambda root: None)
+    assert time.monotonic() - started < 2.5
+    assert answer.path == "live" and "shop/payments.py" in (answer.text or "")
+    lines = fallback_lines(shop.root)
+    assert lines and all('mode="cohere"' in line and KEY not in line for line in lines)
+
+
+def test_cli_end_to_end_local(shop: Repo, tiny: TinyModel, paqad_cli) -> None:
+    args = ("-c", "rag_rerank=local", "-c", f"rag_rerank_model={tiny.folder}", "-c", "rag_similarity_threshold=0.5", "rag", "search", QUERY, "--json")
+    out = paqad_cli(*args, cwd=shop.root)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["rerank"]["mode"] == "local" and data["rerank"]["fallback"] is None
+    assert data["results"][0]["id"] == TARGET and "rerank" in data["results"][0]["signals"]
+    off = json.loads(paqad_cli("-c", "rag_similarity_threshold=0.5", "rag", "search", QUERY, "--json", cwd=shop.root).stdout)
+    assert off["rerank"] is None and off["results"][0]["id"] != data["results"][0]["id"]
+    flag = json.loads(paqad_cli("-c", f"rag_rerank_model={tiny.folder}", "rag", "probe", QUERY, "--rerank", "local", "--json", cwd=shop.root).stdout)
+    assert flag["rerank"]["mode"] == "local" and flag["results"][0]["id"] == TARGET
+
+
+def test_cli_fallback_exits_0_with_a_warning(shop: Repo, tmp_path: Path, paqad_cli) -> None:
+    out = paqad_cli("-c", "rag_rerank=local", "-c", f"rag_rerank_model={tmp_path / 'missing'}", "rag", "search", QUERY, "--json", cwd=shop.root)
+    assert out.returncode == 0
+    data = json.loads(out.stdout)
+    assert data["answered"] and "does not exist" in data["rerank"]["fallback"]
+    assert "warning: reranking skipped, fused order kept" in out.stderr
+    assert len(fallback_lines(shop.root)) == 1
+    bad = paqad_cli("-c", "rag_rerank=sometimes", "rag", "search", QUERY, cwd=shop.root)
+    assert bad.returncode == 2 and "rag_rerank" in bad.stderr and "off, local, cohere" in bad.stderr
