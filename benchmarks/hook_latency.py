@@ -1,6 +1,6 @@
 """Prompt-hook and post-commit latency, measured the way the hosts and git see them.
 
-    python benchmarks/hook_latency.py [--corpus flask-3.1.3] [--runs 40] [--json OUT]
+    python benchmarks/hook_latency.py [--corpus flask-3.1.3] [--runs 40] [--provider local|none] [--json OUT]
 
 On a copy of the corpus (never the cached original) it runs ``paqad rag init`` and
 ``paqad hooks install --agents claude``, then times, from process start to exit:
@@ -55,13 +55,13 @@ def paqad_exe() -> str:
     return exe
 
 
-def prepare(corpus: str, workdir: Path) -> Path:
+def prepare(corpus: str, workdir: Path, provider: str = "local") -> Path:
     source = CORPORA / corpus
     if not (source / ".git").exists():
         sys.exit(f"{source}: not fetched; run python benchmarks/corpora.py fetch")
     root = workdir / corpus
     shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
-    for args in (["rag", "init"], ["hooks", "install", "--agents", "claude"]):
+    for args in (["rag", "init", "--provider", provider], ["hooks", "install", "--agents", "claude"]):
         proc = subprocess.run([paqad_exe(), *args], cwd=root, capture_output=True, text=True)
         if proc.returncode != 0:
             sys.exit(f"paqad {' '.join(args)} failed: {proc.stderr}")
@@ -125,9 +125,9 @@ def summary(samples: list[float]) -> dict[str, float]:
     return {"n": len(samples), "p50_ms": round(statistics.median(samples), 1), "p95_ms": round(qs[18], 1), "max_ms": round(max(samples), 1)}
 
 
-def run(corpus: str, runs: int) -> dict:
+def run(corpus: str, runs: int, provider: str = "local") -> dict:
     with tempfile.TemporaryDirectory(prefix="paqad-hook-bench-") as tmp:
-        root = prepare(corpus, Path(tmp))
+        root = prepare(corpus, Path(tmp), provider)
         env = {**os.environ, "PATH": f"{Path(paqad_exe()).parent}:{os.environ.get('PATH', '')}"}
         env.pop("PAQAD_HOOK_BUDGET", None)
         time_prompt(root, "warm up: where is the app object created", env)
@@ -153,6 +153,7 @@ def run(corpus: str, runs: int) -> dict:
         without = time_commits(root, runs)
         return {
             "corpus": corpus,
+            "provider": provider,
             "load_average": [round(x, 2) for x in os.getloadavg()],
             "cpus": os.cpu_count(),
             "hook_process_floor": summary(floor),
@@ -169,9 +170,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="flask-3.1.3")
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--provider", default="local", choices=["local", "none"], help="rag_embedding_provider for the index (local is the default)")
     parser.add_argument("--json", dest="out", default=None, help="Also write the result to this file.")
     args = parser.parse_args()
-    result = run(args.corpus, args.runs)
+    result = run(args.corpus, args.runs, args.provider)
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

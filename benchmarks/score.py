@@ -4,14 +4,16 @@
 Usage (from the repo root, after ``python benchmarks/corpora.py fetch``):
     python benchmarks/score.py [--corpora flask,requests,cobra,rxjs]
                                [--retrievers paqad-lexical,paqad-probe,grep,bm25,peer]
-                               [--out benchmarks/results/] [--k 10]
+                               [--out benchmarks/results/] [--k 10] [--set SETTING=VALUE ...]
     python benchmarks/score.py diff A.jsonl B.jsonl
 
 Every retriever answers every ruler question of every corpus (plus ``refusal.yaml`` against the
 corpora it names) through one small interface, ``prepare(corpus_root)`` then ``ask(question)``,
 and is judged by the same pure functions in ``benchmarks/scoring.py``. Per-question rows go to
 ``<out>/<UTC timestamp>-<retriever>.jsonl`` (diffable between runs); the Markdown summary is
-printed and written to ``<out>/latest.md``.
+printed and written to ``<out>/latest.md``. ``--set`` (repeatable) adds a paqad setting override to
+every ``paqad-*`` retriever (over its own registry overrides); it is recorded in their rows
+(``settings``) and in the summary, so such a run is told apart from a default one.
 
 Retrievers run on a private copy of each corpus under ``benchmarks/.cache/score-work/`` (paqad's
 index lands in ``<copy>/.paqad/``), so the pinned corpus keeps its fingerprint and a clean git
@@ -442,7 +444,8 @@ def summary_markdown(rows: list[dict[str, Any]], cs: list[Corpus], stats: dict[s
                      files: dict[str, str], meta: dict[str, str]) -> str:
     """latest.md: provenance first (date, k, fingerprints, wall times), then the tables."""
     out = [f"# Retrieval quality — {meta['date']}", "",
-           f"`{meta['command']}` · k = {meta['k']} · paqad {meta['paqad']} · git {meta['git']}", "",
+           f"`{meta['command']}` · k = {meta['k']} · paqad {meta['paqad']} · git {meta['git']}"
+           + (f" · paqad-* settings overridden: `{meta['settings']}`" if meta.get("settings") else ""), "",
            "| corpus | version | fingerprint (corpora.lock.json) | questions (incl. refusal) | verified |",
            "| --- | --- | --- | --- | --- |"]
     out += [f"| {c.name} | {c.version} | `{c.fingerprint}` | {len(c.questions)} | {'yes' if c.verified else '**DRIFT**'} |" for c in cs]
@@ -492,12 +495,32 @@ def git_describe() -> str:
 # --------------------------------------------------------------------------- commands
 
 
+def parse_settings(pairs: list[str]) -> dict[str, str]:
+    """``SETTING=VALUE`` pairs checked against paqad's settings table, as ``-c`` flags are."""
+    from paqad import config
+    from paqad.errors import ConfigError
+    from paqad.settings import SETTINGS
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = (x.strip() for x in pair.partition("="))
+        if not sep or key not in SETTINGS:
+            corpora.die(f"--set {pair!r}: expected SETTING=VALUE with a known paqad setting, e.g. rag_max_file_size=262144")
+        try:
+            config.coerce(SETTINGS[key], value, f"--set {key}")
+        except ConfigError as exc:
+            corpora.die(str(exc))
+        out[key] = value
+    return out
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     names = [n for n in args.corpora.split(",") if n]
     wanted = [n for n in args.retrievers.split(",") if n]
     unknown = [n for n in wanted if n not in REGISTRY]
     if unknown:
         corpora.die(f"unknown retriever {unknown}; known: {list(REGISTRY)}")
+    settings = parse_settings(getattr(args, "settings", None) or [])
     lock = corpora.load_lock()
     refusal = load_yaml(RULERS / "refusal.yaml")
     cs = [load_corpus(n, lock, refusal) for n in names]
@@ -506,12 +529,19 @@ def cmd_score(args: argparse.Namespace) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     rows, stats, files = [], {}, {}
     for name in wanted:
-        ret_rows, stats[name] = run_retriever(REGISTRY[name](args.k), cs, args.k)
+        ret = REGISTRY[name](args.k)
+        if settings and isinstance(ret, PaqadRetriever):
+            ret.overrides = {**ret.overrides, **settings}
+        ret_rows, stats[name] = run_retriever(ret, cs, args.k)
+        if settings and isinstance(ret, PaqadRetriever):
+            for r in ret_rows:
+                r["settings"] = settings
         files[name] = f"{stamp}-{name}.jsonl"
         write_jsonl(out / files[name], ret_rows)
         rows += ret_rows
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "k": str(args.k), "git": git_describe(),
-            "command": "python benchmarks/score.py " + " ".join(sys.argv[1:]), "paqad": paqad_version()}
+            "command": "python benchmarks/score.py " + " ".join(sys.argv[1:]), "paqad": paqad_version(),
+            "settings": ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))}
     text = summary_markdown(rows, cs, stats, files, meta)
     (out / "latest.md").write_text(text, encoding="utf-8")
     print(text)
@@ -544,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--retrievers", default=",".join(n for n in REGISTRY if n != "paqad-rerank" or os.environ.get(RERANK_ENV)))
     ap.add_argument("--out", default=str(HERE / "results"))
     ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--set", dest="settings", action="append", default=[], metavar="SETTING=VALUE",
+                    help="paqad setting override for every paqad-* retriever, e.g. rag_max_file_size=262144 (repeatable)")
     return cmd_score(ap.parse_args(argv))
 
 

@@ -4,6 +4,7 @@ functions its fix changed?
 
 Usage (from the repo root):
     python benchmarks/swebench.py --sympy-git PATH [--limit N] [--ids ID ...] [--keep] [--budget-min M]
+                                  [--set SETTING=VALUE ...]
     python benchmarks/swebench.py --make-ruler SRC --sympy-git PATH   # (re)derive the ruler
 
 ``PATH`` is a git directory holding sympy's history (a bare clone of github.com/sympy/sympy is
@@ -23,8 +24,10 @@ patch:
 
 Run: for each instance, ``git archive <base_commit>`` into
 ``benchmarks/.cache/swebench/<instance>/`` (gitignored), made a git repo with one commit; then
-- paqad lexical, in-process: ``build_full`` then ``search(root, problem_statement, top_n=50,
-  gate=False)``; its file ranking is the order of first appearance of files among its units.
+- paqad lexical, in-process: ``build_full`` (settings: defaults with
+  ``rag_embedding_provider=none`` pinned, since this is the lexical retriever whatever the
+  default provider is, plus any ``--set`` overrides, which go in as ``-c`` flags would) then
+  ``search(root, problem_statement, top_n=50, gate=False)``; its file ranking is the order of first appearance of files among its units.
   The gated search (``gate=True``) is asked too, to count how often it stays silent;
 - BM25 (reference): ``bm25s`` with its default tokenizer (English stopwords) and default
   parameters over the checkout's ``.py`` files, each document ``<path>\\n<content>`` as in
@@ -33,9 +36,12 @@ Metrics: file Acc@1 / Acc@5 (any gold file among the top 1 / 5 files); function 
 only): any of paqad's top 5 units is a function/method unit in a gold file whose qualified name
 equals a gold function's or whose span overlaps it. Instances without a gold function are left
 out of function Acc. Each checkout is deleted after scoring unless ``--keep`` (a kept checkout
-and its index are reused by the next run).
+and its index are reused by the next run with the same settings). A ``--set`` run checks out into
+``<instance>+<hash of its settings>/``, so it can run beside a default run.
 
 Rows go to ``benchmarks/results/swebench-sympy-<UTC timestamp>.jsonl``; a summary table is printed.
+Each row records the paqad measured and its ``settings`` overrides (``{}`` for a default run), so
+two runs (say, default and ``--set rag_max_file_size=262144``) can be told apart and compared.
 """
 
 from __future__ import annotations
@@ -63,6 +69,9 @@ SOURCE_PATH = "swe-bench-lite.json"
 PREFIX = "sympy__sympy-"
 TOP_UNITS = 50
 PUBLISHED_BM25 = {"acc1": 38.7, "acc5": 61.7}  # SWE-bench Lite, whole split (all 12 repositories)
+# The retriever measured here is paqad lexical: embedding all of sympy (~30k units) with the local
+# model would take most of an hour per instance on 2 cores. ``--set`` may still override this.
+BASE_SETTINGS = {"rag_embedding_provider": "none"}
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "paqad-bench",
@@ -319,9 +328,15 @@ def make_ruler(src: str, sympy_git: str) -> None:
 # --------------------------------------------------------------------------- checkouts
 
 
-def checkout(sympy_git: str, inst: dict) -> tuple[Path, bool]:
-    """The instance's base commit as a one-commit git repo; reused when already complete."""
-    root = CACHE / inst["instance_id"]
+def checkout(sympy_git: str, inst: dict, settings: dict[str, str] | None = None) -> tuple[Path, bool]:
+    """The instance's base commit as a one-commit git repo; reused when already complete.
+
+    A run with ``--set`` overrides works in its own folder (``<instance>+<hash of the settings>``),
+    so it can run side by side with a default run without the two deleting each other's checkout."""
+    name = inst["instance_id"]
+    if settings:
+        name += "+" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+    root = CACHE / name
     marker = root / ".git" / "paqad-bench-base"
     if marker.exists() and marker.read_text().strip() == inst["base_commit"]:
         return root, True
@@ -368,19 +383,45 @@ def import_paqad() -> None:
     import paqad.search.pipeline  # noqa: F401
 
 
-def run_paqad(root: Path, text: str, gold_files: list[str], rev: str) -> dict:
+def parse_settings(pairs: list[str]) -> dict[str, str]:
+    """``SETTING=VALUE`` pairs, checked against paqad's settings table as ``-c`` flags are: an
+    unknown name or a bad value fails the run before any checkout instead of after an hour."""
+    from paqad import config
+    from paqad.settings import SETTINGS
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--set {pair!r}: expected SETTING=VALUE, e.g. rag_max_file_size=262144")
+        if key not in SETTINGS:
+            raise ValueError(f"--set {pair!r}: unknown setting {key!r}")
+        config.coerce(SETTINGS[key], value.strip(), f"--set {key}")  # raises ConfigError when not allowed
+        out[key] = value.strip()
+    return out
+
+
+def settings_label(settings: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) or "defaults"
+
+
+def run_paqad(root: Path, text: str, gold_files: list[str], rev: str, settings: dict[str, str] | None = None) -> dict:
     from paqad import config
     from paqad.index import build, store
     from paqad.search import pipeline
 
     t0 = time.perf_counter()
     stamp = root / ".git" / "paqad-bench-index"
-    reused = store.current_path(root) is not None and stamp.exists() and stamp.read_text().strip() == rev
+    # a kept index is reused only by the same paqad sources built with the same settings
+    overrides = {**BASE_SETTINGS, **(settings or {})}
+    key = rev if not settings else f"{rev} {json.dumps(settings, sort_keys=True)}"
+    reused = store.current_path(root) is not None and stamp.exists() and stamp.read_text().strip() == key
     report = None
     if not reused:
-        cfg = config.load(root, environ={})
+        cfg = config.load(root, cli_overrides=overrides, environ={})
         report = build.build_full(root, cfg)
-        stamp.write_text(rev + "\n")
+        stamp.write_text(key + "\n")
     t1 = time.perf_counter()
     resp = pipeline.search(root, text, top_n=TOP_UNITS, gate=False)
     t2 = time.perf_counter()
@@ -396,6 +437,7 @@ def run_paqad(root: Path, text: str, gold_files: list[str], rev: str) -> dict:
         for r in resp.results
     ]
     return {
+        "config_overrides": overrides,
         "index_reused": reused,
         "index_s": round(t1 - t0, 2),
         "search_s": round(t2 - t1, 3),
@@ -485,12 +527,14 @@ def summarize(rows: list[dict]) -> str:
     idx = [r["paqad"]["index_s"] for r in rows if not r["paqad"]["index_reused"]]
     revs = {(r["paqad_rev"]["head"], r["paqad_rev"]["paqad_dirty"], r["paqad_rev"]["source_sha256"]) for r in rows if r.get("paqad_rev")}
     unindexed = [r["instance_id"] for r in rows if r["paqad"].get("gold_files_indexed") == []]
+    labels = sorted({settings_label(r.get("settings") or {}) for r in rows})
+    paqad_name = f"paqad lexical (gate off, top {TOP_UNITS} units)" if labels == ["defaults"] else f"paqad lexical (gate off, top {TOP_UNITS} units; {' | '.join(labels)})"
     lines = [
         f"SWE-bench Lite sympy localization: N = {n} instances ({len(fn)} with gold functions)",
         "",
         "| retriever | file Acc@1 | file Acc@5 | function Acc@5 |",
         "| --- | --- | --- | --- |",
-        f"| paqad lexical (gate off, top {TOP_UNITS} units) | {pct([r['paqad_acc1'] for r in rows])} | {pct([r['paqad_acc5'] for r in rows])} | {pct(fn)} |",
+        f"| {paqad_name} | {pct([r['paqad_acc1'] for r in rows])} | {pct([r['paqad_acc5'] for r in rows])} | {pct(fn)} |",
         f"| BM25 (bm25s, .py files) | {pct([r['bm25_acc1'] for r in rows])} | {pct([r['bm25_acc5'] for r in rows])} | n/a |",
         f"| BM25, published (whole Lite split, orientation only) | {PUBLISHED_BM25['acc1']} | {PUBLISHED_BM25['acc5']} | n/a |",
         "",
@@ -498,6 +542,7 @@ def summarize(rows: list[dict]) -> str:
         f"time per instance: mean {sum(per) / n:.1f}s, max {max(per):.1f}s"
         + (f"; paqad index build mean {sum(idx) / len(idx):.1f}s" if idx else ""),
     ]
+    lines.append(f"paqad settings: {' | '.join(labels)}" + (" (rows of different settings mixed!)" if len(labels) > 1 else ""))
     for head, dirty, sha in sorted(revs, key=str):
         lines.append(f"paqad measured: HEAD {head}{' + uncommitted changes in paqad/' if dirty else ''} (paqad/**/*.py sha256 {sha[:16]})")
     if unindexed:
@@ -514,6 +559,10 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep checkouts (and their indexes) for a fast rerun")
     ap.add_argument("--budget-min", type=float, help="start no new instance after this many minutes")
     ap.add_argument("--summarize", metavar="ROWS", help="only print the summary of a results .jsonl")
+    ap.add_argument(
+        "--set", dest="settings", action="append", default=[], metavar="SETTING=VALUE",
+        help="override a paqad setting for this run's index builds, e.g. rag_max_file_size=262144 (repeatable; recorded in every row)",
+    )
     args = ap.parse_args()
     if args.summarize:
         print(summarize([json.loads(x) for x in Path(args.summarize).read_text(encoding="utf-8").splitlines() if x.strip()]))
@@ -524,6 +573,12 @@ def main() -> None:
         make_ruler(args.make_ruler, args.sympy_git)
         return
     sys.path.insert(0, str(REPO))
+    from paqad.errors import ConfigError
+
+    try:
+        settings = parse_settings(args.settings)
+    except (ValueError, ConfigError) as exc:
+        ap.error(str(exc))
     ruler = json.loads(RULER.read_text(encoding="utf-8"))
     instances = ruler["instances"]
     if args.ids:
@@ -535,7 +590,11 @@ def main() -> None:
     out_path = RESULTS / f"swebench-sympy-{stamp}.jsonl"
     import_paqad()
     rev = paqad_revision()
-    print(f"paqad: HEAD {rev['head']}, paqad/ {'dirty' if rev['paqad_dirty'] else 'clean'}, source sha256 {rev['source_sha256'][:16]}", file=sys.stderr)
+    print(
+        f"paqad: HEAD {rev['head']}, paqad/ {'dirty' if rev['paqad_dirty'] else 'clean'}, source sha256 {rev['source_sha256'][:16]}, "
+        f"settings: {settings_label(settings)}",
+        file=sys.stderr,
+    )
     rows: list[dict] = []
     started = time.perf_counter()
     with open(out_path, "w", encoding="utf-8") as out:
@@ -544,14 +603,15 @@ def main() -> None:
                 print(f"budget of {args.budget_min} min spent: stopping after {len(rows)} instances", file=sys.stderr)
                 break
             t0 = time.perf_counter()
-            root, cached = checkout(args.sympy_git, inst)
+            root, cached = checkout(args.sympy_git, inst, settings)
             t1 = time.perf_counter()
-            pq = run_paqad(root, inst["problem_statement"], inst["gold_files"], rev["source_sha256"])
+            pq = run_paqad(root, inst["problem_statement"], inst["gold_files"], rev["source_sha256"], settings)
             bm = run_bm25(root, inst["problem_statement"])
             row = {
                 "instance_id": inst["instance_id"],
                 "base_commit": inst["base_commit"],
                 "paqad_rev": rev,
+                "settings": settings,
                 "gold_files": inst["gold_files"],
                 "gold_functions": inst["gold_functions"],
                 **score_instance(inst, pq, bm),

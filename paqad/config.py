@@ -50,7 +50,7 @@ def load(root: Path, cli_overrides: Mapping[str, str] | None = None, environ: Ma
     """Resolve every setting for the repository at ``root``."""
     values = {name: Value(s.default, "default") for name, s in SETTINGS.items()}
     for path in team_files(root):
-        _apply(values, read_file(path), _display(root, path))
+        _apply(values, read_file(path), _display(root, path), team=True)
     local = workspace.local_config_path(root)
     if local.exists():
         _apply(values, read_file(local), _display(root, local))
@@ -86,10 +86,17 @@ def read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _apply(values: dict[str, Value], data: dict[str, Any], origin: str) -> None:
+def _apply(values: dict[str, Value], data: dict[str, Any], origin: str, team: bool = False) -> None:
     for key, raw in data.items():
         setting = _setting(str(key), origin)
-        values[setting.name] = Value(coerce(setting, raw, origin), origin)
+        value = coerce(setting, raw, origin)
+        if team and setting.sends_off_machine(value):
+            raise ConfigError(
+                f"{origin}: {setting.name} = {raw!r} would send this repository's code off this machine, which a committed "
+                f"team config cannot choose for you; to accept it, set it yourself: `paqad config set {setting.name} {raw}` "
+                f"(writes .paqad/.config), or {ENV_PREFIX}{setting.name.upper()}, or -c {setting.name}={raw}"
+            )
+        values[setting.name] = Value(value, origin)
 
 
 def _apply_env(values: dict[str, Value], environ: Mapping[str, str]) -> None:
@@ -135,6 +142,8 @@ def _convert(setting: Setting, raw: Any) -> Any:
         if isinstance(raw, bool):
             return None
         return float(str(raw).strip())
+    if isinstance(raw, bool) and raw is False and "off" in setting.choices:
+        return "off"  # YAML 1.1 reads an unquoted `off` (or `no`) as false
     if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
         return None
     return str(raw)

@@ -34,7 +34,8 @@ QUERY_MAX_WORDS = 60
 DEFAULT_BUDGET_S = 1.5
 BUDGET_MARGIN_S = 0.15  # kept back for rendering, printing and exiting
 SEARCH_RESERVE_S = 0.4  # a busy index writer is waited for until this much budget is left for the search
-RERANK_RESERVE_S = 0.1  # reranking stops this long before the deadline, leaving time to deliver
+RERANK_RESERVE_S = 0.3  # reranking stops this long before the deadline, leaving time to deliver
+EMBED_RESERVE_S = 0.3  # the query embedding (a model load in a fresh process) gives up this long before the deadline
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
 
@@ -114,8 +115,12 @@ def _sync(root: Path, cfg: Any, lock_wait: float | None) -> str:
         return "skipped: another paqad process is writing the index"
     # The hot path never rebuilds a damaged index inside a prompt's budget: it stays silent and
     # the background refresh it starts does the repair (and logs it).
-    report = build.update(root, cfg, repair=lock_wait is None)
-    return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed"
+    # Nor does it embed: changed units' vectors are filled behind the prompt (see _live_answer),
+    # and until then the search answers them lexically and counts them as pending.
+    hot = lock_wait is not None
+    report = build.update(root, cfg, repair=not hot, embed=not hot)
+    pending = " (vectors pending)" if hot and cfg["rag_embedding_provider"] != "none" and (report.files_changed or report.files_removed) else ""
+    return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed{pending}"
 
 
 def _writer_free(root: Path, wait: float) -> bool:
@@ -142,6 +147,7 @@ def _search(root: Path, query: str, top_n: int, cfg: Any = None, deadline: float
     return pipeline.search(
         root, query, top_n=top_n, threshold=float(cfg["rag_similarity_threshold"]), relief_floor=float(cfg["rag_relief_floor"]),
         rerank=RerankConfig.from_config(root, cfg, deadline=None if deadline is None else deadline - RERANK_RESERVE_S),
+        deadline=None if deadline is None else deadline - EMBED_RESERVE_S,
     )
 
 
@@ -248,8 +254,8 @@ def answer_prompt(
 def _live_answer(root: Path, report: Report, limit: int, spawn: Callable[[Path], None]) -> Answer:
     if report.delivery is None:
         return Answer(None, "skipped", report.depth.get("reason", ""))
-    if report.synced and report.synced.startswith("skipped"):
-        spawn(root)  # answered from the index as it is; bring it up to date behind the prompt
+    if report.synced and (report.synced.startswith("skipped") or report.synced.endswith("(vectors pending)")):
+        spawn(root)  # answered from the index as it is; bring it (and its vectors) up to date behind the prompt
     return Answer(context.render_for_hook(context.Delivery.from_dict(report.delivery), limit), "live", report.case)
 
 

@@ -25,6 +25,14 @@ class Setting:
     choices: tuple[str, ...] = ()
     low: float | None = None
     high: float | None = None
+    # Values that make paqad send this repository's code to another machine ("*": any non-empty
+    # value). A committed team config is written by whoever controls the repository, not by the
+    # person running paqad, so it may not choose them (paqad.config refuses it, naming the file).
+    off_machine: tuple[str, ...] = ()
+
+    def sends_off_machine(self, value: Any) -> bool:
+        """True when ``value`` of this setting would send code (or a key) off this machine."""
+        return bool(value) and ("*" in self.off_machine or value in self.off_machine)
 
     def allowed(self) -> str:
         """Human text for the allowed values, used in every error about this key."""
@@ -47,11 +55,12 @@ SETTINGS: dict[str, Setting] = {
         Setting(
             "rag_embedding_provider",
             str,
-            "none",
-            "Embedding provider. `none` = lexical only; `local` = an offline model shipped in a pip package "
-            "(all-MiniLM-L6-v2), vectors fused with the lexical ranking; `openai`, `voyageai`, `openai-compatible` "
+            "local",
+            "Embedding provider. `local` (the default) = an offline model shipped in a pip package "
+            "(all-MiniLM-L6-v2), vectors fused with the lexical ranking; `none` = lexical only; `openai`, `voyageai`, `openai-compatible` "
             "send unit text to that service (keys from the environment or .paqad/secrets.env). Changing it forces a full rebuild.",
             choices=("none", "local", "openai", "voyageai", "openai-compatible"),
+            off_machine=("openai", "voyageai", "openai-compatible"),
         ),
         Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2). Changing it forces a full rebuild."),
         Setting("rag_top_n", int, 20, "Passages a standard-depth search returns.", low=1, high=500),
@@ -76,6 +85,7 @@ SETTINGS: dict[str, Setting] = {
             "",
             "Base URL of the embedding API (openai-compatible: required, e.g. http://localhost:11434/v1; openai/voyageai: "
             "empty = the service's own). https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
+            off_machine=("*",),
         ),
         Setting(
             "rag_prompt_budget",
@@ -95,6 +105,7 @@ SETTINGS: dict[str, Setting] = {
             "from the folder rag_rerank_model names (never downloaded); `cohere` = Cohere's rerank API (sends the passages; key "
             "CO_API_KEY or COHERE_API_KEY from the environment or .paqad/secrets.env). Any failure keeps the fused order.",
             choices=("off", "local", "cohere"),
+            off_machine=("cohere",),
         ),
         Setting("rag_rerank_pool", int, 50, "How many of the top fused candidates the reranker reorders.", low=2, high=200),
         Setting(
@@ -109,6 +120,7 @@ SETTINGS: dict[str, Setting] = {
             str,
             "",
             "Cohere API base URL (empty = https://api.cohere.com); https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
+            off_machine=("*",),
         ),
         Setting("rag_rerank_timeout", float, 5.0, "Seconds the rerank step may take (the prompt hook also stops it at its budget); past it the fused order is kept.", low=0.1, high=120.0),
     ]

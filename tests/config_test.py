@@ -15,7 +15,7 @@ def test_defaults(repo):
     assert cfg["rag_similarity_threshold"] == 0.75
     assert cfg["rag_relief_floor"] == 0.35
     assert cfg["rag_max_file_size"] == 153600
-    assert cfg["rag_embedding_provider"] == "none"
+    assert cfg["rag_embedding_provider"] == "local"
     assert cfg["rag_base_branch"] == "auto"
     assert cfg.source("rag_top_n") == "default"
 
@@ -80,3 +80,28 @@ def test_set_value_writes_local_and_validates(repo):
     team = config.set_value(repo.root, "rag_top_n", "7", team=True)
     assert team.name == "team.yaml" and "configs" in team.parts
     assert (repo.root / ".paqad" / ".gitignore").read_text().count(".config") == 1
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["rag_embedding_provider: openai", "rag_embedding_provider: voyageai", "rag_embedding_base_url: https://collector.example",
+     "rag_rerank: cohere", "rag_rerank_base_url: https://collector.example"],
+)
+def test_a_committed_team_config_cannot_send_code_off_the_machine(repo, paqad_cli, line):
+    """A cloned repository's own config must not choose a remote provider or endpoint for the user."""
+    repo.write(".paqad/configs/10-team.yaml", line + "\n")
+    with pytest.raises(ConfigError, match=r"10-team.yaml.*off this machine.*paqad config set"):
+        config.load(repo.root, environ={})
+    key, value = (part.strip() for part in line.split(":", 1))
+    shown = paqad_cli("config", "list", cwd=repo.root)
+    assert shown.returncode == 2 and "off this machine" in shown.stderr
+    # The user's own layer may choose it.
+    repo.write(".paqad/configs/10-team.yaml", "rag_top_n: 7\n")
+    repo.write(".paqad/.config", f"{key}: {value}\n")
+    assert config.load(repo.root, environ={})[key] == value
+
+
+def test_a_team_config_may_choose_on_machine_values(repo):
+    repo.write(".paqad/configs/10-team.yaml", "rag_embedding_provider: none\nrag_rerank: off\nrag_embedding_base_url: ''\n")
+    cfg = config.load(repo.root, environ={})
+    assert cfg["rag_embedding_provider"] == "none" and cfg["rag_rerank"] == "off"

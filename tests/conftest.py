@@ -25,6 +25,16 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     for key in list(os.environ):
         if key.startswith("PAQAD_"):
             monkeypatch.delenv(key)
+    # Lexical only unless a test asks for the model: embedding every test repository with the
+    # real model would take the suite from ~3 to ~10 minutes. The tests of the default itself
+    # (and of every provider) say which provider they use, or drop this with `default_provider`.
+    monkeypatch.setenv("PAQAD_RAG_EMBEDDING_PROVIDER", "none")
+
+
+@pytest.fixture
+def default_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run with the shipped default embedding provider (the local model), as a user would."""
+    monkeypatch.delenv("PAQAD_RAG_EMBEDDING_PROVIDER", raising=False)
 
 
 @pytest.fixture

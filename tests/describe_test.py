@@ -240,6 +240,7 @@ def test_promote_diff_applies_and_yields_docstrings_and_comment_blocks(shop: Rep
     assert _json(paqad_cli("describe", "promote", "--json", cwd=shop.root))["diff"] == ""  # nothing left to promote
 
 
+@pytest.mark.usefixtures("default_provider")
 def test_a_description_is_embedded_and_only_its_unit_is_re_embedded(repo: Repo, paqad_cli) -> None:
     make_shop(repo)
     _json(paqad_cli("rag", "init", "--provider", "local", "--json", cwd=repo.root))

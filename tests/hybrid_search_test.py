@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -216,8 +218,17 @@ def test_no_model_load_without_provider_or_when_lexical_refusal_is_final(cards):
     assert done.returncode == 0 and "no model" in done.stdout, done.stderr
 
 
-def test_cli_init_with_provider_status_and_probe(cards, paqad_cli):
-    init = paqad_cli("rag", "init", "--provider", "local", "--json", cwd=cards.root)
+@pytest.mark.usefixtures("default_provider")
+def test_cli_default_init_is_the_offline_local_model_then_status_probe_and_back_to_none(cards, paqad_cli):
+    """`paqad rag init` with no provider embeds with the packaged model, with no network at all
+    where a network namespace can be made (`unshare -rn`: no interface up, no hub variables)."""
+    unshare = shutil.which("unshare")
+    offline = unshare is not None and subprocess.run([unshare, "-rn", "true"], capture_output=True, timeout=30).returncode == 0
+    if offline:
+        exe = shutil.which("paqad", path=str(Path(sys.executable).parent)) or shutil.which("paqad")
+        init = subprocess.run([unshare, "-rn", exe, "rag", "init", "--json"], cwd=cards.root, capture_output=True, text=True, timeout=300)
+    else:
+        init = paqad_cli("rag", "init", "--json", cwd=cards.root)
     assert init.returncode == 0, init.stderr
     data = json.loads(init.stdout)
     assert data["vectors"]["provider"] == "local" and data["vectors"]["pending"] == 0
@@ -260,3 +271,16 @@ def test_an_index_from_before_vectors_still_searches_and_updates(cards):
     cards.write("shop/extra.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier.'''\n    return address\n")
     assert build.update(cards.root, cfg(cards.root, "none")).mode == "incremental"
     assert pipeline.status(cards.root)["vectors"] == "none (lexical only)"
+
+
+def test_a_passed_deadline_answers_from_the_lexical_side_and_says_so(cards):
+    """The prompt hook's deadline bounds the query embedding (a model load in a fresh process):
+    past it the search still answers, lexically, and says why it did not use the vectors."""
+    build.build_full(cards.root, cfg(cards.root, "local"))
+    question = "charge a card and return the transaction id"
+    timely = pipeline.search(cards.root, question)
+    late = pipeline.search(cards.root, question, deadline=time.monotonic() - 1.0)
+    assert timely.mode == "hybrid" and timely.vector_note is None
+    assert late.mode == "lexical" and "deadline" in late.vector_note
+    assert late.answered and late.results[0].qualified_name == "CardGateway.charge"
+    assert "cosine" not in late.results[0].signals and "cosine" in timely.results[0].signals

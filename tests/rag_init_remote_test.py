@@ -23,6 +23,9 @@ import pytest
 from paqad.secrets import set_secret
 from repo_factory import Repo, make_shop
 
+# `rag init --provider X` must decide the provider, not the suite's lexical-only pin.
+pytestmark = pytest.mark.usefixtures("default_provider")
+
 DIMS = {"text-embedding-3-small": 1536, "voyage-code-3": 1024}
 PROVIDERS = {"openai": ("OPENAI_API_KEY", "sk-test-remote-init-0123456789abcdef"), "voyageai": ("VOYAGE_API_KEY", "pa-test-remote-init-0123456789abcdef")}
 

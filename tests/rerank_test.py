@@ -451,8 +451,8 @@ def test_prompt_hook_never_waits_for_a_slow_reranker(shop: Repo, cohere_stub: St
         config.set_value(shop.root, key, str(value))
     cohere_stub.delay = 5.0
     started = time.monotonic()
-    answer = refresh.answer_prompt(shop.root, config.load(shop.root), "where is a charge refunded", 10_000, budget=1.5, spawn_refresh=lambda root: None)
-    assert time.monotonic() - started < 2.5
+    answer = refresh.answer_prompt(shop.root, config.load(shop.root), "where is a charge refunded", 10_000, budget=2.0, spawn_refresh=lambda root: None)
+    assert time.monotonic() - started < 2.5  # the budget, not Cohere's 5 s nor rag_rerank_timeout's 30
     assert answer.path == "live" and "shop/payments.py" in (answer.text or "")
     lines = fallback_lines(shop.root)
     assert lines and all('mode="cohere"' in line and KEY not in line for line in lines)

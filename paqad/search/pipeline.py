@@ -58,6 +58,7 @@ class SearchResponse:
     elapsed_ms: float = 0.0
     mode: str = "lexical"
     vectors_pending: int = 0
+    vector_note: str | None = None  # why a query of a hybrid index was answered lexically (a deadline)
     rerank: dict | None = None  # what reranking did (None when off or not reached: a refused query)
 
     def to_dict(self) -> dict:
@@ -76,19 +77,22 @@ def search(
     threshold: float = DEFAULT_THRESHOLD,
     relief_floor: float = DEFAULT_RELIEF_FLOOR,
     rerank: rerank_mod.RerankConfig | None = None,
+    deadline: float | None = None,
 ) -> SearchResponse:
     """Answer ``text`` from the index at ``root``; with ``gate`` off this is ``probe``.
 
     ``gate`` applies the evidence tests and the confidence floor: results scoring at or above
     ``threshold`` are returned; if none does, up to ``fusion.RELIEF_MAX`` at or above
     ``relief_floor``, marked ``low_confidence``; below that none, with ``best_score`` in the diagnosis.
+    ``deadline`` (``time.monotonic()``, the prompt hook's) bounds the query embedding: past it
+    the answer is lexical, with ``vector_note`` saying so.
     ``rerank`` (see ``paqad.search.rerank``) reorders the top fused candidates of a query that was
     not refused, before the floor; scores are kept and any failure keeps the fused order.
     """
     started = time.perf_counter()
     con = store.reader(root)
     try:
-        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor, rerank)
+        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor, rerank, deadline)
     except sqlite3.DatabaseError as exc:
         store.forget_reader(root)
         raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
@@ -96,7 +100,7 @@ def search(
 
 def _search(
     con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float, threshold: float, relief: float,
-    rerank: rerank_mod.RerankConfig | None = None,
+    rerank: rerank_mod.RerankConfig | None = None, deadline: float | None = None,
 ) -> SearchResponse:
     n_units = int(store.get_meta(con).get("n_units", "0"))
     analyzed = query_mod.analyze(con, text, n_units)
@@ -108,11 +112,13 @@ def _search(
         return resp
     scored = lexical.score(con, analyzed)
     ev = evidence_mod.assess(analyzed, scored)
-    hits = _vector_hits(con, mat, text, ev, gate)
+    hits = _vector_hits(con, mat, text, ev, gate, deadline)
     vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
     answered = ev.passed or vector_ok
     resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
     resp.mode = "hybrid" if hits is not None else "lexical"
+    if hits is None and deadline is not None and mat is not None and mat.size and (not gate or ev.passed or ev.reason in fusion.VECTOR_RESCUE_REASONS):
+        resp.vector_note = "the query embedding did not finish before the deadline; answered from the lexical index alone"
     resp.vectors_pending = max(0, n_units - mat.size) if mat is not None else 0
     ranked = _ranked(scored, hits, ev.coverage)
     fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None)
@@ -159,14 +165,16 @@ def _early_refusal(con: sqlite3.Connection, analyzed: query_mod.AnalyzedQuery, g
     return ev if ev.reason in EARLY_REASONS else None
 
 
-def _vector_hits(con: sqlite3.Connection, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool) -> vector.VectorHits | None:
+def _vector_hits(
+    con: sqlite3.Connection, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool, deadline: float | None = None
+) -> vector.VectorHits | None:
     """Cosines of the query, when the index has vectors and the answer could still use them.
     The model is not loaded when the lexical gate refused for a reason vectors may not overrule."""
     if mat is None or not mat.size:
         return None
     if gate and not ev.passed and ev.reason not in fusion.VECTOR_RESCUE_REASONS:
         return None
-    qvec = vector.embed_query(con, text)
+    qvec = vector.embed_query(con, text, deadline)
     return None if qvec is None else vector.similarities(mat, qvec)
 
 

@@ -12,7 +12,10 @@ settings, so a query is always embedded in the space the index was built in).
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -85,14 +88,35 @@ def matrix(con: sqlite3.Connection) -> Matrix | None:
     return found
 
 
-def embed_query(con: sqlite3.Connection, text: str) -> np.ndarray | None:
+def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = None) -> np.ndarray | None:
     """The query in the index's vector space (loads the model on first use), or None if the
-    provider that built the index is not available here."""
-    meta = store.get_meta(con)
+    provider that built the index is not available here.
+
+    With ``deadline`` (``time.monotonic()``), the embedding runs in a worker thread joined until
+    then; if it has not finished (a model still loading in a fresh prompt-hook process, a slow
+    remote API) this returns None and the caller answers from the lexical side alone. The worker
+    finishes (or dies with the process) on its own: nothing waits for it.
+    """
+    meta = store.get_meta(con)  # read here: the connection belongs to this thread
     provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""), meta.get("embedding_base_url", ""))
     if provider is None or vectors.fingerprint(provider) != meta.get("embedding_fingerprint"):
         return None
-    return np.asarray(provider.embed_query(text), dtype=np.float32)
+    if deadline is None:
+        return np.asarray(provider.embed_query(text), dtype=np.float32)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["vec"] = provider.embed_query(text)
+        except Exception as exc:  # noqa: BLE001 - reported to the caller as "no vectors", like a timeout
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="paqad-embed-query", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if "error" in box:
+        raise box["error"]
+    return np.asarray(box["vec"], dtype=np.float32) if "vec" in box else None
 
 
 def similarities(mat: Matrix, qvec: np.ndarray) -> VectorHits:
