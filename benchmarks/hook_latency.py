@@ -88,7 +88,8 @@ def last_path(root: Path) -> str:
     for line in reversed(lines):
         entry = json.loads(line)
         if entry.get("action") == "context:claude":
-            return entry["status"]
+            mode = " hybrid" if "(hybrid" in (entry.get("detail") or "") else " lexical" if "(lexical" in (entry.get("detail") or "") else ""
+            return entry["status"] + mode
     return "?"
 
 

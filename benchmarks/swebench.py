@@ -346,7 +346,8 @@ def checkout(sympy_git: str, inst: dict, settings: dict[str, str] | None = None)
     tar = git(["archive", "--format=tar", inst["base_commit"]], git_dir=sympy_git)
     subprocess.run(["tar", "-x", "-C", str(root)], input=tar, check=True)
     git(["init", "-q", "."], cwd=root)
-    # keep paqad's own folder out of the indexed listing
+    # keep paqad's own folder out of the indexed listing (info/ is absent when git has no templates)
+    (root / ".git" / "info").mkdir(exist_ok=True)
     with open(root / ".git" / "info" / "exclude", "a", encoding="utf-8") as fh:
         fh.write("/.paqad/\n")
     git(["add", "-A", "-f", "."], cwd=root)

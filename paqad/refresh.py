@@ -55,6 +55,8 @@ class Report:
     context_file: str | None = None
     working_set: dict | None = None
     seconds: float = 0.0
+    search_mode: str = ""  # hybrid | lexical (the search's own word for what answered)
+    vector_note: str | None = None  # why a hybrid index answered lexically (the prompt's deadline)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -190,6 +192,7 @@ def refresh(
         usable = _usable(resp, floor)
         report.depth = chosen.to_dict()
         report.depth_steps.append(chosen.to_dict())
+    report.search_mode, report.vector_note = getattr(resp, "mode", ""), getattr(resp, "vector_note", None)
     reason = (resp.diagnosis or {}).get("reason") if not resp.answered else None
     delivery = context.select(root, report.query, resp.results, threshold, floor, reason=reason)
     report.context_file = str(context.deliver(root, delivery))
@@ -256,7 +259,8 @@ def _live_answer(root: Path, report: Report, limit: int, spawn: Callable[[Path],
         return Answer(None, "skipped", report.depth.get("reason", ""))
     if report.synced and (report.synced.startswith("skipped") or report.synced.endswith("(vectors pending)")):
         spawn(root)  # answered from the index as it is; bring it (and its vectors) up to date behind the prompt
-    return Answer(context.render_for_hook(context.Delivery.from_dict(report.delivery), limit), "live", report.case)
+    detail = f"{report.case} ({report.search_mode}{'; model over budget' if report.vector_note else ''})" if report.search_mode else report.case
+    return Answer(context.render_for_hook(context.Delivery.from_dict(report.delivery), limit), "live", detail)
 
 
 def _stale_answer(root: Path, limit: int, why: str) -> Answer:

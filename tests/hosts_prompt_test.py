@@ -269,3 +269,18 @@ def test_a_killed_background_worker_never_blocks_the_next_prompt_or_commit(shop)
         started = time.perf_counter()
         shop.commit(f"extra {i}")
         assert time.perf_counter() - started < 10
+
+
+@pytest.mark.usefixtures("default_provider")
+def test_with_the_default_model_the_prompt_hook_answers_within_its_budget(repo, paqad_cli):
+    """The shipped default (local vectors): the hook still exits 0 with this prompt's answer, and
+    the log says whether the vectors took part or the model was over budget (then: lexical)."""
+    make_shop(repo)
+    init = json.loads(paqad_cli("rag", "init", "--json", cwd=repo.root).stdout)
+    assert init["vectors"]["provider"] == "local" and init["vectors"]["pending"] == 0
+    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
+    proc, seconds = run_host(repo.root, "claude", host_json("claude", repo.root, QUESTION))
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "sign_cookie" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    run = json.loads(paqad_cli("hooks", "status", "--json", cwd=repo.root).stdout)["last_prompt_hooks"]["context:claude"]
+    assert run["status"] == "live" and ("(hybrid" in run["detail"] or "model over budget" in run["detail"])
