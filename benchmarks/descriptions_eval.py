@@ -57,7 +57,7 @@ def run(name: str, hybrid: bool, k: int) -> int:
     from paqad import describe
 
     off, on, sidecar, corpus = copies(name)
-    overrides = {"rag_embedding_provider": "local"} if hybrid else {}
+    overrides = {"rag_embedding_provider": "local" if hybrid else "none"}
     configs = [("lexical", overrides, True), ("probe", overrides, False)]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     rows = []

@@ -57,7 +57,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         if not root.exists():
             shutil.copytree(src, root, symlinks=True, ignore=lambda d, n: [".paqad"] if Path(d) == src else [])
         if store.current_path(root) is None:
-            build.build_full(root, config.load(root, environ={}))
+            build.build_full(root, config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
         con = store.connect(store.current_path(root), readonly=True)
         times, cg = [], None
         for _ in range(3):
@@ -153,7 +153,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
     rows = []
     for name in args.corpora.split(","):
         c = score.load_corpus(name, lock, refusal)
-        build.build_full(c.root, config.load(c.root, environ={}))
+        build.build_full(c.root, config.load(c.root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
         ug, where = ppr_graph(c.root), spans(c.root)
         for q in c.questions:
             started = time.perf_counter()

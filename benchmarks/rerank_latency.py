@@ -149,7 +149,7 @@ def _corpus() -> Path:
     if not (root / ".paqad" / "vectors").is_dir():
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(source, root, symlinks=True)
-        build.build_full(root, config.load(root, environ={}))
+        build.build_full(root, config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
     return root
 
 

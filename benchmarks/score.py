@@ -292,13 +292,16 @@ class PeerRetriever:
 
 # --------------------------------------------------------------------------- registry
 
+# The core's lexical configuration, pinned: the shipped default provider is the local model.
+LEXICAL = {"rag_embedding_provider": "none"}
+
 REGISTRY: dict[str, Callable[[int], Retriever]] = {
-    "paqad-lexical": lambda k: PaqadRetriever("paqad-lexical", k),
-    "paqad-probe": lambda k: PaqadRetriever("paqad-probe", k, gate=False),
+    "paqad-lexical": lambda k: PaqadRetriever("paqad-lexical", k, overrides=dict(LEXICAL)),
+    "paqad-probe": lambda k: PaqadRetriever("paqad-probe", k, overrides=dict(LEXICAL), gate=False),
     "paqad-hybrid": lambda k: PaqadRetriever("paqad-hybrid", k, overrides={"rag_embedding_provider": "local"}),
     # A cross-encoder folder (model.onnx + tokenizer.json) named by PAQAD_BENCH_RERANK_MODEL; run only when it is set.
     "paqad-rerank": lambda k: PaqadRetriever(
-        "paqad-rerank", k, overrides={"rag_rerank": "local", "rag_rerank_model": os.environ.get(RERANK_ENV, ""), "rag_rerank_timeout": "120"}
+        "paqad-rerank", k, overrides={**LEXICAL, "rag_rerank": "local", "rag_rerank_model": os.environ.get(RERANK_ENV, ""), "rag_rerank_timeout": "120"}
     ),
     "grep": lambda k: GrepRetriever(k),
     "bm25": lambda k: Bm25Retriever(k),

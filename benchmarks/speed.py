@@ -9,7 +9,7 @@ synthetic-100k`` and ``pip install --no-deps --force-reinstall .`` into the venv
 For every corpus and every repeat, each tool gets its own fresh ``cp -a`` copy of the pinned
 corpus (the order of the two tools alternates between repeats), and on it, in this order:
 
-1. full build on the fresh copy (no index): ``paqad rag init --json`` /
+1. full build on the fresh copy (no index): ``paqad rag init --provider none --json`` (the lexical configuration the targets are for) /
    ``rag-your-code index .``
 2. index size on disk: apparent bytes of every file under ``.paqad/vectors/`` /
    ``.rag-your-code/``
@@ -187,7 +187,7 @@ class Tool:
     pythonpath: Path | None = None
 
     def build(self) -> list[str]:
-        return [str(self.exe), "rag", "init", "--json"] if self.name == "paqad" else [str(self.exe), "index", "."]
+        return [str(self.exe), "rag", "init", "--provider", "none", "--json"] if self.name == "paqad" else [str(self.exe), "index", "."]
 
     def update(self) -> list[str]:
         return [str(self.exe), "rag", "update", "--json"] if self.name == "paqad" else [str(self.exe), "index", "."]

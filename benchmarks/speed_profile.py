@@ -69,9 +69,9 @@ def main() -> int:
         for d in speed.TOOL_DIRS:
             shutil.rmtree(copy / d, ignore_errors=True)
         if args.step == "build":
-            cli(copy, "rag", "init", "--json", out=out)
+            cli(copy, "rag", "init", "--provider", "none", "--json", out=out)
         else:
-            cli(copy, "rag", "init", "--json")
+            cli(copy, "rag", "init", "--provider", "none", "--json")
             if args.step == "update":
                 speed.append_function(copy / speed.edit_target(args.corpus, copy), 0)
                 cli(copy, "rag", "update", "--json", out=out)

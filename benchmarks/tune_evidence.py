@@ -33,7 +33,7 @@ def hit(res: tuple[str, int, int], ans: dict) -> bool:
 
 
 def rows_for(corpus: str, root: Path, questions: list[dict], rebuild: bool) -> list[dict]:
-    cfg = config.load(root, environ={})
+    cfg = config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={})
     if rebuild or store.current_pointer(root).exists() is False:
         build.build_full(root, cfg)
     con = store.open_current(root)

@@ -174,7 +174,7 @@ def main() -> int:
         refusal = yaml.safe_load((HERE / "rulers" / "refusal.yaml").read_text())["questions"]
         questions = {c: yaml.safe_load((HERE / "rulers" / f"{c}.yaml").read_text())["questions"] + refusal for c in args.corpora.split(",")}
         for c in questions:
-            build.update(args.lexical_base / CORPORA[c], config.load(args.lexical_base / CORPORA[c], environ={}))
+            build.update(args.lexical_base / CORPORA[c], config.load(args.lexical_base / CORPORA[c], cli_overrides={"rag_embedding_provider": "none"}, environ={}))
         gated(args.base, args.lexical_base, questions, VARIANTS)
     return 0
 
