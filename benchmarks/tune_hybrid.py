@@ -3,12 +3,13 @@ record every question's lexical pool, vector pool, evidence and vector-side stat
 lexical-only, vector-only, RRF and blend rankings, the vector-side test and the confidence floor
 offline.
 
-    python benchmarks/tune_hybrid.py [--base DIR] [--dump rows.pkl] [--load rows.pkl]
+    python benchmarks/tune_hybrid.py [--base DIR] [--dump rows.pkl] [--load rows.pkl] [--model NAME]
 
 ``--base`` holds the corpus roots (default ``benchmarks/.cache/corpora``); each gets its own
 ``.paqad/`` index built with ``rag_embedding_provider=local`` (vectors from the embedding cache
-when present). Prints hit@1/hit@3/MRR per style (plain, paraphrase, chinese) at k = 10, after
-de-duplicating parts as ``search`` does, and silence on refusal.yaml.
+when present; ``--model multilingual-e5-small`` for the second local model). Prints
+hit@1/hit@3/MRR per style (plain, paraphrase, chinese) at k = 10, after de-duplicating parts as
+``search`` does, and silence on refusal.yaml.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ def ranked_top(con, uids: list[int], k: int = K) -> list[int]:
     return [c.uid for c in pipeline._dedupe_parts(con, [_C(u) for u in uids], k)]
 
 
-def rows_for(corpus: str, root: Path, questions: list[dict]) -> list[dict]:
-    cfg = config.load(root, cli_overrides={"rag_embedding_provider": "local"}, environ={})
+def rows_for(corpus: str, root: Path, questions: list[dict], model: str = "") -> list[dict]:
+    cfg = config.load(root, cli_overrides={"rag_embedding_provider": "local", "rag_embedding_model": model}, environ={})
     t0 = time.perf_counter()
     rep = build.update(root, cfg)
     print(f"{corpus}: {rep.mode} {rep.units} units parsed, vectors {rep.vectors} ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
@@ -156,6 +157,7 @@ def main() -> int:
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--load", type=Path)
     ap.add_argument("--corpora", default=",".join(CORPORA))
+    ap.add_argument("--model", default="", help="rag_embedding_model of the local provider (default: all-MiniLM-L6-v2)")
     ap.add_argument("--lexical-base", type=Path, help="the same corpora indexed with rag_embedding_provider=none (gated comparison)")
     args = ap.parse_args()
     if args.load:
@@ -166,7 +168,7 @@ def main() -> int:
         for corpus in args.corpora.split(","):
             folder = CORPORA[corpus]
             ruler = yaml.safe_load((HERE / "rulers" / f"{corpus}.yaml").read_text())["questions"]
-            rows += rows_for(corpus, args.base / folder, ruler + refusal)
+            rows += rows_for(corpus, args.base / folder, ruler + refusal, args.model)
         if args.dump:
             args.dump.write_bytes(pickle.dumps(rows))
     table(rows)

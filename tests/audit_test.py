@@ -6,14 +6,14 @@ import re
 
 from paqad import audit, config
 from paqad.index import build, store
-from repo_factory import make_shop
+from repo_factory import LEXICAL, make_shop
 
 LINE = re.compile(r'^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] (INFO|WARN|ERROR) [a-z-]+( [a-z_]+="[^"]*")*$')
 
 
 def test_builds_are_logged_one_line_each(repo):
     make_shop(repo)
-    cfg = config.load(repo.root, environ={})
+    cfg = config.load(repo.root, environ=LEXICAL)
     build.build_full(repo.root, cfg)
     build.update(repo.root, cfg)
     lines = audit.read(repo.root)
@@ -25,7 +25,7 @@ def test_builds_are_logged_one_line_each(repo):
 
 def test_update_replaces_a_corrupt_index_and_says_so(repo):
     make_shop(repo)
-    cfg = config.load(repo.root, environ={})
+    cfg = config.load(repo.root, environ=LEXICAL)
     build.build_full(repo.root, cfg)
     store.current_path(repo.root).write_bytes(b"garbage" * 500)
     report = build.update(repo.root, cfg)

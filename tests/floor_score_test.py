@@ -7,7 +7,7 @@ import pytest
 from paqad import config
 from paqad.index import build
 from paqad.search import fusion, pipeline
-from repo_factory import make_shop
+from repo_factory import LEXICAL, make_shop
 
 T, F = 0.75, 0.35
 
@@ -65,7 +65,7 @@ def test_vector_test_needs_a_high_top_that_stands_clear_of_the_median():
 @pytest.fixture
 def shop(repo):
     make_shop(repo)
-    build.build_full(repo.root, config.load(repo.root, environ={}))
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     return repo
 
 

@@ -10,6 +10,7 @@ from paqad import config, graph
 from paqad.errors import UsageError
 from paqad.graph import model
 from paqad.index import build
+from repo_factory import LEXICAL
 
 STORE = '''\
 """Persistence helpers."""
@@ -63,7 +64,7 @@ def graph_repo(repo):
     repo.write("shop/orders.py", ORDERS)
     repo.write("shop/fmt.py", FMT)
     repo.commit("shop")
-    build.build_full(repo.root, config.load(repo.root, environ={}))
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     return repo
 
 
@@ -157,9 +158,9 @@ def test_incremental_update_is_reflected(graph_repo, paqad_cli):
 def test_graph_is_cached_until_the_index_changes(graph_repo):
     first = model.load(graph_repo.root)
     assert model.load(graph_repo.root) is first
-    build.update(graph_repo.root, config.load(graph_repo.root, environ={}))  # nothing changed, but a commit
+    build.update(graph_repo.root, config.load(graph_repo.root, environ=LEXICAL))  # nothing changed, but a commit
     graph_repo.write("shop/fmt.py", FMT + "\n\ndef extra(text):\n    return text\n")
-    build.update(graph_repo.root, config.load(graph_repo.root, environ={}))
+    build.update(graph_repo.root, config.load(graph_repo.root, environ=LEXICAL))
     assert model.load(graph_repo.root) is not first
     assert "shop/fmt.py::extra" in model.load(graph_repo.root).graph
 

@@ -16,11 +16,11 @@ from paqad import config
 from paqad.errors import IndexCorruptError, IndexMissingError, LockedError
 from paqad.index import build, postings, store
 from paqad.search import pipeline
-from repo_factory import make_shop
+from repo_factory import LEXICAL, make_shop
 
 
 def _cfg(repo):
-    return config.load(repo.root, environ={})
+    return config.load(repo.root, environ=LEXICAL)
 
 
 def _units(repo):

@@ -7,6 +7,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+# An environment for ``config.load(..., environ=LEXICAL)``: nothing from the developer's shell,
+# and the lexical configuration (the shipped default embeds with the local model).
+LEXICAL = {"PAQAD_RAG_EMBEDDING_PROVIDER": "none"}
+
 GIT_ID = ["-c", "user.name=paqad tests", "-c", "user.email=tests@paqad.invalid", "-c", "commit.gpgsign=false"]
 
 

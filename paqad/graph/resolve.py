@@ -255,6 +255,8 @@ class Resolver:
                 hit = self.python_symbol(fs.path, entry, REEXPORT_DEPTH)
                 if hit is not None and hit.kind in kinds:
                     return hit
+        if name in _common_names(u.language):  # ``h.update()`` is not ``build.update()`` because the file imports build
+            return None
         members = {t.id: t for m in self.imported_modules(fs) if (t := self.files[m].by_qname.get(name)) and t.kind in kinds}
         return next(iter(members.values())) if len(members) == 1 else None
 

