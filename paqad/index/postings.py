@@ -17,6 +17,7 @@ id or a mask outside the field bits, raises ``IndexCorruptError``.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from array import array
 from collections import defaultdict
@@ -167,10 +168,32 @@ def read(con: sqlite3.Connection, tid: int) -> tuple["np.ndarray", "np.ndarray",
     return uids.astype(np.int64), ws, masks.astype(np.int64)
 
 
+def read_arrays(con: sqlite3.Connection, tid: int) -> tuple[array, array, array]:
+    """The same list as ``read``, as ``array``s (no numpy): for a fresh process scoring a few
+    thousand postings, where importing numpy would cost more than the arithmetic."""
+    uids, ws, masks = array("i"), array("d"), array("B")
+    for row in con.execute("SELECT uids, w, mask FROM postings WHERE tid = ? ORDER BY blk", (tid,)):
+        u, w, m = _decode(row)
+        uids.extend(u)
+        ws.extend(w)
+        masks.extend(m)
+    # Real weights are small: a non-finite sum means a NaN, an infinity or a crafted huge value.
+    if uids and (min(uids) < 0 or max(masks) >= MAX_MASK or not math.isfinite(sum(ws))):
+        raise IndexCorruptError("a posting block holds an impossible unit id, field mask or weight")
+    return uids, ws, masks
+
+
 def counts(con: sqlite3.Connection, tid: int, ident_mask: int) -> tuple[int, int]:
-    """(postings, postings whose mask shares a bit with ``ident_mask``) for one term."""
-    _, _, masks = read(con, tid)
-    return int(masks.size), int((masks & ident_mask).astype(bool).sum())
+    """(postings, postings whose mask shares a bit with ``ident_mask``) for one term: read from
+    the mask column alone and counted by ``bytes.translate`` (C speed, no numpy)."""
+    try:
+        masks = b"".join(row[0] for row in con.execute("SELECT mask FROM postings WHERE tid = ?", (tid,)))
+    except TypeError as exc:
+        raise IndexCorruptError(f"a posting block is malformed ({exc})") from None
+    if masks and max(masks) >= MAX_MASK:
+        raise IndexCorruptError("a posting block holds an impossible field mask")
+    hits = masks.translate(bytes(1 if m & ident_mask else 0 for m in range(256)))
+    return len(masks), hits.count(1)
 
 
 def terms_of_units(con: sqlite3.Connection, uids: Iterable[int]) -> set[int]:

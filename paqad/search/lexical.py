@@ -6,25 +6,40 @@ best field it appears in (``fields.FIELD_CREDIT``: name 1.0 … body 0.5). 1.0 m
 scored query term is in the unit's name. Ranking priors (tests, module and prose units) are
 baked into the stored posting weights at index time (``fields.unit_prior``), so a query only
 sums arrays: posting lists are accumulated with numpy, indexed by unit id.
+
+A process that has not loaded numpy and has scored only a few thousand postings so far (a
+one-off `rag search` or a prompt hook on a small repository) sums them in plain Python instead:
+the same operations in the same order, so the same floats and the same ranking (tested on every
+ruler question), without the ~0.1 s numpy import. Anything larger, any process past that budget
+(a warm server), and any process that already has numpy (a hybrid index) takes the numpy path.
 """
 
 from __future__ import annotations
 
+import bisect
 import sqlite3
+import sys
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from paqad.index import postings as postings_mod
 from paqad.index.fields import FIELD_CREDIT, FIELDS, best_field
 from paqad.search.query import PROSE_SHARE, AnalyzedQuery, QueryTerm
+
+if TYPE_CHECKING:
+    import numpy as np
 
 IDENT_MASK = 0b01011  # name, signature, relations
 POOL = 200  # candidates materialised for evidence, dedupe and output
 # Ranking weight of a term by status: words this corpus uses everywhere or only in prose still
 # rank, but count for less than the distinctive ones. Chosen on the rulers.
 STATUS_WEIGHT = {"distinctive": 1.0, "ubiquitous": 1.0, "prose": 0.3}
-_CREDIT_BY_MASK = np.array([FIELD_CREDIT[best_field(m)] if m else 0.0 for m in range(1 << len(FIELDS))])
+_CREDIT = [FIELD_CREDIT[best_field(m)] if m else 0.0 for m in range(1 << len(FIELDS))]
+# Postings a process without numpy may sum in plain Python, over all its queries: ~1 µs each, so
+# at most about what importing numpy costs (~0.1 s). A one-shot CLI or hook process on a small
+# repository never imports numpy; a long-lived server switches to numpy once this is spent.
+PY_MAX_POSTINGS = 30_000
+_plain_spent = 0
 
 
 @dataclass
@@ -52,16 +67,28 @@ class Scored:
 
 def score(con: sqlite3.Connection, query: AnalyzedQuery, pool: int = POOL) -> Scored:
     """Units matching at least one scored term, best BM25F first (the top ``pool`` of them)."""
+    global _plain_spent
     scored = query.scored()
+    volume = sum(qt.df for qt in scored)
+    if "numpy" not in sys.modules and _plain_spent + volume <= PY_MAX_POSTINGS:
+        _plain_spent += volume
+        return _score_plain(con, scored, pool)
+    return _score_numpy(con, scored, pool)
+
+
+def _score_numpy(con: sqlite3.Connection, scored: list[QueryTerm], pool: int) -> Scored:
+    import numpy as np
+
     postings = {qt.term: _postings(con, qt) for qt in scored}
-    _mark_prose(scored, postings)
+    _mark_prose(scored, {t: p[2] for t, p in postings.items()})
     size = 1 + max((int(p[0].max()) for p in postings.values() if p[0].size), default=0)
     bm25, rel, rarity = np.zeros(size), np.zeros(size), np.zeros(size)
+    credit = np.array(_CREDIT)
     total_rarity = sum(t.idf for t in scored) or 1.0
     for qt in scored:
         uids, w, mask = postings[qt.term]
         bm25[uids] += qt.idf * STATUS_WEIGHT.get(qt.status, 1.0) * w
-        rel[uids] += qt.idf * _CREDIT_BY_MASK[mask] / total_rarity
+        rel[uids] += qt.idf * credit[mask] / total_rarity
         if qt.status == "distinctive":
             rarity[uids] += qt.idf
     matched = np.flatnonzero(bm25)
@@ -70,8 +97,34 @@ def score(con: sqlite3.Connection, query: AnalyzedQuery, pool: int = POOL) -> Sc
     return Scored(ranked, int(matched.size), scored, postings)
 
 
+def _score_plain(con: sqlite3.Connection, scored: list[QueryTerm], pool: int) -> Scored:
+    """``_score_numpy`` without numpy: each float is computed by the same operations in the same
+    order (``idf * weight`` times the posting's weight, added in term order), so results match."""
+    postings = {qt.term: postings_mod.read_arrays(con, qt.tid) if qt.tid is not None else ([], [], []) for qt in scored}
+    _mark_prose(scored, {t: p[2] for t, p in postings.items()})
+    bm25: dict[int, float] = {}
+    rel: dict[int, float] = {}
+    rarity: dict[int, float] = {}
+    total_rarity = sum(t.idf for t in scored) or 1.0
+    for qt in scored:
+        uids, ws, masks = postings[qt.term]
+        k = qt.idf * STATUS_WEIGHT.get(qt.status, 1.0)
+        distinctive = qt.status == "distinctive"
+        for u, w, m in zip(uids, ws, masks):
+            bm25[u] = bm25.get(u, 0.0) + k * w
+            rel[u] = rel.get(u, 0.0) + qt.idf * _CREDIT[m] / total_rarity
+            if distinctive:
+                rarity[u] = rarity.get(u, 0.0) + qt.idf
+    matched = [u for u, v in bm25.items() if v != 0.0]
+    order = sorted(matched, key=lambda u: (-bm25[u], u))[:pool]
+    ranked = [Candidate(u, bm25[u], min(1.0, round(rel[u], 4)), {}, rarity.get(u, 0.0)) for u in order]
+    return Scored(ranked, len(matched), scored, postings)
+
+
 def _postings(con: sqlite3.Connection, qt: QueryTerm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if qt.tid is None:
+        import numpy as np
+
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
     return postings_mod.read(con, qt.tid)
 
@@ -89,30 +142,26 @@ def mark_prose_counts(con: sqlite3.Connection, terms: list[QueryTerm]) -> None:
                 qt.status = "prose"
 
 
-def _mark_prose(scored: list[QueryTerm], postings: dict) -> None:
+def _mark_prose(scored: list[QueryTerm], masks: dict) -> None:
     """Reclassify distinctive terms that this corpus only uses in prose (see query.PROSE_SHARE)."""
     for qt in scored:
-        mask = postings[qt.term][2]
-        if not mask.size:
+        mask = masks[qt.term]
+        if not len(mask):
             continue
-        qt.ident_share = float(np.count_nonzero(mask & IDENT_MASK)) / mask.size
+        qt.ident_share = sum(1 for m in mask if m & IDENT_MASK) / len(mask)
         if qt.status == "distinctive" and qt.ident_share < PROSE_SHARE:
             qt.status = "prose"
 
 
 def fill_matched(ranked: list[Candidate], scored: list[QueryTerm], postings: dict) -> None:
-    """Which query terms each pooled candidate matched, and in which best field (for output)."""
-    if not ranked:
-        return
-    pool = np.array([c.uid for c in ranked])
+    """Which query terms each shown candidate matched, and in which best field (for output).
+    Posting lists are sorted by unit id (numpy arrays or ``array``s alike): a binary search each."""
     for qt in scored:
         uids, _, mask = postings[qt.term]
-        if not uids.size:
+        n = len(uids)
+        if not n:
             continue
-        sorter = np.argsort(uids)
-        pos = np.searchsorted(uids, pool, sorter=sorter)
-        pos = np.clip(pos, 0, uids.size - 1)
-        hits = uids[sorter[pos]] == pool
-        for cand, hit, p in zip(ranked, hits, pos):
-            if hit:
-                cand.matched[qt.term] = FIELDS[best_field(int(mask[sorter[p]]))]
+        for cand in ranked:
+            p = bisect.bisect_left(uids, cand.uid)
+            if p < n and uids[p] == cand.uid:
+                cand.matched[qt.term] = FIELDS[best_field(int(mask[p]))]

@@ -45,8 +45,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
-import numpy as np
-
 from paqad import audit, workspace
 from paqad.errors import PaqadError
 from paqad.secrets import Secret, get_secret, redact
@@ -278,6 +276,8 @@ class CrossEncoder:
         return out
 
     def _run(self, pairs: list[Any]) -> list[float]:
+        import numpy as np  # lazily: a lexical search never loads numpy for reranking it does not do
+
         width = max(len(p.ids) for p in pairs)
         ids = np.full((len(pairs), width), self._pad, dtype=np.int64)
         mask = np.zeros((len(pairs), width), dtype=np.int64)

@@ -16,11 +16,12 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from paqad.index import store, vectors
+
+if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
+    import numpy as np
 
 #: Vector candidates taken into fusion (the lexical side brings its own pool).
 POOL = 200
@@ -51,6 +52,8 @@ class VectorHits:
 
     def ranked(self, pool: int = POOL) -> list[tuple[int, float]]:
         """(uid, cosine), best first, at most ``pool``."""
+        import numpy as np
+
         if not self.cos.size:
             return []
         k = min(pool, self.cos.size)
@@ -60,6 +63,8 @@ class VectorHits:
 
     def by_uid(self, uids: list[int] | None = None) -> dict[int, float]:
         """uid -> cosine for ``uids`` (every unit with a vector when None); ``uids`` are sorted ascending."""
+        import numpy as np
+
         if uids is None:
             return dict(zip(self.uids.tolist(), self.cos.tolist()))
         want = np.asarray(uids, dtype=np.int64)
@@ -73,6 +78,8 @@ def matrix(con: sqlite3.Connection) -> Matrix | None:
     meta = store.get_meta(con)
     if not meta.get("embedding_fingerprint") or not vectors.has_table(con):
         return None
+    import numpy as np
+
     version = int(con.execute("PRAGMA data_version").fetchone()[0])
     cached = _MATRICES.get(id(con))
     if cached and cached[0] is con and cached[1] == version:
@@ -98,6 +105,8 @@ def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = Non
     remote API) this returns None and the caller answers from the lexical side alone. The worker
     finishes (or dies with the process) on its own: nothing waits for it.
     """
+    import numpy as np
+
     meta = store.get_meta(con)  # read here: the connection belongs to this thread
     provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""), meta.get("embedding_base_url", ""), root)
     if provider is None or vectors.fingerprint(provider) != meta.get("embedding_fingerprint"):
@@ -121,6 +130,8 @@ def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = Non
 
 
 def similarities(mat: Matrix, qvec: np.ndarray) -> VectorHits:
+    import numpy as np
+
     cos = mat.vecs @ qvec if mat.size else np.zeros(0, np.float32)
     if not cos.size:
         return VectorHits(cos, mat.uids, 0.0, 0.0, 0.0)
