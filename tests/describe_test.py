@@ -186,7 +186,8 @@ def test_concurrent_puts_lose_nothing(shop: Repo) -> None:
     units = describe.pending(shop.root, limit=100)["units"]
     assert len(units) >= 5
     script = "import sys; from pathlib import Path; from paqad import describe; describe.put(Path(sys.argv[1]), sys.argv[2], 'described by ' + sys.argv[2])"
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(shop.root), u["id"]]) for u in units]
+    # cwd: the test repository, so `python -c` imports the installed paqad, never a source checkout.
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(shop.root), u["id"]], cwd=shop.root) for u in units]
     assert all(p.wait(timeout=60) == 0 for p in procs)
     stored = describe.read_sidecar(shop.root).entries
     assert set(stored) == {u["id"] for u in units}

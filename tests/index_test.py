@@ -176,7 +176,7 @@ def test_sigkill_during_build_or_update_leaves_previous_index_usable(repo):
         verb = "rebuild" if attempt % 2 == 0 else "update"
         if verb == "update":
             repo.write(f"pkg/mod_{attempt:03d}.py", f"def changed_{attempt}(y):\n    '''Changed function number {attempt} for the kill test.'''\n    return y\n")
-        proc = subprocess.Popen([sys.executable, "-c", code, "--root", str(repo.root), "rag", verb], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen([sys.executable, "-c", code, "--root", str(repo.root), "rag", verb], cwd=repo.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rnd.uniform(0.05, 1.2))
         proc.send_signal(signal.SIGKILL)
         proc.wait()

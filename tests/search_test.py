@@ -132,5 +132,5 @@ def test_a_fresh_lexical_search_does_not_import_numpy(repo):
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     code = "import sys; from pathlib import Path; from paqad.search import pipeline; " \
            f"r = pipeline.search(Path({str(repo.root)!r}), 'retry a failed charge'); print(r.answered, 'numpy' in sys.modules)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["True", "False"], done.stderr
