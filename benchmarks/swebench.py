@@ -5,6 +5,7 @@ functions its fix changed?
 Usage (from the repo root):
     python benchmarks/swebench.py --sympy-git PATH [--limit N] [--ids ID ...] [--keep] [--budget-min M]
                                   [--set SETTING=VALUE ...]
+    python benchmarks/swebench.py --sympy-git PATH --resume ROWS.jsonl [--set ...]  # finish a stopped run
     python benchmarks/swebench.py --make-ruler SRC --sympy-git PATH   # (re)derive the ruler
 
 ``PATH`` is a git directory holding sympy's history (a bare clone of github.com/sympy/sympy is
@@ -560,6 +561,7 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep checkouts (and their indexes) for a fast rerun")
     ap.add_argument("--budget-min", type=float, help="start no new instance after this many minutes")
     ap.add_argument("--summarize", metavar="ROWS", help="only print the summary of a results .jsonl")
+    ap.add_argument("--resume", metavar="ROWS", help="append to this results .jsonl, scoring only the instances it lacks (same --set required)")
     ap.add_argument(
         "--set", dest="settings", action="append", default=[], metavar="SETTING=VALUE",
         help="override a paqad setting for this run's index builds, e.g. rag_max_file_size=262144 (repeatable; recorded in every row)",
@@ -587,8 +589,19 @@ def main() -> None:
     if args.limit:
         instances = instances[: args.limit]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_path = RESULTS / f"swebench-sympy-{stamp}.jsonl"
+    done: list[dict] = []
+    if args.resume:
+        out_path = Path(args.resume)
+        done = [json.loads(x) for x in out_path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        other = {settings_label(r.get("settings") or {}) for r in done} - {settings_label(settings)}
+        if other:
+            ap.error(f"--resume {out_path}: its rows were run with settings {sorted(other)}, this run with {settings_label(settings)}")
+        seen = {r["instance_id"] for r in done}
+        instances = [x for x in instances if x["instance_id"] not in seen]
+        print(f"resuming {out_path}: {len(seen)} instances already scored, {len(instances)} to go", file=sys.stderr)
+    else:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        out_path = RESULTS / f"swebench-sympy-{stamp}.jsonl"
     import_paqad()
     rev = paqad_revision()
     print(
@@ -598,7 +611,7 @@ def main() -> None:
     )
     rows: list[dict] = []
     started = time.perf_counter()
-    with open(out_path, "w", encoding="utf-8") as out:
+    with open(out_path, "a" if args.resume else "w", encoding="utf-8") as out:
         for i, inst in enumerate(instances, 1):
             if args.budget_min and time.perf_counter() - started > args.budget_min * 60:
                 print(f"budget of {args.budget_min} min spent: stopping after {len(rows)} instances", file=sys.stderr)
@@ -636,8 +649,8 @@ def main() -> None:
                 file=sys.stderr,
                 flush=True,
             )
-    print(summarize(rows))
-    print(f"\nrows: {out_path.relative_to(REPO)}")
+    print(summarize(done + rows))
+    print(f"\nrows: {out_path.resolve().relative_to(REPO) if out_path.resolve().is_relative_to(REPO) else out_path}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ recorded so a default run and an override run are told apart.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -101,3 +102,29 @@ def test_score_set_is_checked_before_any_corpus(capsys):
             score.parse_settings(bad)
         assert exc.value.code == 2
     assert "rag_max_file_size" in capsys.readouterr().err
+
+
+def test_resume_appends_only_missing_instances_and_refuses_other_settings(monkeypatch, tmp_path, big_repo, capsys):
+    head = big_repo.git("rev-parse", "HEAD").strip()
+    inst = {"base_commit": head, "gold_files": [BIG], "gold_functions": [], "problem_statement": QUERY}
+    ruler = tmp_path / "ruler.json"
+    ruler.write_text(json.dumps({"instances": [{"instance_id": "sympy__sympy-1", **inst}, {"instance_id": "sympy__sympy-2", **inst}]}))
+    for name, value in (("RULER", ruler), ("RESULTS", tmp_path / "results"), ("CACHE", tmp_path / "cache")):
+        monkeypatch.setattr(swebench, name, value)
+    git_dir = str(big_repo.root / ".git")
+    raised = ["--set", "rag_max_file_size=262144"]
+
+    monkeypatch.setattr(sys, "argv", ["swebench.py", "--sympy-git", git_dir, "--limit", "1", *raised])
+    swebench.main()
+    (rows_file,) = (tmp_path / "results").iterdir()
+    monkeypatch.setattr(sys, "argv", ["swebench.py", "--sympy-git", git_dir, "--resume", str(rows_file)])
+    with pytest.raises(SystemExit) as exc:  # a default run may not finish a raised-cap run's file
+        swebench.main()
+    assert exc.value.code == 2 and "rag_max_file_size=262144" in capsys.readouterr().err
+
+    monkeypatch.setattr(sys, "argv", ["swebench.py", "--sympy-git", git_dir, "--resume", str(rows_file), *raised])
+    swebench.main()
+    rows = [json.loads(x) for x in rows_file.read_text().splitlines()]
+    assert [r["instance_id"] for r in rows] == ["sympy__sympy-1", "sympy__sympy-2"]
+    assert all(r["settings"] == {"rag_max_file_size": "262144"} and r["paqad_file_rank"] == 1 for r in rows)
+    assert "N = 2 instances" in capsys.readouterr().out
