@@ -418,10 +418,21 @@ def _comment_inserts(lines: list[str], todo: list) -> list[tuple[int, list[str]]
         if marker is None or not 1 <= unit.start_line <= len(lines):
             continue
         indent = re.match(r"[ \t]*", lines[unit.start_line - 1]).group(0)  # type: ignore[union-attr]
+        text = _go_doc(unit.name, text) if unit.language == "go" else text
         width = max(20, 88 - len(indent) - len(marker) - 1)
         wrapped = textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
         out.append((unit.start_line - 1, [f"{indent}{marker} {w}\n" for w in wrapped]))
     return out
+
+
+def _go_doc(name: str, text: str) -> str:
+    """Go doc comments start with the declared name (``// Void cancels ...``, Effective Go; golint
+    and gofmt's doc tooling expect it): "Cancels an invoice" becomes "Void cancels an invoice"."""
+    if not name or text.split(" ", 1)[0].strip(".,:;") == name:
+        return text
+    first, _, rest = text.partition(" ")
+    lowered = first[:1].lower() + first[1:] if first[1:2].islower() or len(first) == 1 else first
+    return f"{name} {lowered} {rest}".rstrip()
 
 
 def _unified(path: str, old: list[str], new: list[str]) -> str:

@@ -235,7 +235,7 @@ def test_promote_diff_applies_and_yields_docstrings_and_comment_blocks(shop: Rep
     post = next(n for n in gateway.body if isinstance(n, ast.FunctionDef) and n.name == "_post")
     assert " ".join(ast.get_docstring(post).split()) == " ".join(long_text.split())
     go = (shop.root / "billing/billing.go").read_text()
-    assert "}\n\n// Cancels an invoice by id; an empty id is an error.\nfunc Void(id string) error {" in go
+    assert "}\n\n// Void cancels an invoice by id; an empty id is an error.\nfunc Void(id string) error {" in go
     ts = (shop.root / "web/ledger.ts").read_text()
     assert "  // Adds up every row of the ledger.\n  balance(): number {" in ts
     assert _json(paqad_cli("describe", "promote", "--json", cwd=shop.root))["diff"] == ""  # nothing left to promote
