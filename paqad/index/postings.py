@@ -96,6 +96,15 @@ def _decode(row: tuple[bytes, bytes, bytes]) -> tuple[array, array, array]:
     return uids, ws, masks
 
 
+def _unit_tids(blob: bytes) -> array:
+    tids = array("i")
+    try:
+        tids.frombytes(blob)
+    except (TypeError, ValueError) as exc:
+        raise IndexCorruptError(f"a unit's term list is malformed ({exc})") from None
+    return tids
+
+
 def remove_units(con: sqlite3.Connection, uids: Iterable[int]) -> dict[int, int]:
     """Drop the postings of ``uids`` (inside the caller's transaction). Returns, per term id, how
     many of the removed units held it (the caller lowers the terms' document frequencies)."""
@@ -105,8 +114,7 @@ def remove_units(con: sqlite3.Connection, uids: Iterable[int]) -> dict[int, int]
         row = con.execute("SELECT tids FROM unit_terms WHERE uid = ?", (uid,)).fetchone()
         if row is None:
             continue
-        tids = array("i")
-        tids.frombytes(row[0])
+        tids = _unit_tids(row[0])
         for tid in tids:
             gone[(tid, uid // BLOCK)].add(uid)
             per_term[tid] += 1
@@ -203,12 +211,7 @@ def terms_of_units(con: sqlite3.Connection, uids: Iterable[int]) -> set[int]:
         row = con.execute("SELECT tids FROM unit_terms WHERE uid = ?", (int(uid),)).fetchone()
         if row is None:
             continue
-        tids = array("i")
-        try:
-            tids.frombytes(row[0])
-        except (TypeError, ValueError) as exc:
-            raise IndexCorruptError(f"a unit's term list is malformed ({exc})") from None
-        found.update(tids)
+        found.update(_unit_tids(row[0]))
     return found
 
 
