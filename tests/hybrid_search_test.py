@@ -17,7 +17,7 @@ import pytest
 from paqad import config
 from paqad.index import build, store, vectors
 from paqad.search import pipeline, vector
-from repo_factory import Repo, child_env, make_shop, unshare_works
+from repo_factory import Repo, child_env, make_shop, unshare_works, wait_for
 
 
 # The shop again, but nothing in it shares a word with "resend a payment after a transient error":
@@ -274,3 +274,23 @@ def test_a_passed_deadline_answers_from_the_lexical_side_and_says_so(cards):
     assert late.mode == "lexical" and "deadline" in late.vector_note
     assert late.answered and late.results[0].qualified_name == "CardGateway.charge"
     assert "cosine" not in late.results[0].signals and "cosine" in timely.results[0].signals
+
+
+@pytest.mark.usefixtures("default_provider")
+def test_init_in_the_background_returns_after_the_lexical_index_and_fills_vectors_behind(cards, paqad_cli):
+    init = paqad_cli("rag", "init", "--background", "--json", cwd=cards.root)
+    assert init.returncode == 0, init.stderr
+    data = json.loads(init.stdout)
+    assert data["units"] > 0 and data["vectors"] is None and data["embedding_in_background"]["pid"] > 0
+    first = json.loads(paqad_cli("rag", "search", "charge a card", "--json", cwd=cards.root).stdout)
+    assert first["results"], "search works as soon as the lexical index is written"
+
+    def filled() -> bool:
+        status = json.loads(paqad_cli("rag", "status", "--json", cwd=cards.root).stdout)["index"]
+        return status["embedding_provider"] == "local" and status["vectors_pending"] == 0 and "embedded" in status["vectors"]
+
+    wait_for(filled, timeout=120)
+    probe = json.loads(paqad_cli("rag", "probe", QUESTION, "--json", cwd=cards.root).stdout)
+    assert probe["mode"] == "hybrid" and probe["results"][0]["name"] == "retry_charge"
+    lexical = paqad_cli("rag", "init", "--provider", "none", "--background", "--json", cwd=cards.root)
+    assert json.loads(lexical.stdout)["embedding_in_background"] is None

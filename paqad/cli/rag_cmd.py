@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,9 +61,15 @@ def _with_progress(full: bool, root: Path, cfg: config_mod.Config) -> build.Buil
     help="Embedding provider, saved as rag_embedding_provider: none (lexical only), local (offline model), or openai, voyageai, "
     "openai-compatible (send unit text to that service; key from the environment or .paqad/secrets.env).",
 )
+@click.option(
+    "--background",
+    is_flag=True,
+    help="Return once the lexical index is built (search works from then on) and embed in a detached `paqad rag update`; "
+    "`paqad rag status` shows how many units still lack vectors.",
+)
 @JSON_OPT
 @click.pass_obj
-def rag_init(app: AppContext, provider: str | None, as_json: bool) -> None:
+def rag_init(app: AppContext, provider: str | None, background: bool, as_json: bool) -> None:
     """Switch retrieval on for this repository and build the index (then embed it).
 
     Example: paqad rag init --provider local   (or: OPENAI_API_KEY=... paqad rag init --provider openai)
@@ -72,8 +79,30 @@ def rag_init(app: AppContext, provider: str | None, as_json: bool) -> None:
     run_guarded(config_mod.set_value, root, "rag_enabled", "true")
     if provider is not None:
         run_guarded(config_mod.set_value, root, "rag_embedding_provider", provider)
-    report = run_guarded(_with_progress, True, root, app.config())
-    _build_output(report, as_json)
+    if not background:
+        report = run_guarded(_with_progress, True, root, app.config())
+        _build_output(report, as_json)
+        return
+    report, pid = run_guarded(_init_in_background, root, app.config())
+    if as_json:
+        emit_json({**dataclasses.asdict(report), "embedding_in_background": {"pid": pid} if pid else None})
+        return
+    click.echo(render.build_text(report))
+    if pid:
+        click.echo(f"Embedding in the background (pid {pid}); search works now, lexically for units without vectors: paqad rag status")
+
+
+def _init_in_background(root: Path, cfg: config_mod.Config) -> tuple[build.BuildReport, int | None]:
+    """The lexical index now; the vectors from a detached `paqad rag update` (no time limit, no
+    terminal: an agent's shell command returns in seconds on any repository). The update takes
+    the writer lock, so a git hook's update meanwhile waits or coalesces; a killed fill resumes."""
+    from paqad import runner
+    from paqad.index import build
+
+    report = build.build_full(root, cfg, embed=False)
+    if cfg["rag_embedding_provider"] == "none":
+        return report, None
+    return report, runner.spawn([sys.executable, "-m", "paqad", "--root", str(root), "rag", "update"], root)
 
 
 @rag_group.command("update")
