@@ -112,12 +112,16 @@ def _search(
         return resp
     scored = lexical.score(con, analyzed)
     ev = evidence_mod.assess(analyzed, scored)
-    hits = _vector_hits(con, mat, text, ev, gate, deadline, root)
+    try:
+        hits = _vector_hits(con, mat, text, ev, gate, deadline, root)
+        late = False
+    except vector.DeadlinePassed:
+        hits, late = None, True
     vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
     answered = ev.passed or vector_ok
     resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
     resp.mode = "hybrid" if hits is not None else "lexical"
-    if hits is None and deadline is not None and mat is not None and mat.size and (not gate or ev.passed or ev.reason in fusion.VECTOR_RESCUE_REASONS):
+    if late:
         resp.vector_note = "the query embedding did not finish before the deadline; answered from the lexical index alone"
     resp.vectors_pending = max(0, n_units - mat.size) if mat is not None else 0
     ranked = _ranked(scored, hits, ev.coverage)

@@ -96,14 +96,18 @@ def matrix(con: sqlite3.Connection) -> Matrix | None:
     return found
 
 
+class DeadlinePassed(Exception):
+    """The query embedding did not finish before the caller's deadline (the answer goes lexical)."""
+
+
 def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = None, root: Path | None = None) -> np.ndarray | None:
     """The query in the index's vector space (loads the model on first use), or None if the
     provider that built the index is not available here.
 
     With ``deadline`` (``time.monotonic()``), the embedding runs in a worker thread joined until
     then; if it has not finished (a model still loading in a fresh prompt-hook process, a slow
-    remote API) this returns None and the caller answers from the lexical side alone. The worker
-    finishes (or dies with the process) on its own: nothing waits for it.
+    remote API) this raises ``DeadlinePassed`` and the caller answers from the lexical side alone.
+    The worker finishes (or dies with the process) on its own: nothing waits for it.
     """
     import numpy as np
 
@@ -126,7 +130,9 @@ def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = Non
     worker.join(max(0.0, deadline - time.monotonic()))
     if "error" in box:
         raise box["error"]
-    return np.asarray(box["vec"], dtype=np.float32) if "vec" in box else None
+    if "vec" not in box:
+        raise DeadlinePassed
+    return np.asarray(box["vec"], dtype=np.float32)
 
 
 def similarities(mat: Matrix, qvec: np.ndarray) -> VectorHits:
