@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+from paqad.evaluation.questions import FUNCTION_WORDS
+
 HERE = Path(__file__).resolve().parent
 RULERS = HERE / "rulers"
 CACHE = HERE / ".cache" / "corpora"
@@ -44,14 +46,8 @@ LOCK = HERE / "corpora.lock.json"
 
 STYLES = {"plain", "paraphrase", "chinese"}
 
-# Function words only: content words (nouns, verbs, adjectives) must stay in.
-STOPWORDS = set("""
-the and for with that this from into onto are was were been being has have had not but its
-can could does did how what where which when who whom whose why you your yours our ours they
-them their there then than these those will would should shall may might must each some such
-only also just very too out about over under upon via per own same other both either neither
-nor yet all any one ones don doesn isn aren wasn weren didn
-""".split())
+# Function words only (content words must stay in): the same list as the grep loop's.
+STOPWORDS = FUNCTION_WORDS
 
 CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 IDENT = re.compile(r"[A-Za-z0-9_]+")

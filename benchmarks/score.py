@@ -177,34 +177,20 @@ class GrepRetriever:
     name: str = "grep"
     file_set: str = "paqad"
     files: dict[str, str] = field(default_factory=dict)
-    lowered: dict[str, str] = field(default_factory=dict)
+    loop: Any = None
 
     def prepare(self, corpus_root: Path) -> None:
+        from paqad.evaluation.arms import GrepLoop  # the same loop `paqad rag eval` runs
+
         self.files = FILE_SETS[self.file_set](corpus_root)
-        self.lowered = {p: t.lower() for p, t in self.files.items()}
+        self.loop = GrepLoop(self.files)
 
     def ask(self, question: str) -> Answer:
-        hits: dict[str, list] = {}  # path -> [distinct words, matching lines, printed chars]
-        for word in scoring.content_words(question):
-            for path, low in self.lowered.items():
-                if word in low:  # whole-file test first; lines only for files that can match
-                    lines, chars = self._grep_lines(path, word)
-                    entry = hits.setdefault(path, [0, 0, 0])
-                    entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + lines, entry[2] + chars
-        ranked = sorted(hits, key=lambda p: (-hits[p][0], -hits[p][1], p))
+        ranked, hits = self.loop.rank(scoring.content_words(question))
         payload = sum(hits[p][2] for p in ranked[:GREP_PRINT_FILES])
         results = [Passage(p, 1, line_count(self.files[p]), hits[p][2] if i < GREP_PRINT_FILES else 0)
                    for i, p in enumerate(ranked[: self.k])]
         return Answer(results, silent=not hits, payload_chars=payload)
-
-    def _grep_lines(self, path: str, word: str) -> tuple[int, int]:
-        """Matching lines and the characters ``grep -n`` prints for them (``path:n:line\\n``)."""
-        n = chars = 0
-        for i, line in enumerate(self.files[path].split("\n"), 1):
-            if word in line.lower():
-                n += 1
-                chars += len(f"{path}:{i}:{line}\n")
-        return n, chars
 
 
 # --------------------------------------------------------------------------- bm25

@@ -7,9 +7,12 @@ The HIT RULE is the one in benchmarks/rulers/FORMAT.md.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple
+
+# One definition of the grep loop's words, the package's: `paqad rag eval` and the scorer agree.
+from paqad.evaluation.questions import FUNCTION_WORDS, content_words  # noqa: F401
+
 
 # --------------------------------------------------------------------------- data
 
@@ -219,29 +222,6 @@ def pivot_table(rows: list[dict[str, Any]], key: str, label: str) -> str:
         cells = [_cell(key, metrics(by_corpus.get(c, []))) for c in corpora] + [_cell(key, metrics(bucket))]
         lines.append("| " + " | ".join([name, *cells]) + " |")
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- grep words
-
-# Function words only (as in check_rulers.py): content words must stay in.
-FUNCTION_WORDS = frozenset("""
-the and for with that this from into onto are was were been being has have had not but its
-can could does did how what where which when who whom whose why you your yours our ours they
-them their there then than these those will would should shall may might must each some such
-only also just very too out about over under upon via per own same other both either neither
-nor yet all any one ones don doesn isn aren wasn weren didn
-""".split())
-_WORD = re.compile(r"[^\W\d_]{3,}")  # a run of >= 3 letters (any script), no digits/underscores
-
-
-def content_words(question: str) -> list[str]:
-    """The words an agent without retrieval would grep for: lowercased runs of >= 3 letters minus
-    function words, no stemming, in first-seen order."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(question.lower()):
-        if word not in FUNCTION_WORDS:
-            seen.setdefault(word)
-    return list(seen)
 
 
 # --------------------------------------------------------------------------- diff

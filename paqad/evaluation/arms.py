@@ -3,8 +3,8 @@
 Both answer with files in rank order (scored per file), whether they stayed silent, and the
 characters the agent would read.
 
-**off** (``GrepLoop``, the loop ``benchmarks/score.py`` measures, reimplemented so the package stands
-alone): a Python scan, not ``git grep``, over exactly the files paqad indexes, with the masked
+**off** (``GrepLoop``, the loop ``benchmarks/score.py`` measures: the benchmark calls this one, so
+the package stands alone and there is one definition): a Python scan, not ``git grep``, over exactly the files paqad indexes, with the masked
 docstrings cut out of them too, so neither arm can copy the answer. One case-insensitive search per
 content word of the question; files ranked by distinct words hit, then by matching lines, then
 path; silent only when no word occurs anywhere. Characters: what ``grep -n WORD`` prints
@@ -57,16 +57,22 @@ class GrepLoop:
 
     def ask(self, question: str) -> ArmAnswer:
         words = content_words(question)
-        hits: dict[str, list[int]] = {}  # path -> [distinct words, matching lines, printed chars]
+        ranked, hits = self.rank(words)
+        chars = sum(hits[p][2] for p in ranked[:GREP_PRINT_FILES])
+        return ArmAnswer(ranked, silent=not hits, chars=chars, detail={"words": words, "files_matched": len(ranked)})
+
+    def rank(self, words: list[str]) -> tuple[list[str], dict[str, list[int]]]:
+        """Files by distinct words hit, then matching lines, then path; and per file
+        ``[distinct words, matching lines, characters grep -n prints]`` (benchmarks/score.py's
+        grep retriever is this loop too)."""
+        hits: dict[str, list[int]] = {}
         for word in words:
             for path, low in self.lowered.items():
                 if word in low:  # whole-file test first; lines only for files that can match
                     lines, chars = self._grep_lines(path, word)
                     entry = hits.setdefault(path, [0, 0, 0])
                     entry[0], entry[1], entry[2] = entry[0] + 1, entry[1] + lines, entry[2] + chars
-        ranked = sorted(hits, key=lambda p: (-hits[p][0], -hits[p][1], p))
-        chars = sum(hits[p][2] for p in ranked[:GREP_PRINT_FILES])
-        return ArmAnswer(ranked, silent=not hits, chars=chars, detail={"words": words, "files_matched": len(ranked)})
+        return sorted(hits, key=lambda p: (-hits[p][0], -hits[p][1], p)), hits
 
     def _grep_lines(self, path: str, word: str) -> tuple[int, int]:
         """Matching lines and the characters ``grep -n`` prints for them (``path:n:line\\n``)."""
