@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from repo_factory import Repo
+from repo_factory import LEXICAL, Repo
 
 BIN = Path(sys.executable).parent
 
@@ -28,13 +28,15 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     # Lexical only unless a test asks for the model: embedding every test repository with the
     # real model would take the suite from ~3 to ~10 minutes. The tests of the default itself
     # (and of every provider) say which provider they use, or drop this with `default_provider`.
-    monkeypatch.setenv("PAQAD_RAG_EMBEDDING_PROVIDER", "none")
+    for key, value in LEXICAL.items():
+        monkeypatch.setenv(key, value)
 
 
 @pytest.fixture
 def default_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run with the shipped default embedding provider (the local model), as a user would."""
-    monkeypatch.delenv("PAQAD_RAG_EMBEDDING_PROVIDER", raising=False)
+    for key in LEXICAL:
+        monkeypatch.delenv(key, raising=False)
 
 
 @pytest.fixture
