@@ -52,6 +52,7 @@ from paqad import config  # noqa: E402
 from paqad.embed.local import MINILM  # noqa: E402
 from paqad.index import build  # noqa: E402
 from paqad.search import pipeline, rerank  # noqa: E402
+from paqad.search.request import SearchRequest  # noqa: E402
 
 WORK = HERE / ".cache" / "rerank-work"
 CORPUS = "flask"
@@ -114,7 +115,7 @@ def _added_ms(root: Path, folder: Path, questions: list[str]) -> float:
     """Median over questions of (search with rerank) - (search without), in-process and warm."""
     rerank.local_scorer(folder)  # load once, outside the timing
     cfg = config.load(root, {"rag_rerank": "local", "rag_rerank_model": str(folder), "rag_rerank_timeout": "60"}, environ={})
-    on = rerank.RerankConfig.from_config(root, cfg)
+    on = SearchRequest.from_settings(cfg, root, "").rerank
     diffs = []
     for q in questions:
         pipeline.search(root, q, gate=False)  # warm: pages cached (the model is cached after its first use)

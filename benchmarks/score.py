@@ -98,16 +98,17 @@ class PaqadRetriever:
         if _PAQAD_BUILT.get(str(corpus_root)) != key:  # probe shares lexical's index: build once
             build.build_full(corpus_root, cfg)
             _PAQAD_BUILT[str(corpus_root)] = key
-        self.root, self.source_chars = corpus_root, int(cfg["rag_source_chars"])
-        self.rerank = rerank.RerankConfig.from_config(corpus_root, cfg)
-        if self.rerank.mode == "local":
-            rerank.model_folder(corpus_root, self.rerank.model)  # a missing model is an error here, not a silent fallback
+        self.root, self.cfg = corpus_root, cfg
+        mode, model = str(cfg["rag_rerank"]), str(cfg["rag_rerank_model"])
+        if mode == "local":
+            rerank.model_folder(corpus_root, model)  # a missing model is an error here, not a silent fallback
 
     def ask(self, question: str) -> Answer:
         from paqad.search import pipeline
+        from paqad.search.request import SearchRequest
 
         assert self.root is not None, "prepare() first"
-        resp = pipeline.search(self.root, question, top_n=self.k, source_chars=self.source_chars, gate=self.gate, rerank=self.rerank)
+        resp = pipeline.run(self.root, SearchRequest.from_settings(self.cfg, self.root, question, top_n=self.k, gate=self.gate))
         if resp.rerank and resp.rerank["fallback"]:
             raise RuntimeError(f"{self.name}: reranking fell back ({resp.rerank['fallback']}); the figures would be the fused order's")
         results = [Passage(r.path, r.start_line, r.end_line, len(r.source or "")) for r in resp.results]
@@ -146,7 +147,8 @@ def paqad_text_files(root: Path) -> dict[str, str]:
     2,006 files under dist/ (compiled copies and source maps that embed the sources again) that
     paqad and the peer both skip; grepping them buries src/ under duplicates and ~1.7 MB a question.
     """
-    from paqad import collect, config
+    from paqad import config
+    from paqad.eligibility import collect
 
     elig = collect.Eligibility(root, config.load(root, environ={})["rag_max_file_size"])
     out: dict[str, str] = {}

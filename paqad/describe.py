@@ -319,7 +319,8 @@ def _current_unit(root: Path, unit_id: str):
 
 def _parse_current(root: Path, path: str, elig=None) -> tuple[list, str | None]:
     """Parse one repository file as the index would; ([], why) when it is not indexed."""
-    from paqad import collect, config
+    from paqad import config
+    from paqad.eligibility import collect
     from paqad.parse import parse_file
 
     try:
@@ -342,7 +343,8 @@ def promote(root: Path) -> str:
     description into the source: a docstring in Python, a ``//`` or ``#`` comment block above the
     declaration elsewhere. Units that already have a docstring, and languages without line
     comments, are skipped. Nothing is written here."""
-    from paqad import collect, config
+    from paqad import config
+    from paqad.eligibility import collect
 
     sidecar = read_sidecar(root)
     by_path: dict[str, list[str]] = {}

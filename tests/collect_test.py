@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from paqad import collect
+from paqad.eligibility import collect
 from paqad.errors import ConfigError
 
 TEXT = "def useful_function():\n    return 'this file has more than fifty visible characters in it'\n"

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from paqad import context, workspace
+from paqad import workspace
+from paqad.delivery import context
 
 T, F = 0.75, 0.35
 

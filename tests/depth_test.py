@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paqad import depth
+from paqad.delivery import depth
 
 
 @pytest.mark.parametrize("prompt", ["thanks", "Thanks!", "yes", "ok", "go on", "ok, go on", "yes please", "thank you", "  ", "lgtm 👍"])

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from paqad import githooks, runner, workspace
+from paqad import workspace
+from paqad.hooks import gitshims as githooks, runner
 from paqad.cli.hooks_cmd import pre_commit_stage
 from paqad.errors import PaqadError
 from paqad.index import build

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini
+from paqad.hooks.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini
 from repo_factory import Repo
 
 USER_CLAUDE = {

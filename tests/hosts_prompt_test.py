@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from paqad import config, context, refresh
+from paqad import config
+from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
-from paqad.hosts import HOSTS, base
+from paqad.hooks.hosts import HOSTS, base
 from paqad.index import build, store
 from repo_factory import Repo, make_shop, wait_for
 
@@ -220,12 +221,12 @@ def test_an_unknown_host_name_is_silent(shop, paqad_cli):
 def test_over_budget_hands_over_the_last_context_marked_stale_and_refreshes(shop, monkeypatch):
     cfg = config.load(shop.root)
     refresh.refresh(shop.root, cfg, prompt="retry a charge with backoff")
-    monkeypatch.setattr(refresh, "refresh", lambda *a, **k: time.sleep(5))
+    monkeypatch.setattr(prompt, "refresh", lambda *a, **k: time.sleep(5))
     spawned = []
     started = time.perf_counter()
-    answer = refresh.answer_prompt(shop.root, cfg, QUESTION, 10_000, budget=0.5, spawn_refresh=spawned.append)
+    answer = prompt.answer_prompt(shop.root, cfg, QUESTION, 10_000, spawned.append, budget=0.5)
     assert time.perf_counter() - started < 0.6
-    assert answer.path == "stale" and spawned == [shop.root]
+    assert answer.status == "stale" and spawned == [shop.root]
     assert "STALE" in answer.text and '"retry a charge with backoff"' in answer.text and "ago" in answer.text
     assert refresh.recorded_prompt(shop.root) == QUESTION  # recorded before anything else
 
@@ -234,10 +235,10 @@ def test_cold_index_hands_over_what_there_is_and_refreshes(shop, monkeypatch):
     def cold(*a, **k):
         raise IndexMissingError("no index yet")
 
-    monkeypatch.setattr(refresh, "refresh", cold)
+    monkeypatch.setattr(prompt, "refresh", cold)
     spawned = []
-    answer = refresh.answer_prompt(shop.root, config.load(shop.root), QUESTION, 10_000, spawn_refresh=spawned.append)
-    assert (answer.text, answer.path, spawned) == (None, "stale", [shop.root])
+    answer = prompt.answer_prompt(shop.root, config.load(shop.root), QUESTION, 10_000, spawned.append)
+    assert (answer.text, answer.status, spawned) == (None, "stale", [shop.root])
 
 
 def test_the_hook_log_says_which_path_each_prompt_took(shop, paqad_cli):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad import githooks, lefthook
+from paqad.hooks import gitshims as githooks, lefthook
 from repo_factory import GIT_ID, make_shop, wait_for
 
 TEAM = "pre-commit:\n  commands:\n    lint:\n      run: echo lint  # the team's own hook\n"

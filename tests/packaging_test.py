@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import paqad
-from paqad import stackpacks
+from paqad.eligibility import stackpacks
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -24,4 +24,4 @@ def test_builtin_stack_packs_and_hook_template_are_package_data():
     assert {"python", "typescript", "go", "rust", "java", "kotlin", "c", "cpp", "csharp", "ruby", "php", "swift", "scala", "shell", "javascript"} <= set(packs)
     from importlib.resources import files
 
-    assert (files("paqad") / "hooks" / "git-hook.tmpl").is_file()
+    assert (files("paqad") / "_data" / "hooks" / "git-hook.tmpl").is_file()

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from paqad import config, context, gitwork, refresh
+from paqad import config, gitwork
+from paqad.delivery import context, prompt, refresh
 from paqad.cli import main as cli_main
 from paqad.cli.refresh_cmd import refresh_context
 from paqad.errors import PaqadError
@@ -142,7 +143,7 @@ def test_cli_json_reports_the_depth_and_why(shop, cli):
 
 
 def test_the_prompt_budget_comes_from_the_environment_then_the_setting_then_the_default():
-    assert refresh.budget_of({"rag_prompt_budget": 0.8}, environ={}) == 0.8
-    assert refresh.budget_of({}, environ={}) == refresh.DEFAULT_BUDGET_S == 1.5
-    assert refresh.budget_of({"rag_prompt_budget": 0.8}, environ={"PAQAD_HOOK_BUDGET": "0"}) == 0.0
-    assert refresh.budget_of({}, environ={"PAQAD_HOOK_BUDGET": "soon"}) == 1.5
+    assert prompt.budget_of({"rag_prompt_budget": 0.8}, environ={}) == 0.8
+    assert prompt.budget_of({}, environ={}) == prompt.DEFAULT_BUDGET_S == 1.5
+    assert prompt.budget_of({"rag_prompt_budget": 0.8}, environ={"PAQAD_HOOK_BUDGET": "0"}) == 0.0
+    assert prompt.budget_of({}, environ={"PAQAD_HOOK_BUDGET": "soon"}) == 1.5

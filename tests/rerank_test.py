@@ -15,6 +15,8 @@ registry package (see benchmarks/README.md, Reranking), so none is used here.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import re
 import threading
@@ -30,9 +32,11 @@ import pytest
 from onnx import TensorProto, helper
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
-from paqad import audit, config, refresh
+from paqad import audit, config
+from paqad.delivery import prompt
 from paqad.index import build
 from paqad.search import pipeline, rerank
+from paqad.search.request import SearchRequest
 from paqad.secrets import set_secret
 from repo_factory import Repo, make_shop
 
@@ -155,10 +159,7 @@ def cfg_for(root: Path, **settings: str) -> config.Config:
 
 def run_search(root: Path, query: str = QUERY, gate: bool = True, **settings: Any) -> pipeline.SearchResponse:
     cfg = cfg_for(root, **settings)
-    return pipeline.search(
-        root, query, top_n=10, gate=gate, threshold=cfg["rag_similarity_threshold"], relief_floor=cfg["rag_relief_floor"],
-        rerank=rerank.RerankConfig.from_config(root, cfg),
-    )
+    return pipeline.run(root, SearchRequest.from_settings(cfg, root, query, top_n=10, gate=gate))
 
 
 def fallback_lines(root: Path) -> list[str]:
@@ -290,7 +291,7 @@ def test_local_without_a_model_setting_says_what_to_set(shop: Repo) -> None:
 
 def test_deadline_passed_keeps_the_fused_order(shop: Repo, tiny: TinyModel) -> None:
     cfg = cfg_for(shop.root, rag_rerank="local", rag_rerank_model=str(tiny.folder))
-    late = rerank.RerankConfig.from_config(shop.root, cfg, deadline=time.monotonic() - 1)
+    late = dataclasses.replace(SearchRequest.from_settings(cfg, shop.root, QUERY).rerank, deadline=time.monotonic() - 1)
     fused = pipeline.search(shop.root, QUERY, top_n=10, gate=False)
     resp = pipeline.search(shop.root, QUERY, top_n=10, gate=False, rerank=late)
     assert ids(resp) == ids(fused) and "no time left" in resp.rerank["fallback"]
@@ -451,9 +452,9 @@ def test_prompt_hook_never_waits_for_a_slow_reranker(shop: Repo, cohere_stub: St
         config.set_value(shop.root, key, str(value))
     cohere_stub.delay = 5.0
     started = time.monotonic()
-    answer = refresh.answer_prompt(shop.root, config.load(shop.root), "where is a charge refunded", 10_000, budget=2.0, spawn_refresh=lambda root: None)
+    answer = prompt.answer_prompt(shop.root, config.load(shop.root), "where is a charge refunded", 10_000, lambda root: None, budget=2.0)
     assert time.monotonic() - started < 2.5  # the budget, not Cohere's 5 s nor rag_rerank_timeout's 30
-    assert answer.path == "live" and "shop/payments.py" in (answer.text or "")
+    assert answer.status == "live" and "shop/payments.py" in (answer.text or "")
     lines = fallback_lines(shop.root)
     assert lines and all('mode="cohere"' in line and KEY not in line for line in lines)
 

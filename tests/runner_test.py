@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from paqad import runner, workspace
+from paqad import workspace
+from paqad.hooks import runner
 from paqad.errors import ConfigError
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paqad import stackpacks
+from paqad.eligibility import stackpacks
 from paqad.cli import stackpack_cmd
 from paqad.cli.stackpack_cmd import stackpack
 from paqad.errors import ConfigError, UsageError
 from paqad.parse import parser_names
-from paqad.stackpacks import RepoContext, StackPack
+from paqad.eligibility.stackpacks import RepoContext, StackPack
 
 REQUIRED_PACKS = {
     "python", "javascript", "typescript", "go", "rust", "java", "kotlin", "c", "cpp", "csharp",

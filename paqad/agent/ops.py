@@ -29,6 +29,7 @@ from paqad import __version__, config as config_mod
 from paqad.agent import research as research_mod
 from paqad.agent import span as span_mod
 from paqad.agent.params import Param, ParamError, schema, validate
+from paqad.search.request import SearchRequest
 from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, LockedError, PaqadError, UsageError
 
 PROTOCOL_VERSION = 1
@@ -137,30 +138,26 @@ def translate(exc: BaseException) -> OpError:
 # ---- actions ----------------------------------------------------------------------------------
 
 
-def _search_args(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None) -> dict:
-    cfg = s.config()
+def _request(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, gate: bool = True) -> SearchRequest:
     if not query.strip():
         raise ParamError("query is empty")
-    return {
-        "top_n": top_n or cfg["rag_top_n"], "source_chars": cfg["rag_source_chars"] if source_chars is None else source_chars,
-        "budget_chars": budget, "threshold": cfg["rag_similarity_threshold"], "relief_floor": cfg["rag_relief_floor"],
-    }
+    return SearchRequest.from_settings(s.config(), s.root, query, top_n=top_n, source_chars=source_chars, budget_chars=budget, gate=gate)
 
 
 def op_search(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, gate: bool) -> dict:
     from paqad.search import pipeline
 
-    args = _search_args(s, query, top_n, budget, source_chars)
+    request = _request(s, query, top_n, budget, source_chars, gate)
     s.index()
-    return pipeline.search(s.root, query, gate=gate, **args).to_dict()
+    return pipeline.run(s.root, request).to_dict()
 
 
 def op_research(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, hops: int, per_hop: int) -> dict:
     from paqad.search import pipeline
 
-    args = _search_args(s, query, top_n, budget, source_chars)
+    request = _request(s, query, top_n, budget, source_chars)
     con = s.index()
-    answer = pipeline.search(s.root, query, **args).to_dict()
+    answer = pipeline.run(s.root, request).to_dict()
     return research_mod.expand(con, s.root, answer, hops, per_hop)
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paqad import collect, workspace
+from paqad import workspace
+from paqad.eligibility import collect
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file larger than this is not a source file worth a span
 REFUSED_DIRS = (".git", workspace.DIRNAME)

@@ -100,7 +100,7 @@ def mcp_install(ctx: click.Context, hosts: str, as_json: bool) -> None:
 
     Example: paqad mcp install --host claude,cursor
     """
-    from paqad.agent import mcp_install as inst
+    from paqad.hooks import mcp_install as inst
 
     root = _root(ctx)
     names = run_guarded(inst.host_names, hosts)
@@ -118,7 +118,7 @@ def mcp_uninstall(ctx: click.Context, hosts: str, as_json: bool) -> None:
 
     Example: paqad mcp uninstall --host all
     """
-    from paqad.agent import mcp_install as inst
+    from paqad.hooks import mcp_install as inst
 
     root = _root(ctx)
     names = run_guarded(inst.host_names, hosts)

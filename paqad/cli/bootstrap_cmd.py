@@ -15,7 +15,9 @@ from pathlib import Path
 
 import click
 
-from paqad import collect, config as config_mod, describe, githooks, workspace
+from paqad import config as config_mod, describe, workspace
+from paqad.eligibility import collect
+from paqad.hooks import gitshims as githooks
 from paqad.cli.common import AppContext, emit_json, run_guarded
 from paqad.config import Config
 from paqad.index import build, store

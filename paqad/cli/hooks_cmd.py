@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from paqad import githooks, runner, workspace
+from paqad import workspace
+from paqad.hooks import gitshims as githooks, runner
 from paqad.cli.common import AppContext, emit_json, run_guarded
 from paqad.errors import ConfigError, PaqadError, UsageError
 from paqad.git import no_git_env
@@ -43,7 +44,7 @@ AGENTS_OPT = click.option("--agents", default=None, metavar="LIST", help=AGENTS_
 
 def agent_names(value: str | None, default: list[str]) -> list[str]:
     """Parse ``--agents``; an unknown name is a usage error naming the choices."""
-    from paqad.hosts import NAMES
+    from paqad.hooks.hosts import NAMES
 
     if value is None:
         return default
@@ -60,8 +61,8 @@ def agent_names(value: str | None, default: list[str]) -> list[str]:
 
 def _agents(root: Path, names: list[str], verb: str) -> list[dict]:
     """Install or uninstall each host; one host's broken config never stops the others."""
-    from paqad.hosts import HOSTS
-    from paqad.hosts.base import HostState
+    from paqad.hooks.hosts import HOSTS
+    from paqad.hooks.hosts.base import HostState
 
     out = []
     for name in names:
@@ -73,7 +74,7 @@ def _agents(root: Path, names: list[str], verb: str) -> list[dict]:
 
 
 def _install(root: Path, agents: str | None) -> dict:
-    from paqad.hosts import detected
+    from paqad.hooks.hosts import detected
 
     githooks.hooks_dir(root)  # outside git: fail before writing anything
     runner.load_config(root)  # a broken hooks.yaml is reported now, not silently at every commit
@@ -97,7 +98,7 @@ def _render_agents(agents: list[dict]) -> None:
 
 def _install_mcp(root: Path, agents: list[dict]) -> list[dict]:
     """``--mcp``: register ``paqad mcp`` with the same hosts (those that read a project MCP config)."""
-    from paqad.agent import mcp_install
+    from paqad.hooks import mcp_install
 
     names = [mcp_install.FROM_HOOK_HOSTS[a["host"]] for a in agents if a["host"] in mcp_install.FROM_HOOK_HOSTS]
     return [mcp_install.install(root, name).to_dict() for name in names]
@@ -131,7 +132,7 @@ def hooks_install(app: AppContext, agents: str | None, with_mcp: bool, as_json: 
 
 
 def _uninstall(root: Path, agents: str | None) -> dict:
-    from paqad.hosts import NAMES
+    from paqad.hooks.hosts import NAMES
 
     names = agent_names(agents, list(NAMES))
     return {"hooks": [s.to_dict() for s in githooks.uninstall(root)], "agents": _agents(root, names, "uninstall")}
@@ -168,7 +169,7 @@ def _status(root: Path) -> dict:
 
 
 def _host_names() -> tuple[str, ...]:
-    from paqad.hosts import NAMES
+    from paqad.hooks.hosts import NAMES
 
     return NAMES
 
@@ -243,7 +244,7 @@ def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
     out = ""
     try:
         _scrub_git_env()
-        from paqad import hosts
+        from paqad.hooks import hosts
 
         host = hosts.HOSTS[host_name]
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN)

@@ -20,7 +20,7 @@ from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 # The index builder (tree-sitter, the parsers) and the search stack (numpy) are imported inside the
 # commands that use them: a fresh `rag search` or `rag update` process pays only for its own path.
 if TYPE_CHECKING:
-    from paqad import collect
+    from paqad.eligibility import collect
     from paqad.index import build
     from paqad.search import pipeline
 
@@ -96,7 +96,7 @@ def _init_in_background(root: Path, cfg: config_mod.Config) -> tuple[build.Build
     """The lexical index now; the vectors from a detached `paqad rag update` (no time limit, no
     terminal: an agent's shell command returns in seconds on any repository). The update takes
     the writer lock, so a git hook's update meanwhile waits or coalesces; a killed fill resumes."""
-    from paqad import runner
+    from paqad.hooks import runner
     from paqad.index import build
 
     report = build.build_full(root, cfg, embed=False)
@@ -141,13 +141,11 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
     from paqad.search import pipeline  # lazily: numpy and the search stack only when searching
-    from paqad.search.rerank import RerankConfig
+    from paqad.search.request import SearchRequest
 
     root = app.root()
-    resp = pipeline.search(
-        root, query, top_n or cfg["rag_top_n"], cfg["rag_source_chars"], budget, gate=gate,
-        threshold=cfg["rag_similarity_threshold"], relief_floor=cfg["rag_relief_floor"], rerank=RerankConfig.from_config(root, cfg, rerank),
-    )
+    request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
+    resp = pipeline.run(root, request)
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see .paqad/audit.log", err=True)
     return resp
@@ -282,7 +280,7 @@ def _relative(root: Path, path: str) -> str:
 def _explain(root: Path, rel: str, app: AppContext) -> collect.Decision:
     if not (root / rel).exists() and not (root / rel).is_symlink():
         raise UsageError(f"{rel}: no such file in {root}")
-    from paqad import collect
+    from paqad.eligibility import collect
 
     elig = collect.Eligibility(root, app.config()["rag_max_file_size"])
     decision, _ = elig.decide(rel)

@@ -13,7 +13,7 @@ import click
 from paqad.cli.common import AppContext, emit_json, run_guarded
 
 if TYPE_CHECKING:
-    from paqad import refresh
+    from paqad.delivery import refresh
 
 
 def render_report(report: refresh.Report) -> str:
@@ -44,8 +44,8 @@ def refresh_context(app: AppContext, prompt: str | None, no_sync: bool, no_drift
     """
     root = app.root()
     # Imported here, not at the top: `paqad rag update` shares this command group and must not
-    # pay for the search stack that `paqad.refresh` front-loads.
-    from paqad import drift, refresh
+    # pay for the search stack that `paqad.delivery.refresh` front-loads.
+    from paqad.delivery import drift, refresh
 
     report = run_guarded(lambda: refresh.refresh(root, app.config(), prompt=prompt, sync=not no_sync))
     moved = None if no_drift else run_guarded(lambda: drift.check(root, app.config(), files=(report.working_set or {}).get("files")))

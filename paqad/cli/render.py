@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:  # only for annotations: `rag update` must not import the search stack (numpy)
-    from paqad.collect import Decision
+    from paqad.eligibility.collect import Decision
     from paqad.index.build import BuildReport
     from paqad.search.pipeline import SearchResponse
 

@@ -1,6 +1,6 @@
 """``paqad stackpack``: list, show and scaffold stack packs.
 
-Thin commands over :mod:`paqad.stackpacks`: each parses its arguments, calls the library,
+Thin commands over :mod:`paqad.eligibility.stackpacks`: each parses its arguments, calls the library,
 renders text or ``--json`` and exits 0, or 2 with one ``error:`` line on stderr for bad input
 (1 for other paqad errors). Registered by the main CLI with ``cli.add_command(stackpack)``.
 """
@@ -16,7 +16,8 @@ from typing import Any
 import click
 import yaml
 
-from paqad import git, stackpacks
+from paqad import git
+from paqad.eligibility import stackpacks
 from paqad.cli.common import AppContext
 from paqad.errors import PaqadError, UsageError
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paqad import context, depth as depth_mod
+from paqad.delivery import context, depth as depth_mod, refresh
 from paqad.config import Config
 from paqad.evaluation.questions import content_words
-from paqad.hosts.claude import LIMIT as HOOK_LIMIT
+from paqad.hooks.hosts.claude import LIMIT as HOOK_LIMIT
 from paqad.search import pipeline
+from paqad.search.request import SearchRequest
 
 GREP_PRINT_FILES = 10
 
@@ -88,7 +89,7 @@ class PaqadArm:
     """The on arm: searches the index at ``index_root`` (the masked copy), reads spans from ``root``."""
 
     def __init__(self, root: Path, index_root: Path, cfg: Config) -> None:
-        self.root, self.index_root = root, index_root
+        self.root, self.index_root, self.cfg = root, index_root, cfg
         self.top_n = int(cfg["rag_top_n"])
         self.threshold, self.floor = float(cfg["rag_similarity_threshold"]), float(cfg["rag_relief_floor"])
 
@@ -97,19 +98,14 @@ class PaqadArm:
         if chosen.level == "none":
             delivery = context.Delivery("skipped", question, threshold=self.threshold, floor=self.floor, reason=chosen.reason)
             return self._answer(delivery, chosen.level, None)
-        resp = self._search(question, chosen.top_n)
-        deeper = depth_mod.step_up(chosen, self._usable(resp), self.top_n)
-        if deeper is not None:
-            chosen, resp = deeper, self._search(question, deeper.top_n)
+        resp, steps = refresh.search_at_depth(self._search, question, chosen, self.top_n, self.floor)
         reason = (resp.diagnosis or {}).get("reason") if not resp.answered else None
         delivery = context.select(self.root, question, resp.results, self.threshold, self.floor, reason=reason)
-        return self._answer(delivery, chosen.level, resp)
+        return self._answer(delivery, steps[-1].level, resp)
 
     def _search(self, question: str, top_n: int) -> pipeline.SearchResponse:
-        return pipeline.search(self.index_root, question, top_n=top_n)  # as refresh._search calls it
-
-    def _usable(self, resp: pipeline.SearchResponse) -> int:
-        return sum(1 for r in resp.results if float(r.score) >= self.floor)
+        """The prompt hook's search (its settings, its request), on the masked copy of the index."""
+        return pipeline.run(self.index_root, SearchRequest.from_settings(self.cfg, self.root, question, top_n=top_n))
 
     def _answer(self, delivery: context.Delivery, level: str, resp: pipeline.SearchResponse | None) -> ArmAnswer:
         files = list(dict.fromkeys(p.path for p in delivery.passages))

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paqad import collect
+from paqad.eligibility import collect
 from paqad.config import Config
 from paqad.errors import ConfigError, IndexCorruptError, PaqadError, UsageError
 from paqad.evaluation import MODES, EvalCannotRun, arms, masked, questions as qmod, report, teamfile

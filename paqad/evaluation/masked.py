@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from paqad import collect, workspace
+from paqad import workspace
+from paqad.eligibility import collect
 from paqad.config import Config
 from paqad.evaluation.questions import DocUnit, content_words
 from paqad.index import build, store, vectors

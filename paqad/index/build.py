@@ -1,6 +1,6 @@
 """Build the index in numbered steps, fully (new generation) or incrementally (one transaction).
 
-Step 1  collect eligible files (paqad.collect), Step 2  parse them into units,
+Step 1  collect eligible files (paqad.eligibility.collect), Step 2  parse them into units,
 Step 3  count field terms and lengths, Step 4  compute document frequencies and field averages,
 Step 5  write postings with their BM25F weights, Step 6  publish (full) or commit (incremental),
 Step 7  embed pending units (``paqad.index.vectors``; only with an embedding provider), after the
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import filelock
 
-from paqad import __version__, audit, collect, describe, stackpacks, workspace
+from paqad import __version__, audit, describe, workspace
+from paqad.eligibility import collect, stackpacks
 from paqad.config import Config
 from paqad.errors import IndexCorruptError, LockedError
 from paqad.index import fields, postings, store, vectors

@@ -18,12 +18,11 @@ from paqad.errors import IndexCorruptError
 from paqad.index import store, vectors
 from paqad.search import evidence as evidence_mod
 from paqad.search import fusion, lexical, query as query_mod, rerank as rerank_mod, vector
-from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
+from paqad.search.request import DEFAULT_RELIEF_FLOOR, DEFAULT_THRESHOLD, SearchRequest
+from paqad.settings import SEARCH_BUDGET_CHARS
 
 RESULT_SCHEMA_VERSION = 1
 DEFAULT_BUDGET_CHARS = SEARCH_BUDGET_CHARS
-DEFAULT_THRESHOLD = float(SETTINGS["rag_similarity_threshold"].default)
-DEFAULT_RELIEF_FLOOR = float(SETTINGS["rag_relief_floor"].default)
 
 
 @dataclass
@@ -79,20 +78,33 @@ def search(
     rerank: rerank_mod.RerankConfig | None = None,
     deadline: float | None = None,
 ) -> SearchResponse:
-    """Answer ``text`` from the index at ``root``; with ``gate`` off this is ``probe``.
+    """:func:`run` with the parameters spelled out, for tests and benchmarks that set them by hand.
+
+    Doors never call this: they build their request from the settings
+    (:meth:`~paqad.search.request.SearchRequest.from_settings`) and call :func:`run`.
+    """
+    request = SearchRequest(text, top_n, source_chars, budget_chars, gate, threshold, relief_floor, rerank, deadline)
+    return run(root, request)
+
+
+def run(root: Path, request: SearchRequest) -> SearchResponse:
+    """Answer ``request.query`` from the index at ``root``; with ``gate`` off this is ``probe``.
 
     ``gate`` applies the evidence tests and the confidence floor: results scoring at or above
     ``threshold`` are returned; if none does, up to ``fusion.RELIEF_MAX`` at or above
     ``relief_floor``, marked ``low_confidence``; below that none, with ``best_score`` in the diagnosis.
-    ``deadline`` (``time.monotonic()``, the prompt hook's) bounds the query embedding: past it
+    ``embed_deadline`` (``time.monotonic()``, the prompt hook's) bounds the query embedding: past it
     the answer is lexical, with ``vector_note`` saying so.
     ``rerank`` (see ``paqad.search.rerank``) reorders the top fused candidates of a query that was
     not refused, before the floor; scores are kept and any failure keeps the fused order.
     """
     started = time.perf_counter()
     con = store.reader(root)
+    r = request
     try:
-        return _search(con, text, top_n, source_chars, budget_chars, gate, started, threshold, relief_floor, rerank, deadline, root)
+        return _search(
+            con, r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline, root
+        )
     except sqlite3.DatabaseError as exc:
         store.forget_reader(root)
         raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc

@@ -96,19 +96,6 @@ class RerankConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S
     deadline: float | None = None
 
-    @classmethod
-    def from_config(cls, root: Path, cfg: Any, mode: str | None = None, deadline: float | None = None) -> "RerankConfig":
-        """Read the ``rag_rerank*`` settings; ``mode`` (a command-line flag) overrides ``rag_rerank``."""
-        return cls(
-            root=root,
-            mode=mode or str(cfg["rag_rerank"]),
-            pool=int(cfg["rag_rerank_pool"]),
-            model=str(cfg["rag_rerank_model"]),
-            base_url=str(cfg["rag_rerank_base_url"]),
-            timeout_s=float(cfg["rag_rerank_timeout"]),
-            deadline=deadline,
-        )
-
     def time_left(self, started: float) -> float:
         """Seconds left for this step: the timeout from ``started``, cut by the deadline if any."""
         end = started + self.timeout_s

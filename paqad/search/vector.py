@@ -12,12 +12,11 @@ settings, so a query is always embedded in the space the index was built in).
 from __future__ import annotations
 
 import sqlite3
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from paqad.deadline import remaining, run_within
 from paqad.index import store, vectors
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
@@ -117,22 +116,12 @@ def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = Non
         return None
     if deadline is None:
         return np.asarray(provider.embed_query(text), dtype=np.float32)
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["vec"] = provider.embed_query(text)
-        except Exception as exc:  # noqa: BLE001 - reported to the caller as "no vectors", like a timeout
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="paqad-embed-query", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if "error" in box:
-        raise box["error"]
-    if "vec" not in box:
+    outcome = run_within(lambda: provider.embed_query(text), remaining(deadline), name="paqad-embed-query")
+    if outcome.error is not None:
+        raise outcome.error
+    if outcome.timed_out:
         raise DeadlinePassed
-    return np.asarray(box["vec"], dtype=np.float32)
+    return np.asarray(outcome.value, dtype=np.float32)
 
 
 def similarities(mat: Matrix, qvec: np.ndarray) -> VectorHits:

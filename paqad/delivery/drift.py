@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paqad import context, git, gitwork, workspace
+from paqad import git, gitwork, workspace
+from paqad.delivery import context
 
 SECTION = "## Base drift"
 STATE_FILE = "drift.json"

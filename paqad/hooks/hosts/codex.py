@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from paqad.hosts import base
+from paqad.hooks.hosts import base
 
 NAME = "codex"
 LIMIT = 10_000

@@ -18,7 +18,8 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
-from paqad import git, ignorefile, stackpacks
+from paqad import git
+from paqad.eligibility import ignorefile, stackpacks
 
 AGENT_DIRS = frozenset(
     {".paqad", ".git", ".claude", ".cursor", ".codex", ".gemini", ".clinerules", ".cline", ".windsurf", ".continue", ".aider.tags.cache.v3", ".roo", ".kiro", ".amazonq", ".junie"}

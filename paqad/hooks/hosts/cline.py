@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from paqad import workspace
-from paqad.hosts import base
+from paqad.hooks.hosts import base
 
 NAME = "cline"
 LIMIT = 10_000

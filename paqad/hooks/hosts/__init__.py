@@ -13,8 +13,9 @@ import json
 import time
 from pathlib import Path
 
-from paqad import context, git, workspace
-from paqad.hosts import base, claude, cline, codex, copilot, cursor, gemini
+from paqad import git, workspace
+from paqad.delivery import context
+from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, gemini
 
 HOSTS: dict[str, base.AgentHost] = {
     "claude": claude,
@@ -46,7 +47,9 @@ def handle(host: base.AgentHost, event: base.Event, root: Path | None = None) ->
 
 
 def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
-    from paqad import config, refresh, runner
+    from paqad import config
+    from paqad.delivery import prompt
+    from paqad.hooks import runner
 
     started = time.perf_counter()
     root = root or repo_root(event)
@@ -59,9 +62,12 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
         if not host.DELIVERS_ON_PROMPT:
             _record_and_refresh(root, host, event)
             return host.render(None, event)
-        answer = refresh.answer_prompt(root, cfg, event.prompt, host.LIMIT, refresh.budget_of(cfg), host.NAME, event.session_id)
+        answer = prompt.answer_prompt(
+            root, cfg, event.prompt, host.LIMIT, runner.start_refresh, prompt.budget_of(cfg), host.NAME, event.session_id
+        )
         seconds = round(time.perf_counter() - started, 3)
-        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", "foreground", answer.path, 0, seconds, detail=answer.detail))
+        status = str(answer.status)
+        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", "foreground", status, 0, seconds, detail=answer.detail))
         return host.render(answer.text, event)
     if event.kind in ("session-start", "tool"):
         return host.render(_handover(root, host, event), event)
@@ -69,16 +75,17 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
 
 
 def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event) -> None:
-    from paqad import depth, refresh
+    from paqad.delivery import depth, refresh
+    from paqad.hooks import runner
 
     if event.prompt and not depth.is_trivial(event.prompt):
         refresh.record_prompt(root, event.prompt, host.NAME, event.session_id)
-        refresh.start_background_refresh(root)
+        runner.start_refresh(root)
 
 
 def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None:
     """The last delivery, marked when it answered another prompt; tool uses get each refresh once."""
-    from paqad import refresh
+    from paqad.delivery import refresh
 
     last = context.last_delivery(root)
     if last is None or last.case == "skipped":

@@ -29,16 +29,16 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import filelock
 import yaml
 
-from paqad import workspace, yamlio
+from paqad import deadline, workspace, yamlio
+from paqad.hooks.actions import ACTIONS
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
 
@@ -53,37 +53,6 @@ ERROR_MAX_CHARS = 500
 TIMEOUT_MAX_S = 86_400.0
 DEBOUNCE_MAX_S = 3_600.0
 
-Action = Callable[[Path], "str | None"]
-
-
-def _rag_update(root: Path) -> str:
-    """Re-index the files whose content changed; a no-op while retrieval is off."""
-    from paqad import config
-    from paqad.index import build
-
-    cfg = config.load(root)
-    if not cfg["rag_enabled"]:
-        return "skipped: retrieval is off here (paqad rag init)"
-    report = build.update(root, cfg)
-    return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed, {report.units} units"
-
-
-def _refresh_context(root: Path) -> str:
-    """Sync the index, query with the recorded prompt or the working set, deliver the context."""
-    from paqad import config, refresh
-
-    cfg = config.load(root)
-    if not cfg["rag_enabled"]:
-        return "skipped: retrieval is off here (paqad rag init)"
-    report = refresh.refresh(root, cfg)
-    from paqad import drift
-
-    moved = drift.check(root, cfg, files=(report.working_set or {}).get("files"))
-    return f"{report.case}: depth {report.depth.get('level')}, {report.results} results for the {report.query_source}; base drift {moved.status}"
-
-
-# The registry: dispatch and validation both read it. A new action is one function and one line.
-ACTIONS: dict[str, Action] = {"rag-update": _rag_update, "refresh-context": _refresh_context}
 
 
 @dataclass(frozen=True)
@@ -317,27 +286,17 @@ def _error_text(exc: BaseException) -> str:
 
 
 def execute(root: Path, event: str, spec: ActionSpec, mode: str) -> RunResult:
-    """Run the action once in a worker thread, joined with the timeout; never raises."""
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["detail"] = ACTIONS[spec.action](root)
-        except BaseException as exc:  # noqa: BLE001 - a hook reports every failure, it never raises
-            box["error"] = _error_text(exc)
-
+    """Run the action once against its timeout (:func:`paqad.deadline.run_within`); never raises."""
     started = time.time()
     _record_start(root, spec.action, started)
-    worker = threading.Thread(target=work, name=f"paqad-{spec.action}", daemon=True)
-    worker.start()
-    worker.join(spec.timeout)
+    outcome = deadline.run_within(lambda: ACTIONS[spec.action](root), spec.timeout, name=f"paqad-{spec.action}")
     result = RunResult(event, spec.action, mode, "ok", 0, round(time.time() - started, 3))
-    if worker.is_alive():
+    if outcome.timed_out:
         result.status, result.exit, result.error = "timeout", None, f"still running after {spec.timeout:g}s; abandoned"
-    elif "error" in box:
-        result.status, result.exit, result.error = "failed", 1, box["error"]
+    elif outcome.error is not None:
+        result.status, result.exit, result.error = "failed", 1, _error_text(outcome.error)
     else:
-        result.detail = box.get("detail")
+        result.detail = outcome.value
     log_result(root, result)
     return result
 
@@ -457,6 +416,14 @@ def run_background(root: Path, event: str, action: str) -> RunResult:
     except ConfigError:
         spec = ActionSpec(action)
     return _run_background(root, event, spec)
+
+
+def start_refresh(root: Path) -> None:
+    """The detached, single-flight ``refresh-context`` action for a prompt; never raises."""
+    try:
+        run_background(root, "prompt-submit", "refresh-context")
+    except Exception:  # noqa: BLE001 - a prompt hook never fails the prompt
+        pass
 
 
 def run_action(root: Path, event: str, action: str) -> list[RunResult]:

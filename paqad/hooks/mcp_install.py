@@ -11,7 +11,7 @@ Merging rules: the user's entries are kept in their order (JSON files are re-ind
 content is not changed; the TOML file is appended to, never rewritten); an existing ``paqad``
 entry that differs from ours is the user's choice and is left alone (``kept``); running it again
 changes nothing; a file that cannot be parsed (JSON with comments included) is reported and left
-untouched. The first change keeps the original bytes (``paqad.hosts.base.edit_file``), so
+untouched. The first change keeps the original bytes (``paqad.hooks.hosts.base.edit_file``), so
 ``paqad mcp uninstall`` restores the file exactly when nobody edited it since.
 
 Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paqad.errors import UsageError
-from paqad.hosts import base
+from paqad.hooks.hosts import base
 
 SERVER = "paqad"
 _PLAIN = {"command": "paqad", "args": ["mcp"]}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paqad.hosts import base
+from paqad.hooks.hosts import base
 
 NAME = "cursor"
 LIMIT = 10_000

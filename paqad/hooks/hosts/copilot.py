@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from paqad import workspace
-from paqad.hosts import base
+from paqad.hooks.hosts import base
 
 NAME = "copilot"
 LIMIT = 10_000

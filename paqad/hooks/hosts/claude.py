@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paqad.hosts import base
+from paqad.hooks.hosts import base
 
 NAME = "claude"
 LIMIT = 10_000

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import importlib.resources
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -30,7 +29,7 @@ import cfgv
 import pathspec
 import yaml
 
-from paqad import yamlio
+from paqad import resources, yamlio
 from paqad.errors import ConfigError, NotARepositoryError, PaqadError, UsageError
 from paqad.parse import parser_names
 
@@ -370,7 +369,7 @@ def load_pack_file(path: str | os.PathLike[str]) -> StackPack:
 
 
 def _builtin_dir() -> Traversable:
-    return importlib.resources.files("paqad") / "stackpacks"
+    return resources.data_dir("stackpacks")
 
 
 @functools.cache

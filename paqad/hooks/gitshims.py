@@ -12,7 +12,6 @@ that calls ``paqad`` from PATH, and removes exactly that line again on uninstall
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 import shlex
 import shutil
@@ -20,9 +19,10 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from paqad import lefthook, git, workspace
+from paqad import git, resources, workspace
+from paqad.hooks import lefthook
 from paqad.errors import NotARepositoryError, PaqadError
-from paqad.runner import GIT_EVENTS
+from paqad.hooks.runner import GIT_EVENTS
 
 HOOKS = GIT_EVENTS
 ID_MARK = "# paqad-hook-id:"
@@ -70,11 +70,8 @@ def husky_dir(root: Path, hdir: Path) -> Path | None:
 
 
 def template_text() -> str:
-    """The shim template: package data ``paqad/hooks/`` in a wheel, ``hooks/`` in a checkout."""
-    res = importlib.resources.files("paqad") / "hooks" / TEMPLATE
-    if res.is_file():
-        return res.read_text(encoding="utf-8")
-    return (Path(__file__).resolve().parent.parent / "hooks" / TEMPLATE).read_text(encoding="utf-8")
+    """The shim template, from the shipped ``hooks/`` folder (see :mod:`paqad.resources`)."""
+    return (resources.data_dir("hooks") / TEMPLATE).read_text(encoding="utf-8")
 
 
 def render_shim(hook: str, python: str | None = None) -> str:

@@ -1,0 +1,89 @@
+"""``SearchRequest``: one question and every parameter of its search, built in one place.
+
+Every door (``rag search``/``probe``, the prompt hook's refresh, the JSON-lines agent and MCP,
+``rag eval``) turns the repository's settings into search parameters through
+:meth:`SearchRequest.from_settings`, so the same settings give the same search whichever door
+asks. Before it existed each door assembled the pipeline's arguments itself, and they drifted
+(the agent door never reranked; ``rag eval`` searched with the default floor).
+
+This module imports nothing heavy: the prompt path builds a request before the search stack loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from paqad.search.rerank import RerankConfig
+from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
+
+DEFAULT_THRESHOLD = float(SETTINGS["rag_similarity_threshold"].default)
+DEFAULT_RELIEF_FLOOR = float(SETTINGS["rag_relief_floor"].default)
+#: Under a deadline (the prompt hook's), reranking stops this long before it, leaving time to deliver,
+RERANK_RESERVE_S = 0.3
+#: and the query embedding (a model load in a fresh process) gives up this long before it.
+EMBED_RESERVE_S = 0.3
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """What ``paqad.search.pipeline.run`` needs to answer ``query``.
+
+    ``gate`` applies the evidence tests and the confidence floor (``threshold``, ``relief_floor``);
+    without it this is ``probe``. ``rerank`` reorders the top fused candidates (None or mode
+    ``off``: no reranking). ``embed_deadline`` (``time.monotonic()``) bounds the query embedding.
+    """
+
+    query: str
+    top_n: int = int(SETTINGS["rag_top_n"].default)
+    source_chars: int = int(SETTINGS["rag_source_chars"].default)
+    budget_chars: int = SEARCH_BUDGET_CHARS
+    gate: bool = True
+    threshold: float = DEFAULT_THRESHOLD
+    relief_floor: float = DEFAULT_RELIEF_FLOOR
+    rerank: RerankConfig | None = field(default=None, compare=False)
+    embed_deadline: float | None = None
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Any,
+        root: Path,
+        query: str,
+        *,
+        top_n: int | None = None,
+        source_chars: int | None = None,
+        budget_chars: int | None = None,
+        gate: bool = True,
+        rerank: str | None = None,
+        deadline: float | None = None,
+    ) -> "SearchRequest":
+        """The request the repository's settings make for ``query``; a ``None`` override keeps the setting.
+
+        ``rerank`` is a mode (``off``/``local``/``cohere``) for this query only. ``deadline`` is the
+        caller's own (the prompt hook's): reranking and the query embedding each keep a reserve before it.
+        """
+        return cls(
+            query=query,
+            top_n=int(settings["rag_top_n"]) if top_n is None else top_n,
+            source_chars=int(settings["rag_source_chars"]) if source_chars is None else source_chars,
+            budget_chars=SEARCH_BUDGET_CHARS if budget_chars is None else budget_chars,
+            gate=gate,
+            threshold=float(settings["rag_similarity_threshold"]),
+            relief_floor=float(settings["rag_relief_floor"]),
+            rerank=RerankConfig(
+                root=root,
+                mode=rerank or str(settings["rag_rerank"]),
+                pool=int(settings["rag_rerank_pool"]),
+                model=str(settings["rag_rerank_model"]),
+                base_url=str(settings["rag_rerank_base_url"]),
+                timeout_s=float(settings["rag_rerank_timeout"]),
+                deadline=None if deadline is None else deadline - RERANK_RESERVE_S,
+            ),
+            embed_deadline=None if deadline is None else deadline - EMBED_RESERVE_S,
+        )
+
+    def with_top_n(self, top_n: int) -> "SearchRequest":
+        """The same request, wider or narrower (the depth step-up)."""
+        return replace(self, top_n=top_n)

@@ -1,0 +1,75 @@
+"""Every door searches the same way: ``rag search --json``, ``paqad agent``, ``paqad mcp``, the
+prompt hook's refresh and ``rag eval``'s paqad arm all build their search from the settings
+through ``SearchRequest.from_settings``, so identical settings give identical answers.
+
+Before, the agent and MCP doors never reranked (``"rerank": null`` with ``rag_rerank=local``) and
+``rag eval`` searched with the default floor; the settings below (a local reranker and a floor
+that is not the default) are the ones that exposed both.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent_protocol_test import Agent
+from mcp_test import call_all, text_of
+from rerank_test import make_model
+
+from paqad import config
+from paqad.delivery import refresh
+from paqad.evaluation.arms import PaqadArm
+from repo_factory import Repo, make_shop
+
+QUESTIONS = ["where is a charge refunded", "retry a card charge with exponential backoff", "how is the session cookie signed"]
+THRESHOLD = "0.6"  # not the default (0.75): a door that ignores the setting answers differently
+
+
+@pytest.fixture
+def shop(repo: Repo, paqad_cli, tmp_path: Path) -> Repo:
+    make_shop(repo)
+    done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    model = make_model(tmp_path / "models" / "tiny", repo.root, {"transaction": 10.0})
+    for key, value in {"rag_rerank": "local", "rag_rerank_model": str(model.folder), "rag_similarity_threshold": THRESHOLD}.items():
+        config.set_value(repo.root, key, value)
+    return repo
+
+
+def ranked(results: list[dict]) -> list[tuple[str, float, float | None]]:
+    return [(r["id"], r["score"], r["signals"].get("rerank")) for r in results]
+
+
+def test_cli_agent_and_mcp_give_the_same_reranked_answers(shop: Repo, paqad_cli) -> None:
+    cli = {}
+    for q in QUESTIONS:
+        done = paqad_cli("rag", "search", q, "--json", cwd=shop.root)
+        assert done.returncode == 0, done.stderr
+        cli[q] = json.loads(done.stdout)
+        assert cli[q]["rerank"] is not None and cli[q]["rerank"]["mode"] == "local" and not cli[q]["rerank"]["fallback"]
+    agent = Agent(shop.root)
+    try:
+        by_agent = {q: agent.call("search", query=q)["result"] for q in QUESTIONS}
+    finally:
+        assert agent.close() == 0
+    _, replies = call_all(shop.root, [("search", {"query": q}) for q in QUESTIONS])
+    by_mcp = {q: json.loads(text_of(reply)) for q, reply in zip(QUESTIONS, replies)}
+    for q in QUESTIONS:
+        assert by_agent[q]["rerank"] == {**cli[q]["rerank"], "ms": by_agent[q]["rerank"]["ms"]}
+        assert ranked(by_agent[q]["results"]) == ranked(cli[q]["results"]), q
+        assert ranked(by_mcp[q]["results"]) == ranked(cli[q]["results"]), q
+        assert by_mcp[q]["rerank"]["mode"] == "local"
+
+
+def test_prompt_hook_and_eval_arm_deliver_what_the_cli_ranks(shop: Repo, paqad_cli) -> None:
+    cfg = config.load(shop.root)
+    for q in QUESTIONS:
+        done = paqad_cli("rag", "search", q, "--json", cwd=shop.root)
+        expected = [r for r in json.loads(done.stdout)["results"] if r["score"] >= float(THRESHOLD)]
+        report = refresh.refresh(shop.root, cfg, prompt=q, sync=False)
+        passages = report.delivery["passages"]
+        assert report.depth_steps[-1]["top_n"] == cfg["rag_top_n"] and passages
+        assert [(p["path"], p["start_line"], p["score"]) for p in passages] == [(r["path"], r["start_line"], r["score"]) for r in expected][: len(passages)]
+        arm = PaqadArm(shop.root, shop.root, cfg).ask(q)
+        assert arm.files == list(dict.fromkeys(p["path"] for p in passages)), q
