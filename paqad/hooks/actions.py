@@ -1,0 +1,42 @@
+"""The runner's actions: what an event can do. Each is ``action(root) -> detail`` and may raise;
+the runner (:mod:`paqad.hooks.runner`) bounds it with its timeout, logs it and never lets it fail
+a commit or a prompt. Heavy imports happen inside each action, in the process that runs it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+Action = Callable[[Path], "str | None"]
+
+
+def _rag_update(root: Path) -> str:
+    """Re-index the files whose content changed; a no-op while retrieval is off."""
+    from paqad import config
+    from paqad.index import build
+
+    cfg = config.load(root)
+    if not cfg["rag_enabled"]:
+        return "skipped: retrieval is off here (paqad rag init)"
+    report = build.update(root, cfg)
+    return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed, {report.units} units"
+
+
+def _refresh_context(root: Path) -> str:
+    """Sync the index, query with the recorded prompt or the working set, deliver the context."""
+    from paqad import config
+    from paqad.delivery import refresh
+
+    cfg = config.load(root)
+    if not cfg["rag_enabled"]:
+        return "skipped: retrieval is off here (paqad rag init)"
+    report = refresh.refresh(root, cfg)
+    from paqad.delivery import drift
+
+    moved = drift.check(root, cfg, files=(report.working_set or {}).get("files"))
+    return f"{report.case}: depth {report.depth.get('level')}, {report.results} results for the {report.query_source}; base drift {moved.status}"
+
+
+# The registry: dispatch and validation both read it. A new action is one function and one line.
+ACTIONS: dict[str, Action] = {"rag-update": _rag_update, "refresh-context": _refresh_context}
