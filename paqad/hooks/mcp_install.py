@@ -14,7 +14,7 @@ changes nothing; a file that cannot be parsed (JSON with comments included) is r
 untouched. The first change keeps the original bytes (``paqad.hooks.hosts.base.edit_file``), so
 ``paqad mcp uninstall`` restores the file exactly when nobody edited it since.
 
-Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository
+The files and entries are declared by each host module (``MCP``, :mod:`paqad.hooks.hosts.base`). Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository
 explicitly; Claude Code and Codex start project servers in the project, where ``paqad mcp``
 finds the repository itself.
 """
@@ -28,40 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from paqad.errors import UsageError
+from paqad.hooks import hosts
 from paqad.hooks.hosts import base
 
-SERVER = "paqad"
-_PLAIN = {"command": "paqad", "args": ["mcp"]}
-_WORKSPACE = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
-
+SERVER = base.MCP_SERVER
 
 class MergeError(Exception):
     """The host's file cannot be merged into safely; it is left untouched."""
 
 
-@dataclass(frozen=True)
-class Host:
-    name: str
-    rel: str
-    key: str  # the object that maps server names to entries
-    entry: dict[str, Any]
-
-    @property
-    def toml(self) -> bool:
-        return self.rel.endswith(".toml")
-
-
-HOSTS: dict[str, Host] = {
-    h.name: h
-    for h in (
-        Host("claude", ".mcp.json", "mcpServers", {"type": "stdio", **_PLAIN}),
-        Host("codex", ".codex/config.toml", "mcp_servers", dict(_PLAIN)),
-        Host("cursor", ".cursor/mcp.json", "mcpServers", {"type": "stdio", **_WORKSPACE}),
-        Host("vscode", ".vscode/mcp.json", "servers", {"type": "stdio", **_WORKSPACE}),
-    )
-}
+# The one host registry (paqad.hooks.hosts) says which project MCP configs each host reads.
+HOSTS: dict[str, base.McpConfig] = {config.name: config for host in hosts.HOSTS.values() for config in host.MCP}
 # `paqad hooks install --mcp`: the hook hosts that also read a project MCP config.
-FROM_HOOK_HOSTS = {"claude": "claude", "codex": "codex", "cursor": "cursor", "copilot": "vscode"}
+FROM_HOOK_HOSTS = {host.NAME: config.name for host in hosts.HOSTS.values() for config in host.MCP}
 
 
 @dataclass
@@ -112,7 +91,7 @@ def uninstall(root: Path, name: str) -> InstallState:
     return InstallState(name, host.rel, action)
 
 
-def _servers(host: Host, text: str | None) -> dict[str, Any]:
+def _servers(host: base.McpConfig, text: str | None) -> dict[str, Any]:
     """The host's server map from the file's text ({} when absent); MergeError when unreadable."""
     data = _parse(host, text)
     servers = data.get(host.key, {})
@@ -121,7 +100,7 @@ def _servers(host: Host, text: str | None) -> dict[str, Any]:
     return servers
 
 
-def _parse(host: Host, text: str | None) -> dict[str, Any]:
+def _parse(host: base.McpConfig, text: str | None) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
     try:
@@ -134,18 +113,18 @@ def _parse(host: Host, text: str | None) -> dict[str, Any]:
     return data
 
 
-def _add_json(host: Host, old: str | None) -> str:
+def _add_json(host: base.McpConfig, old: str | None) -> str:
     data = _parse(host, old)
     data.setdefault(host.key, {})[SERVER] = host.entry
     return base.dump_json(data)
 
 
-def _toml_block(host: Host) -> str:
+def _toml_block(host: base.McpConfig) -> str:
     lines = [f"[{host.key}.{SERVER}]"] + [f"{k} = {json.dumps(v)}" for k, v in host.entry.items()]
     return "\n".join(lines) + "\n"
 
 
-def _add_toml(host: Host, old: str | None) -> str:
+def _add_toml(host: base.McpConfig, old: str | None) -> str:
     """Append ``[mcp_servers.paqad]``; checked by parsing the result, so a file where appending
     would change anything else (``mcp_servers`` as an inline table, say) is refused instead."""
     text = old or ""
@@ -161,7 +140,7 @@ def _add_toml(host: Host, old: str | None) -> str:
     return new
 
 
-def _strip(host: Host, text: str) -> str | None:
+def _strip(host: base.McpConfig, text: str) -> str | None:
     """``text`` without paqad's entry (only when it is exactly ours); None when nothing is left."""
     if host.toml:
         block = _toml_block(host)

@@ -1,7 +1,8 @@
 """The agent-host interface (a ``Protocol``) and the defaults the host modules share.
 
-A host is a plain module (``paqad/hosts/claude.py`` ...) with the members below; the literal
-``HOSTS`` registry in ``paqad/hosts/__init__.py`` serves dispatch and the ``--agents`` choices.
+A host is a plain module (``paqad/hooks/hosts/claude.py`` ...) with the members below; the literal
+``HOSTS`` registry in ``paqad/hooks/hosts/__init__.py`` serves dispatch, the ``--agents`` choices and
+MCP registration (each host names the MCP config files it reads).
 
 Installing merges paqad's entries into the host's own config without losing the user's, and is
 idempotent: an entry is ours when its command runs ``paqad hook run`` (``MARK``). Before the first
@@ -37,6 +38,27 @@ class Event:
     name: str = ""  # the host's own event name, echoed back where the host wants it
 
 
+@dataclass(frozen=True)
+class McpConfig:
+    """A project MCP config file a host reads, and the entry ``paqad mcp install`` puts there."""
+
+    name: str  # the ``paqad mcp install --host`` name
+    rel: str  # the file, relative to the repository
+    key: str  # the object that maps server names to entries
+    entry: dict[str, Any]
+
+    @property
+    def toml(self) -> bool:
+        return self.rel.endswith(".toml")
+
+
+MCP_SERVER = "paqad"
+#: Claude Code and Codex start project servers in the project, where ``paqad mcp`` finds the repository;
+MCP_PLAIN: dict[str, Any] = {"command": "paqad", "args": ["mcp"]}
+#: Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository.
+MCP_WORKSPACE: dict[str, Any] = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
+
+
 @dataclass
 class HostState:
     """Where a host's hooks live and what install/uninstall did there."""
@@ -55,6 +77,7 @@ class AgentHost(Protocol):
     NAME: str  # the --agents name
     LIMIT: int  # most characters of context one hook answer may carry
     DELIVERS_ON_PROMPT: bool  # False: the prompt event cannot carry context (record there, deliver later)
+    MCP: tuple[McpConfig, ...]  # the project MCP configs it reads (``paqad mcp install``); () for none
 
     def detect(self, root: Path) -> bool: ...  # is this host in use in the repository?
 

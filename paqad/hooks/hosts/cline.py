@@ -23,6 +23,7 @@ from paqad.hooks.hosts import base
 NAME = "cline"
 LIMIT = 10_000
 DELIVERS_ON_PROMPT = True
+MCP: tuple[base.McpConfig, ...] = ()
 FOLDER = ".clinerules/hooks"
 EVENTS = {"UserPromptSubmit": "prompt-submit", "TaskStart": "prompt-submit"}
 ID_LINE = "# paqad-hook-id: cline-v1"

@@ -19,6 +19,7 @@ from paqad.hooks.hosts import base
 NAME = "gemini"
 LIMIT = 10_000
 DELIVERS_ON_PROMPT = True
+MCP: tuple[base.McpConfig, ...] = ()
 CONFIG = ".gemini/settings.json"
 EVENTS = {"BeforeAgent": "prompt-submit", "SessionStart": "session-start"}
 KINDS = {"BeforeAgent": "prompt", "SessionStart": "session-start"}
