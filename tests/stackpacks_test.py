@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paqad.eligibility import stackpacks
+from paqad.eligibility import scaffold, stackpacks
 from paqad.cli import stackpack_cmd
 from paqad.cli.stackpack_cmd import stackpack
 from paqad.errors import ConfigError, UsageError
@@ -286,7 +286,7 @@ def test_exclude_dirs_and_test_paths(packs):
 def test_user_pack_overrides_a_builtin_and_adds_a_new_one(tmp_path):
     user_dir = tmp_path / ".paqad" / "stackpacks"
     _write(user_dir, "go.yaml", GO_PACK.replace('".go"', '".go", ".tmpl"') + "exclude_dirs: [third_party]\n")
-    _write(user_dir, "dart.yaml", stackpacks.scaffold("dart"))
+    _write(user_dir, "dart.yaml", scaffold.scaffold("dart"))
     packs = stackpacks.load_packs(tmp_path)
     assert packs["go"].suffixes == (".go", ".tmpl") and packs["go"].exclude_dirs == ("third_party",)
     assert packs["go"].origin == str(user_dir / "go.yaml")
@@ -308,7 +308,7 @@ def test_a_broken_user_pack_is_a_config_error_naming_it(tmp_path):
 
 
 def test_scaffold_is_a_valid_pack_with_every_key_explained():
-    text = stackpacks.scaffold("dart")
+    text = scaffold.scaffold("dart")
     pack = stackpacks.parse_pack(text, "dart.yaml")
     assert pack.name == "dart" and pack.files[0].suffixes == (".dart",)
     for key in pack.to_dict():
@@ -317,14 +317,14 @@ def test_scaffold_is_a_valid_pack_with_every_key_explained():
 
 def test_scaffold_rejects_a_bad_name():
     with pytest.raises(UsageError, match="invalid stack pack name 'Dart!'"):
-        stackpacks.scaffold("Dart!")
+        scaffold.scaffold("Dart!")
 
 
 def test_write_user_pack_never_overwrites(tmp_path):
-    target = stackpacks.write_user_pack(tmp_path, "dart")
+    target = scaffold.write_user_pack(tmp_path, "dart")
     assert target == tmp_path / ".paqad" / "stackpacks" / "dart.yaml"
     with pytest.raises(UsageError, match="already exists"):
-        stackpacks.write_user_pack(tmp_path, "dart")
+        scaffold.write_user_pack(tmp_path, "dart")
 
 
 # ---------------------------------------------------------------- CLI
@@ -381,7 +381,7 @@ def test_cli_new_writes_then_refuses(repo):
 
 def test_cli_new_stdout_writes_nothing(repo):
     result = CliRunner().invoke(stackpack, ["new", "dart", "--stdout"])
-    assert result.exit_code == 0 and result.stdout == stackpacks.scaffold("dart")
+    assert result.exit_code == 0 and result.stdout == scaffold.scaffold("dart")
     assert not (repo / ".paqad").exists()
 
 

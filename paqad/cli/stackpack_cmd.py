@@ -17,7 +17,7 @@ import click
 import yaml
 
 from paqad import git
-from paqad.eligibility import stackpacks
+from paqad.eligibility import scaffold, stackpacks
 from paqad.cli.common import AppContext
 from paqad.errors import PaqadError, UsageError
 
@@ -139,8 +139,8 @@ def new_cmd(name: str, to_stdout: bool) -> None:
     """
     with _exit_on_error():
         if to_stdout:
-            click.echo(stackpacks.scaffold(name), nl=False)
+            click.echo(scaffold.scaffold(name), nl=False)
             return
         root = _repo_root()
-        target = stackpacks.write_user_pack(root, name)
+        target = scaffold.write_user_pack(root, name)
     click.echo(f"wrote {target.relative_to(root).as_posix()}")

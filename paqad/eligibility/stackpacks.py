@@ -18,7 +18,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
@@ -30,20 +29,17 @@ import pathspec
 import yaml
 
 from paqad import resources, yamlio
-from paqad.errors import ConfigError, NotARepositoryError, PaqadError, UsageError
-from paqad.parse import parser_names
+from paqad.errors import ConfigError, NotARepositoryError, PaqadError
+from paqad.eligibility.pack_schema import DEFAULT_MODULE_DEPTH, PACK_SCHEMA, check_pack_semantics
 
 BUILTIN = "builtin"
 USER_PACK_DIR = ".paqad/stackpacks"
-DEFAULT_MODULE_DEPTH = 2
 
 # The C/C++ header rule (docs/stackpacks.md, "The .h rule"): a file that both the ``c`` and the
 # ``cpp`` pack claim is C++ when the repository has one of these, else C.
 C_PACK, CPP_PACK = "c", "cpp"
 CPP_SOURCE_SUFFIXES = frozenset({".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++"})
 
-_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
-_WORD_RE = re.compile(r"[a-z0-9][a-z0-9_+-]*\Z")
 
 
 # ---------------------------------------------------------------- records
@@ -177,127 +173,6 @@ def suffixes_of(file_name: str) -> list[str]:
     return found
 
 
-# ---------------------------------------------------------------- schema (declared once)
-
-
-def _fail(expected: str, got: object) -> None:
-    raise cfgv.ValidationError(f"Expected {expected} but got: {got!r}")
-
-
-def _check_regex(pattern: re.Pattern[str], expected: str) -> Any:
-    def check(v: object) -> None:
-        if not isinstance(v, str) or not pattern.match(v):
-            _fail(expected, v)
-
-    return check
-
-
-_check_pack_name = _check_regex(_NAME_RE, "a lower-case name of letters, digits, '-' or '_'")
-_check_word = _check_regex(_WORD_RE, "a lower-case word (letters, digits, '_', '+', '-')")
-
-
-def _check_suffix(v: object) -> None:
-    """Suffixes are matched against the lower-cased file name, so an upper-case one never matches."""
-    if not isinstance(v, str) or len(v) < 2 or not v.startswith(".") or "/" in v or v != v.lower():
-        _fail("a lower-case suffix starting with '.' (like '.py')", v)
-
-
-def _check_plain_name(v: object) -> None:
-    """A single path component: exact file names, folder names and root markers."""
-    if not isinstance(v, str) or not v.strip() or "/" in v or "\\" in v:
-        _fail("a single file or folder name (no '/')", v)
-
-
-def _check_pattern(v: object) -> None:
-    cfgv.check_string(v)
-    try:
-        pathspec.GitIgnoreSpec.from_lines([v])
-    except ValueError as e:
-        raise cfgv.ValidationError(f"Invalid gitwildmatch pattern {v!r}: {e}") from None
-
-
-def _check_depth(v: object) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        _fail("an integer >= 1", v)
-
-
-def _check_nonempty(inner: Any) -> Any:
-    def check(v: object) -> None:
-        cfgv.check_array(inner)(v)
-        if not v:
-            _fail("at least one entry", v)
-
-    return check
-
-
-def _check_rules(schema: cfgv.Map) -> Any:
-    """An array of rule maps; errors say ``At index N`` and then ``At FileRule(language=...)``."""
-    return cfgv.check_array(lambda rule: cfgv.validate(rule, schema))
-
-
-def _rule_schema(object_name: str, match_key: str, check_match: Any) -> cfgv.Map:
-    return cfgv.Map(
-        object_name,
-        "language",
-        cfgv.Required(match_key, _check_nonempty(check_match)),
-        cfgv.Required("language", _check_word),
-        cfgv.Required("parser", cfgv.check_one_of(parser_names())),
-        cfgv.Required("grammar", _check_word),
-        cfgv.NoAdditionalKeys((match_key, "language", "parser", "grammar")),
-    )
-
-
-FILE_RULE_SCHEMA = _rule_schema("FileRule", "suffixes", _check_suffix)
-NAMED_FILE_RULE_SCHEMA = _rule_schema("NamedFileRule", "names", _check_plain_name)
-
-PACK_SCHEMA = cfgv.Map(
-    "StackPack",
-    "name",
-    cfgv.Required("name", _check_pack_name),
-    cfgv.Optional("description", cfgv.check_string, ""),
-    cfgv.Optional("always", cfgv.check_bool, False),
-    cfgv.Optional("files", _check_rules(FILE_RULE_SCHEMA), []),
-    cfgv.Optional("named_files", _check_rules(NAMED_FILE_RULE_SCHEMA), []),
-    cfgv.Optional("exclude_dirs", cfgv.check_array(_check_plain_name), []),
-    cfgv.Optional("test_patterns", cfgv.check_array(_check_pattern), []),
-    cfgv.Optional("markers", cfgv.check_array(_check_plain_name), []),
-    cfgv.Optional("module_depth", _check_depth, DEFAULT_MODULE_DEPTH),
-    cfgv.NoAdditionalKeys(
-        (
-            "name",
-            "description",
-            "always",
-            "files",
-            "named_files",
-            "exclude_dirs",
-            "test_patterns",
-            "markers",
-            "module_depth",
-        )
-    ),
-)
-
-
-def _check_unique(data: dict[str, Any], key: str, match_key: str) -> None:
-    """Two rules of one pack claiming the same suffix or name would make the pack ambiguous."""
-    seen: set[str] = set()
-    with cfgv.validate_context(f"At key: {key}"):
-        for value in (v for rule in data[key] for v in rule[match_key]):
-            if value in seen:
-                raise cfgv.ValidationError(f"{value!r} is listed twice; each {match_key[:-1]} needs one rule")
-            seen.add(value)
-
-
-def _check_pack_semantics(data: dict[str, Any], stem: str) -> None:
-    """Checks cfgv cannot express per key: the name matches the file, no duplicate claims."""
-    with cfgv.validate_context(f"At StackPack(name={data['name']!r})"):
-        if data["name"] != stem:
-            with cfgv.validate_context("At key: name"):
-                raise cfgv.ValidationError(f"Expected {stem!r} (the file name without .yaml) but got: {data['name']!r}")
-        _check_unique(data, "files", "suffixes")
-        _check_unique(data, "named_files", "names")
-
-
 # ---------------------------------------------------------------- loading
 
 
@@ -340,7 +215,7 @@ def _validated(text: str, stem: str, full: bool = True) -> dict[str, Any]:
         cfgv.validate(data, PACK_SCHEMA)
     data = cfgv.apply_defaults(data, PACK_SCHEMA)
     if full:
-        _check_pack_semantics(data, stem)
+        check_pack_semantics(data, stem)
     return data
 
 
@@ -531,81 +406,3 @@ def is_test_path(path: str, packs: Packs) -> bool:
     """Whether a repository-relative POSIX path is a test file under any given pack's patterns."""
     patterns = tuple(sorted({t for p in _values(packs) for t in p.test_patterns}))
     return bool(patterns) and _test_spec(patterns).match_file(path)
-
-
-# ---------------------------------------------------------------- authoring
-
-
-_SCAFFOLD = """\
-# Stack pack "{name}" for paqad. Guide: docs/stackpacks.md
-# Lives in .paqad/stackpacks/{name}.yaml; a pack named like a built-in replaces that built-in.
-# Every key is checked: an unknown key or a bad value is an error naming this file and the key.
-# Check it with: paqad stackpack show {name}
-
-# name: must equal the file name without .yaml.
-name: {name}
-
-# description: one line, shown by `paqad stackpack list`.
-description: {name} sources
-
-# always: true to use this pack in every repository, whatever was detected (like markdown).
-always: false
-
-# files: which files this pack reads, by suffix. Suffixes are written lower-case with the dot and
-# matched against the lower-cased file name, longest first (".d.ts" before ".ts").
-#   language: recorded on every unit (lower-case word).
-#   parser:   one of {parsers}.
-#             "text" always works; "tree-sitter" needs a grammar paqad ships.
-#   grammar:  handed to the parser (for tree-sitter: the grammar, e.g. typescript or tsx).
-files:
-  - suffixes: [".{name}"]
-    language: {name}
-    parser: text
-    grammar: {name}
-
-# named_files: files matched by exact, case-sensitive name (Dockerfile, Gemfile). Same keys as
-# a files rule, with names instead of suffixes, e.g.
-#   - names: [Buildfile]
-#     language: {name}
-#     parser: text
-#     grammar: {name}
-named_files: []
-
-# exclude_dirs: folder names never indexed, at any depth, while this pack is active.
-exclude_dirs: []
-
-# test_patterns: gitwildmatch patterns (as in .gitignore) marking test files, e.g. "*_test.x", "tests/".
-test_patterns: []
-
-# markers: names (or globs like "*.proj") of files or folders at the repository root that detect
-# this stack. A file that only this pack claims also detects it.
-markers: []
-
-# module_depth: how many leading path parts name a module (src/app/x.y -> src/app with 2).
-module_depth: {depth}
-"""
-
-
-def check_pack_name(name: str) -> None:
-    """Raise :class:`UsageError` unless ``name`` can name a pack (and its file)."""
-    if not _NAME_RE.match(name):
-        raise UsageError(f"invalid stack pack name {name!r}: use lower-case letters, digits, '-' or '_'")
-
-
-def scaffold(name: str) -> str:
-    """The YAML text of a new, valid pack called ``name``, every key explained in a comment."""
-    check_pack_name(name)
-    return _SCAFFOLD.format(name=name, parsers=", ".join(parser_names()), depth=DEFAULT_MODULE_DEPTH)
-
-
-def write_user_pack(repo_root: str | os.PathLike[str], name: str) -> Path:
-    """Write ``.paqad/stackpacks/NAME.yaml`` from :func:`scaffold`; never overwrite an existing one."""
-    text = scaffold(name)
-    target = Path(repo_root) / USER_PACK_DIR / f"{name}.yaml"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with open(target, "x", encoding="utf-8") as f:
-            f.write(text)
-    except FileExistsError:
-        raise UsageError(f"{USER_PACK_DIR}/{name}.yaml already exists; edit it or remove it first") from None
-    return target
