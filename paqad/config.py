@@ -9,7 +9,7 @@ silently fall back to a default.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -17,7 +17,7 @@ import yaml
 
 from paqad import workspace, yamlio
 from paqad.errors import ConfigError
-from paqad.settings import SETTINGS, Setting
+from paqad.settings import SETTINGS, Setting, Settings
 
 ENV_PREFIX = "PAQAD_"
 
@@ -30,20 +30,23 @@ class Value:
     source: str
 
 
-class Config:
-    """The resolved settings of one repository. Read with ``cfg["rag_top_n"]``."""
+@dataclass(frozen=True)
+class Config(Settings):
+    """The resolved settings of one repository: typed attributes (``cfg.rag_top_n``) and, for each
+    one, the layer it came from. ``cfg["rag_top_n"]`` reads a setting named at run time."""
 
-    def __init__(self, values: dict[str, Value]) -> None:
-        self._values = values
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def __getitem__(self, key: str) -> Any:
-        return self._values[key].value
+        if key not in SETTINGS:
+            raise KeyError(key)
+        return getattr(self, key)
 
     def source(self, key: str) -> str:
-        return self._values[key].source
+        return self.sources.get(key, "default")
 
     def items(self) -> list[tuple[str, Value]]:
-        return sorted(self._values.items())
+        return sorted((name, Value(getattr(self, name), self.source(name))) for name in SETTINGS)
 
 
 def load(root: Path, cli_overrides: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
@@ -58,7 +61,7 @@ def load(root: Path, cli_overrides: Mapping[str, str] | None = None, environ: Ma
     for key, raw in (cli_overrides or {}).items():
         setting = _setting(key, "command line (-c)")
         values[key] = Value(coerce(setting, raw, "command line (-c)"), "cli")
-    return Config(values)
+    return Config(**{name: v.value for name, v in values.items()}, sources={name: v.source for name, v in values.items()})
 
 
 def team_files(root: Path) -> list[Path]:

