@@ -40,6 +40,7 @@ QUICK_TIMEOUT_S = 10.0  # a question git answers from local files
 HOT_TIMEOUT_S = 5.0  # the working set, asked on the prompt path
 NETWORK_TIMEOUT_S = 15.0
 SSH_CONNECT_TIMEOUT_S = 10
+KILL_GRACE_S = 5.0  # for the pipes to close once git's process group is killed
 MESSAGE_MAX_CHARS = 2000  # of stdout / stderr each, in GitError's message
 
 
@@ -115,15 +116,17 @@ def run(args: list[str], cwd: Path, timeout: float = TIMEOUT_S, env: dict[str, s
             cmd, cwd=cwd, env=env if env is not None else no_git_env(), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
-    except FileNotFoundError as exc:
-        raise GitError(cmd, None, reason="git is not installed or not on PATH") from exc
-    except OSError as exc:
-        raise GitError(cmd, None, reason=str(exc)) from exc
+    except OSError as exc:  # no git, or no such folder: which one, exc.filename says
+        missing_git = isinstance(exc, FileNotFoundError) and exc.filename == "git"
+        raise GitError(cmd, None, reason="git is not installed or not on PATH" if missing_git else str(exc)) from exc
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        out, err = proc.communicate()
+        try:  # a helper that left the group (an ssh ControlMaster) could keep the pipes open
+            out, err = proc.communicate(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            out, err = b"", b""
         raise GitError(cmd, None, out, err, reason=f"timed out after {timeout:g}s") from None
     except BaseException:  # Ctrl-C: git is in its own session and would not get the SIGINT
         _kill_group(proc)

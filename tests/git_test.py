@@ -100,6 +100,17 @@ def test_a_timeout_kills_git_and_its_children_and_says_so(repo: Repo):
     assert exc.timed_out and exc.returncode is None and "return code: none (timed out after 0.5s)" in str(exc)
 
 
+def test_no_git_on_path_and_a_missing_folder_are_told_apart(repo: Repo, tmp_path, monkeypatch):
+    with pytest.raises(git.GitError) as caught:
+        git.run(["status"], cwd=tmp_path / "gone")
+    assert "gone" in caught.value.reason and git.toplevel(tmp_path / "gone") is None
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(git.GitError) as caught:
+        git.run(["status"], cwd=repo.root)
+    assert "return code: none (git is not installed or not on PATH)" in str(caught.value)
+    assert git.working_set(repo.root).files == [] and git.toplevel(repo.root) is None  # the hot path answers "nothing"
+
+
 def test_hook_variables_are_not_passed_on_and_prompts_are_off(monkeypatch):
     monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
     monkeypatch.setenv("GIT_INDEX_FILE", "/elsewhere/index")
