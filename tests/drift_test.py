@@ -7,11 +7,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import git_test
 import pytest
+from repo_factory import Repo, make_shop
 
 from paqad import config, workspace
 from paqad.delivery import context, drift
-from repo_factory import GIT_ID, Repo, make_shop
+
+private_remote = git_test.private_remote  # the fixture: an HTTP remote that answers 401
 
 CFG = {"rag_base_branch": "auto", "rag_drift_check": True, "rag_drift_interval": 10}
 
@@ -100,6 +103,21 @@ def test_a_remote_that_wants_credentials_is_skipped_without_a_prompt(clones, tmp
     assert "BatchMode=yes" in (tmp_path / "fakebin" / "args").read_text()
 
 
+def test_an_https_remote_that_wants_a_password_is_skipped_fast_without_asking(clones, private_remote, tmp_path, monkeypatch):
+    mine, _ = clones
+    mine.git("remote", "set-url", "origin", private_remote)
+    marker = tmp_path / "asked"
+    askpass = tmp_path / "askpass.sh"
+    askpass.write_text(f"#!/bin/sh\ntouch {marker}\nsleep 30\n")
+    askpass.chmod(0o755)
+    monkeypatch.setenv("GIT_ASKPASS", str(askpass))
+    started = time.perf_counter()
+    result = drift.check(mine.root, CFG)
+    assert time.perf_counter() - started < 10 and not marker.exists()
+    assert result.status == "skipped" and "wants credentials" in result.reason
+    assert drift.last_check(mine.root)["status"] == "skipped"
+
+
 def test_a_hanging_remote_costs_only_the_timeout(clones, tmp_path, monkeypatch):
     mine, _ = clones
     mine.git("remote", "set-url", "origin", "ssh://git@example.invalid/shop.git")
@@ -113,7 +131,6 @@ def test_a_hanging_remote_costs_only_the_timeout(clones, tmp_path, monkeypatch):
 def test_refresh_context_cli_reports_drift(clones, paqad_cli, monkeypatch):
     mine, theirs = clones
     from paqad.cli import main as cli_main
-    from paqad.cli.refresh_cmd import refresh_context
 
     config.set_value(mine.root, "rag_enabled", "true")
     push_change(theirs, "shop/payments.py")

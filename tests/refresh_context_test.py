@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from paqad import config, gitwork
+from paqad import config, git
 from paqad.delivery import context, prompt, refresh
 from paqad.cli import main as cli_main
 from paqad.cli.refresh_cmd import refresh_context
@@ -59,16 +59,16 @@ def test_base_branch_auto_falls_back_to_master_and_the_setting_is_honoured(tmp_p
     repo.git("checkout", "-q", "-b", "develop")
     repo.write("b.txt", "b\n")
     repo.commit("second")
-    assert gitwork.resolve_base(repo.root) == "master"
-    assert gitwork.working_set(repo.root).committed == ["b.txt"]
-    assert gitwork.resolve_base(repo.root, "develop") == "develop" and gitwork.working_set(repo.root, "develop").committed == []
-    assert gitwork.resolve_base(repo.root, "nope") is None
+    assert git.resolve_base(repo.root) == "master"
+    assert git.working_set(repo.root).committed == ["b.txt"]
+    assert git.resolve_base(repo.root, "develop") == "develop" and git.working_set(repo.root, "develop").committed == []
+    assert git.resolve_base(repo.root, "nope") is None
 
 
 def test_working_set_outside_git_or_without_commits_is_empty(tmp_path, repo):
-    assert gitwork.working_set(tmp_path).files == []
+    assert git.working_set(tmp_path).files == []
     repo.write("a.py", "x = 1\n")
-    ws = gitwork.working_set(repo.root)
+    ws = git.working_set(repo.root)
     assert ws.base is None and ws.untracked == ["a.py"]
 
 

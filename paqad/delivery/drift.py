@@ -9,26 +9,26 @@ remote or network. Only when the remote tip differs from the local remote-tracki
 the base gained since your merge-base and which of the files you are changing they touch.
 ``rag_drift_check: false`` switches it off. This talks to the configured remote, nothing else.
 
-The git CLI is used directly (``paqad.git`` has no per-call environment): every call here has a
-timeout and the batch-mode environment below.
+Every git call goes through :mod:`paqad.git` (network calls through ``git.run_network``: batch
+mode, a timeout that also kills git's helpers). ``check`` never raises for git: a failed call is a
+``skipped`` status with the reason.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paqad import git, gitwork, workspace
+from paqad import git, workspace
 from paqad.delivery import context
 
 SECTION = "## Base drift"
 STATE_FILE = "drift.json"
 DEFAULT_INTERVAL_MIN = 10.0
-NETWORK_TIMEOUT_S = 15.0
+NETWORK_TIMEOUT_S = git.NETWORK_TIMEOUT_S
 MAX_FILES_SHOWN = 20
 CREDENTIAL_SIGNS = ("permission denied", "authentication failed", "could not read username", "terminal prompts disabled", "host key verification failed")
 
@@ -48,33 +48,15 @@ class Drift:
     base_files: int = 0
     checked_at: float = field(default_factory=time.time)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def batch_env() -> dict[str, str]:
-    """No prompts of any kind: git's terminal prompt, ssh's, askpass helpers."""
-    env = git.no_git_env()
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", SSH_ASKPASS="true", SSH_ASKPASS_REQUIRE="never")
-    env["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=10"
-    return env
-
-
-def _git(root: Path, args: list[str], timeout: float) -> tuple[int, str, str]:
-    try:
-        proc = subprocess.run(["git", *args], cwd=root, env=batch_env(), capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return 124, "", f"timed out after {timeout:g}s"
-    except OSError as exc:
-        return 127, "", str(exc)
-    return proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
 
 
 def state_path(root: Path) -> Path:
     return workspace.state_dir(root) / STATE_FILE
 
 
-def last_check(root: Path) -> dict | None:
+def last_check(root: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(state_path(root).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else None
@@ -108,61 +90,56 @@ def _check(root: Path, base_setting: str, files: list[str] | None, timeout: floa
     branch = _base_name(root, base_setting)
     if branch is None:
         return Drift("skipped", "no base branch (main, master or rag_base_branch) here")
-    code, out, _ = _git(root, ["config", "--get", f"branch.{branch}.remote"], 10)
-    remote = out.strip() if code == 0 and out.strip() else "origin"
+    remote = git.config_get(root, f"branch.{branch}.remote") or "origin"
     drift = Drift("skipped", base=branch, remote=remote)
-    code, out, _ = _git(root, ["remote", "get-url", remote], 10)
-    if code != 0:
+    if git.remote_url(root, remote) is None:
         drift.reason = f"no remote {remote!r} configured"
         return drift
-    code, out, err = _git(root, ["ls-remote", "--heads", remote, f"refs/heads/{branch}"], timeout)
-    if code != 0:
-        drift.reason = _why(code, err)
+    try:
+        drift.remote_tip = git.ls_remote_head(root, remote, branch, timeout)
+    except git.GitError as exc:
+        drift.reason = _why(exc)
         return drift
-    drift.remote_tip = out.split()[0] if out.split() else None
     if drift.remote_tip is None:
         drift.reason = f"{remote} has no branch {branch}"
         return drift
     tracking = f"refs/remotes/{remote}/{branch}"
-    code, local, _ = _git(root, ["rev-parse", "--verify", "-q", tracking], 10)
-    if code != 0 or local.strip() != drift.remote_tip:
-        code, _, err = _git(root, ["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}"], timeout)
-        if code != 0:
-            drift.reason = "fetch failed: " + _why(code, err)
+    if git.rev_parse(root, tracking) != drift.remote_tip:
+        try:
+            git.fetch_branch(root, remote, branch, tracking, timeout)
+        except git.GitError as exc:
+            drift.reason = "fetch failed: " + _why(exc)
             return drift
         drift.fetched = True
     return _measure(root, drift, tracking, files)
 
 
 def _base_name(root: Path, setting: str) -> str | None:
-    ref = gitwork.resolve_base(root, setting)
+    ref = git.resolve_base(root, setting)
     if ref is None:
         return None
     return ref.split("/", 1)[1] if ref.startswith("origin/") else ref
 
 
-def _why(code: int, err: str) -> str:
-    low = err.lower()
-    if code == 124:
-        return err
-    if any(sign in low for sign in CREDENTIAL_SIGNS):
+def _why(exc: git.GitError) -> str:
+    """The reason recorded for a remote that could not be asked."""
+    if exc.returncode is None:
+        return exc.reason
+    if any(sign in exc.stderr.lower() for sign in CREDENTIAL_SIGNS):
         return "the remote wants credentials; not asked for (batch mode)"
-    line = next((ln for ln in err.strip().splitlines() if ln.strip()), f"exit {code}")
+    line = next((ln for ln in exc.stderr.strip().splitlines() if ln.strip()), f"exit {exc.returncode}")
     return f"remote unreachable: {line[:200]}"
 
 
 def _measure(root: Path, drift: Drift, tracking: str, files: list[str] | None) -> Drift:
-    code, mb, _ = _git(root, ["merge-base", "HEAD", tracking], 10)
-    if code != 0:
+    mb = git.merge_base(root, tracking)
+    if mb is None:
         drift.status, drift.reason = "skipped", "no common history with the base branch"
         return drift
-    mb = mb.strip()
-    code, count, _ = _git(root, ["rev-list", "--count", f"{mb}..{tracking}"], 10)
-    drift.behind = int(count.strip() or 0) if code == 0 else 0
-    code, names, _ = _git(root, ["diff", "--name-only", "-z", "--no-renames", mb, tracking], 10)
-    changed = [n for n in names.split("\0") if n] if code == 0 else []
+    drift.behind = git.count_commits(root, f"{mb}..{tracking}")
+    changed = git.diff_names(root, mb, tracking)
     drift.base_files = len(changed)
-    mine = set(files if files is not None else gitwork.working_set(root, drift.base or "auto").files)
+    mine = set(files if files is not None else git.working_set(root, drift.base or "auto").files)
     drift.touched = sorted(mine & set(changed))
     drift.status = "moved" if drift.behind else "current"
     drift.reason = "fetched the new tip" if drift.fetched else "remote tip already fetched"

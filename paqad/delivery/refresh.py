@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from paqad import gitwork, workspace
+from paqad import git, workspace
 from paqad.delivery import context, depth as depth_mod
 from paqad.errors import PaqadError
 from paqad.index import build  # noqa: F401 - imported before a prompt's budget clock starts,
@@ -77,7 +77,7 @@ def recorded_prompt(root: Path) -> str | None:
 # ---- the query ---------------------------------------------------------------------------
 
 
-def working_set_query(ws: gitwork.WorkingSet) -> str:
+def working_set_query(ws: git.WorkingSet) -> str:
     """Commit subjects and the words of the changed files' names, deduplicated, bounded."""
     words: list[str] = []
     for text in [*ws.subjects, *(Path(f).stem.replace("_", " ") for f in ws.files)]:
@@ -88,9 +88,9 @@ def working_set_query(ws: gitwork.WorkingSet) -> str:
     return " ".join(list(seen)[:QUERY_MAX_WORDS])
 
 
-def working_set(root: Path, base: str) -> gitwork.WorkingSet:
+def working_set(root: Path, base: str) -> git.WorkingSet:
     """The git working set minus paqad's own folder."""
-    ws = gitwork.working_set(root, base)
+    ws = git.working_set(root, base)
     for name in ("staged", "unstaged", "untracked", "committed"):
         setattr(ws, name, [f for f in getattr(ws, name) if not f.startswith(workspace.DIRNAME + "/")])
     return ws

@@ -51,11 +51,10 @@ class HookState:
 def hooks_dir(root: Path) -> Path:
     """The folder git runs hooks from (``core.hooksPath`` and worktrees honoured)."""
     try:
-        out = git.run(["rev-parse", "--git-path", "hooks"], cwd=root).decode().strip()
+        return git.hooks_path(root)
     except git.GitError as exc:
-        raise NotARepositoryError(f"{root} is not inside a git work tree; git hooks need one ({exc})") from None
-    path = Path(out)
-    return path if path.is_absolute() else (root / path)
+        reason = exc.stderr.strip() or exc.reason or f"git exited {exc.returncode}"
+        raise NotARepositoryError(f"{root} is not inside a git work tree; git hooks need one ({reason})") from None
 
 
 def husky_dir(root: Path, hdir: Path) -> Path | None:
@@ -188,17 +187,10 @@ def status(root: Path) -> dict:
     return {
         "hooks_dir": str(hdir),
         "manager": "lefthook" if lefty else ("husky" if husky is not None else "git"),
-        "core_hooks_path": _config_get(root, "core.hooksPath"),
+        "core_hooks_path": git.config_get(root, "core.hooksPath"),
         "hooks": [h.to_dict() for h in hooks],
         "paqad_on_path": shutil.which("paqad"),
     }
-
-
-def _config_get(root: Path, key: str) -> str | None:
-    try:
-        return git.run(["config", "--get", key], cwd=root, timeout=10).decode().strip() or None
-    except git.GitError:
-        return None
 
 
 # ---- husky: one marked line in the committed .husky/<hook> -----------------------------------

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from paqad import workspace
+from paqad import git, workspace
 from paqad.errors import PaqadError
 
 CONFIG_NAMES = ("lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml")
@@ -92,7 +92,13 @@ def _cut(text: str) -> str:
 
 def _sync(root: Path) -> None:
     """Ask lefthook to regenerate the git hooks, when it is on PATH (else the user's next
-    `lefthook install` does it)."""
+    `lefthook install` does it, so a lefthook that fails or hangs here is not an error).
+
+    lefthook's own binary, not git: the one process outside :mod:`paqad.git` that may run git
+    (lefthook does, itself), so it gets the same hook-safe environment and no stdin."""
     exe = shutil.which("lefthook")
     if exe:
-        subprocess.run([exe, "install"], cwd=root, capture_output=True, timeout=60, check=False)
+        try:
+            subprocess.run([exe, "install"], cwd=root, env=git.no_git_env(), stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
