@@ -480,3 +480,13 @@ def test_cli_fallback_exits_0_with_a_warning(shop: Repo, tmp_path: Path, paqad_c
     assert len(fallback_lines(shop.root)) == 1
     bad = paqad_cli("-c", "rag_rerank=sometimes", "rag", "search", QUERY, cwd=shop.root)
     assert bad.returncode == 2 and "rag_rerank" in bad.stderr and "off, local, cohere" in bad.stderr
+
+
+def test_cohere_goes_through_the_shared_http_client(shop: Repo, cohere_stub: Stub) -> None:
+    """Cohere reranking is a plain JsonClient (no embedding-provider subclass): its label, model and key rule."""
+    from paqad.transport import JsonClient
+
+    client = rerank._cohere_client(rerank.RerankConfig(root=shop.root, mode="cohere", base_url=cohere_stub.url), 5.0)
+    assert type(client) is JsonClient and client.url == cohere_stub.url + "/v2/rerank"
+    assert (client.label, client.model, client.key.names) == ("Cohere rerank", "rerank-english-v3.0", rerank.COHERE_KEYS)
+    assert client.retry.max_attempts == 2 and client.retry.max_total_s == 5.0
