@@ -189,3 +189,24 @@ def test_batches_respect_count_and_token_budget() -> None:
     assert [list(r) for r in _batches([10] * 5, 2, 1024)] == [[0, 1], [2, 3], [4]]
     assert [list(r) for r in _batches([300], 16, 100)] == [[0]]
     assert _batches([], 16, 1024) == []
+
+
+# -- the session settings, the module layout -------------------------------------------------
+
+
+def test_session_settings_are_the_shared_helpers(provider: OnnxProvider) -> None:
+    """One helper starts every onnxruntime session: one inter-op thread, no spinning, errors-only log."""
+    two = OnnxProvider(MINILM, threads=2)
+    for p in (two, provider):
+        p.load()
+    for session, threads in ((two._session, 2), (provider._session, 0)):
+        options = session.get_session_options()
+        assert options.inter_op_num_threads == 1 and options.intra_op_num_threads == threads
+        assert options.log_severity_level == 3
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert session.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_the_two_local_model_modules_do_not_import_each_other(tmp_path: Path) -> None:
+    code = "import sys, paqad.embed.multilingual; assert 'paqad.embed.local' not in sys.modules, 'multilingual imported local'"
+    subprocess.run([sys.executable, "-c", code], check=True, env=child_env(), cwd=tmp_path, timeout=60)

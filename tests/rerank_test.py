@@ -482,6 +482,13 @@ def test_cli_fallback_exits_0_with_a_warning(shop: Repo, tmp_path: Path, paqad_c
     assert bad.returncode == 2 and "rag_rerank" in bad.stderr and "off, local, cohere" in bad.stderr
 
 
+def test_cross_encoder_session_uses_the_shared_settings(tiny: TinyModel) -> None:
+    """The local reranker's session comes from the same helper as MiniLM's (paqad/embed/onnx_session.py)."""
+    options = rerank.CrossEncoder(tiny.folder, threads=1)._session.get_session_options()
+    assert options.inter_op_num_threads == 1 and options.intra_op_num_threads == 1 and options.log_severity_level == 3
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 def test_cohere_goes_through_the_shared_http_client(shop: Repo, cohere_stub: Stub) -> None:
     """Cohere reranking is a plain JsonClient (no embedding-provider subclass): its label, model and key rule."""
     from paqad.transport import JsonClient

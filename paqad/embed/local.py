@@ -29,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from paqad.embed import TEXT_PREP_VERSION, Provider
+from paqad.embed.inputs import clean_text  # also importable from here, as before
 from paqad.errors import ConfigError, PaqadError
 
 #: At most this many texts per onnxruntime run, and at most ``MAX_BATCH_TOKENS`` padded tokens.
@@ -179,19 +180,9 @@ class OnnxProvider:
         return tokenizer
 
     def _load_session(self) -> Any:
-        import onnxruntime as ort
+        from paqad.embed.onnx_session import cpu_session
 
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        options.inter_op_num_threads = 1
-        # Idle worker threads sleep instead of spinning: on a machine shared with an editor, an agent
-        # and builds, spinning burned more CPU per text and was slower (benchmarks/embed_speed.py:
-        # 2 threads on a busy 2-core machine, 80 vs 90 ms CPU per 200-token text, query 6 vs 12 ms).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if self.threads:
-            options.intra_op_num_threads = self.threads
-        return ort.InferenceSession(str(self.spec.onnx.locate()), sess_options=options, providers=["CPUExecutionProvider"])
+        return cpu_session(self.spec.onnx.locate(), self.threads)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
@@ -232,17 +223,6 @@ def _batches(lengths: list[int], max_count: int, max_tokens: int) -> list[range]
         out.append(range(start, min(len(lengths), start + fits)))
         start += fits
     return out
-
-
-def clean_text(text: str, max_chars: int) -> str:
-    """The first ``max_chars`` characters as valid UTF-8: a lone surrogate (from a file decoded with
-    ``surrogateescape``) becomes ``?`` instead of an error in the tokenizer."""
-    head = text[:max_chars]
-    try:
-        head.encode("utf-8")
-    except UnicodeEncodeError:
-        head = head.encode("utf-8", "replace").decode("utf-8")
-    return head
 
 
 def mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -315,17 +315,10 @@ def _load_tokenizer(path: Path, max_tokens: int) -> Any:
 
 
 def _load_session(path: Path, threads: int | None) -> Any:
-    import onnxruntime as ort
+    from paqad.embed.onnx_session import cpu_session
 
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see paqad/embed/local.py
-    if threads:
-        options.intra_op_num_threads = threads
     try:
-        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+        return cpu_session(path, threads)
     except Exception as exc:  # noqa: BLE001 - onnxruntime's own exception types
         raise RerankError(f"{path} is not a model onnxruntime can load ({_short(exc)})") from None
 
