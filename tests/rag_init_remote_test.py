@@ -117,3 +117,38 @@ def test_rag_init_rejects_an_unknown_provider(repo: Repo, paqad_cli) -> None:
     out = paqad_cli("rag", "init", "--provider", "cohere", cwd=repo.root)
     assert out.returncode == 2 and "openai" in out.stderr and "voyageai" in out.stderr
     assert not (repo.root / ".paqad" / ".config").exists()
+
+
+class _Terminal:
+    """A stream that says it is a TTY and keeps what is written to it."""
+
+    def __init__(self) -> None:
+        self.written: list[str] = []
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_rag_init_progress_bar_is_the_clis_and_draws_the_same_frames() -> None:
+    """`rag init` draws embedding progress with paqad.cli.render.ProgressBar, fed by the library's
+    plain ``progress(done, total)`` callback; the frame format is unchanged by the move."""
+    from paqad.cli import render
+    from paqad.index import vectors
+
+    assert render.progress_line("embedding", 50, 200, 2.0) == "embedding [######------------------] 50/200 units  25.0/s  ETA 0m06s"
+    term = _Terminal()
+    bar = render.ProgressBar(stream=term)  # type: ignore[arg-type]
+    bar(0, 0)  # nothing to do: nothing drawn
+    assert term.written == []
+    bar(3, 4)
+    bar.close()
+    assert term.written[0].startswith("\r\033[Kembedding [##################------] 3/4 units  ")
+    assert term.written[-1] == "\n"
+    assert vectors.ProgressBar is render.ProgressBar  # the old import path still resolves

@@ -481,3 +481,20 @@ def test_cli_fallback_exits_0_with_a_warning(shop: Repo, tmp_path: Path, paqad_c
     assert len(fallback_lines(shop.root)) == 1
     bad = paqad_cli("-c", "rag_rerank=sometimes", "rag", "search", QUERY, cwd=shop.root)
     assert bad.returncode == 2 and "rag_rerank" in bad.stderr and "off, local, cohere" in bad.stderr
+
+
+def test_cross_encoder_session_uses_the_shared_settings(tiny: TinyModel) -> None:
+    """The local reranker's session comes from the same helper as MiniLM's (paqad/embed/onnx_session.py)."""
+    options = rerank.CrossEncoder(tiny.folder, threads=1)._session.get_session_options()
+    assert options.inter_op_num_threads == 1 and options.intra_op_num_threads == 1 and options.log_severity_level == 3
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_cohere_goes_through_the_shared_http_client(shop: Repo, cohere_stub: Stub) -> None:
+    """Cohere reranking is a plain JsonClient (no embedding-provider subclass): its label, model and key rule."""
+    from paqad.transport import JsonClient
+
+    client = rerank._cohere_client(rerank.RerankConfig(root=shop.root, mode="cohere", base_url=cohere_stub.url), 5.0)
+    assert type(client) is JsonClient and client.url == cohere_stub.url + "/v2/rerank"
+    assert (client.label, client.model, client.key.names) == ("Cohere rerank", "rerank-english-v3.0", rerank.COHERE_KEYS)
+    assert client.retry.max_attempts == 2 and client.retry.max_total_s == 5.0

@@ -44,9 +44,9 @@ def _build_output(report: build.BuildReport, as_json: bool) -> None:
 
 def _with_progress(full: bool, root: Path, cfg: config_mod.Config) -> build.BuildReport:
     """Run a full build (``full``) or an update with the embedding progress bar on stderr (TTY only)."""
-    from paqad.index import build, vectors
+    from paqad.index import build
 
-    bar = vectors.ProgressBar()
+    bar = render.ProgressBar()
     try:
         return (build.build_full if full else build.update)(root, cfg, progress=bar)
     finally:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+import time
+from typing import IO, TYPE_CHECKING
 
 import click
 
@@ -99,3 +101,41 @@ def _graph_lines(found: list[dict]) -> list[str]:
         lines.append(f"  {n['score']:.3f}  {n['hops']} hop{'s' if n['hops'] > 1 else ''}  {n['id']}  ({tag}, {where})")
         lines.append(click.style(f"        {n['evidence']}", dim=True))
     return lines
+
+
+class ProgressBar:
+    """``embedding 1,234/5,000 units  25.1/s  ETA 2m30s`` on stderr, only when stderr is a TTY.
+
+    The library reports progress through a plain ``progress(done, total)`` callback
+    (``paqad.index.vectors.Progress``); this is the CLI's drawing of it. Off a terminal it writes
+    nothing, so logs and pipes get no carriage returns.
+    """
+
+    def __init__(self, label: str = "embedding", stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.label = label
+        self.started = time.perf_counter()
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        self.stream.write("\r\033[K" + progress_line(self.label, done, total, time.perf_counter() - self.started))
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def progress_line(label: str, done: int, total: int, elapsed: float) -> str:
+    """One frame of the bar: label, 24-cell bar, count, rate and time left."""
+    rate = done / elapsed if elapsed > 0 else 0.0
+    eta = (total - done) / rate if rate > 0 else 0.0
+    width = 24
+    filled = int(width * done / total) if total else width
+    bar = "#" * filled + "-" * (width - filled)
+    return f"{label} [{bar}] {done:,}/{total:,} units  {rate:.1f}/s  ETA {int(eta) // 60}m{int(eta) % 60:02d}s"

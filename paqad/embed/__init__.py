@@ -48,8 +48,13 @@ class Provider(Protocol):
 
     name: str
     model: str
-    dims: int
     text_prep_version: int
+
+    @property
+    def dims(self) -> int:
+        """Vector size. Read-only here, so a provider may compute it (a remote one learns it from
+        its first answer) as well as store it."""
+        ...
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         """Shape ``(len(texts), dims)``; an empty list gives shape ``(0, dims)``."""

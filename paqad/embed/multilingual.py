@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from paqad.embed import TEXT_PREP_VERSION
-from paqad.embed.local import clean_text
+from paqad.embed.inputs import clean_text
 from paqad.errors import ConfigError, PaqadError
 
 MODEL = "multilingual-e5-small"

@@ -1,6 +1,6 @@
 """Remote embedding providers: OpenAI, Voyage AI, and any OpenAI-compatible endpoint.
 
-Standard library HTTP only (``urllib.request``); no SDK. Each provider posts JSON and reads JSON:
+HTTP through :mod:`paqad.transport` (standard library only; no SDK). Each provider posts JSON and reads JSON:
 
 - ``openai`` (:class:`OpenAIProvider`): ``POST {base}/v1/embeddings`` with
   ``{"input": [...], "model": ...}`` (plus ``"dimensions"`` when a shorter vector of a
@@ -29,22 +29,14 @@ Standard library HTTP only (``urllib.request``); no SDK. Each provider posts JSO
 
 Rules every provider keeps:
 
-- **Transport.** ``https://`` anywhere; plain ``http://`` only to loopback (127.0.0.0/8, ``::1``,
-  ``localhost``), checked on the URL text when the provider is made, so a refused URL is never
-  resolved or connected to. Certificates are verified (``ssl.create_default_context``; it honours
-  ``SSL_CERT_FILE``). Proxies from the environment are used, except for loopback. Redirects are
-  not followed: the ``Authorization`` header would go with them to wherever the redirect points.
-  A base URL carrying credentials or a query string is refused (keys go in ``secrets.env``).
-- **Keys** come from :mod:`paqad.secrets` (environment, then ``.paqad/secrets.env``), are read on
-  the first request (making a provider is offline and free), are held in a
-  :class:`~paqad.secrets.Secret`, and are masked in every message this module raises
-  (:func:`paqad.secrets.redact`). ``repr`` shows no key.
-- **Retries.** 408, 429, 5xx and connection errors (refused, reset, timed out) are retried with
-  exponential backoff and jitter (half the step fixed, half random), honouring ``Retry-After``
-  (seconds or an HTTP date) and ``retry-after-ms``, within :class:`RetryPolicy`'s bounds on
-  attempts and total time. A server that asks for a longer wait than the budget allows is given up
-  on at once rather than slept on. 401/403 are a :class:`RemoteError` that names the variable to
-  set; other 4xx are not retried.
+- **Transport, keys and retries** are :mod:`paqad.transport`'s, shared with Cohere reranking:
+  ``https://`` anywhere and plain ``http://`` only to loopback, checked on the URL text when the
+  provider is made; certificates verified; no redirects followed (the ``Authorization`` header
+  would go along); keys from :mod:`paqad.secrets` read on the first request (making a provider is
+  offline and free) and masked in every message; 408, 429, 5xx and connection errors retried with
+  backoff and jitter, honouring ``Retry-After`` and ``retry-after-ms``, within
+  :class:`~paqad.transport.RetryPolicy`'s bounds. 401/403 are a :class:`RemoteError` that names
+  the variable to set; other 4xx are not retried. ``repr`` shows no key.
 - **Batches.** Inputs go in order, in requests of at most ``max_inputs`` texts and at most
   ``max_request_tokens`` tokens, counting one token per UTF-8 byte. That count is an upper bound,
   not an estimate: byte-level BPE tokenizers (OpenAI's tiktoken, and the byte-fallback tokenizers
@@ -64,29 +56,38 @@ Rules every provider keeps:
 
 from __future__ import annotations
 
-import email.utils
-import http.client
-import ipaddress
-import json
 import random
 import re
-import socket
-import ssl
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from paqad import __version__
 from paqad.embed import TEXT_PREP_VERSION, Provider
-from paqad.errors import ConfigError, PaqadError
-from paqad.secrets import COMPATIBLE_KEY, OPENAI_KEY, VOYAGE_KEY, Secret, get_secret, redact
+from paqad.errors import ConfigError, RemoteError
+from paqad.secrets import COMPATIBLE_KEY, OPENAI_KEY, VOYAGE_KEY, Secret
+from paqad.transport import MAX_DETAIL_CHARS, MAX_RESPONSE_BYTES, ApiKey, JsonClient, RetryPolicy, check_url, is_loopback
+
+__all__ = [  # the transport names are re-exported: callers imported them from here before paqad.transport existed
+    "MAX_DETAIL_CHARS",
+    "MAX_RESPONSE_BYTES",
+    "OPENAI_LIMITS",
+    "REMOTE_PROVIDERS",
+    "Limits",
+    "OpenAICompatibleProvider",
+    "OpenAIProvider",
+    "RemoteError",
+    "RemoteProvider",
+    "RetryPolicy",
+    "VoyageProvider",
+    "check_url",
+    "endpoint_url",
+    "is_loopback",
+    "remote_provider",
+]
 
 OPENAI_BASE_URL = "https://api.openai.com"
 VOYAGE_BASE_URL = "https://api.voyageai.com"
@@ -106,43 +107,9 @@ VOYAGE_MODELS: dict[str, int] = {
 #: Tokens per request by Voyage model (the API reference's ``input`` field); unknown models get 120K.
 VOYAGE_REQUEST_TOKENS: dict[str, int] = {"voyage-3.5": 320_000, "voyage-3": 320_000, "voyage-3.5-lite": 1_000_000, "voyage-3-lite": 1_000_000}
 
-#: A response body larger than this is refused (2048 vectors of 3072 floats as JSON is ~130 MB).
-MAX_RESPONSE_BYTES = 256 << 20
-#: Characters of a server's error message kept in our message.
-MAX_DETAIL_CHARS = 300
-
-_RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+#: Statuses whose message may say the batch was too big; then the batch is halved.
 _SPLIT_STATUS = frozenset({400, 413, 422})
 _SPLIT_HINT = re.compile(r"batch|too many|too large|too long|token|maximum|exceed|limit", re.IGNORECASE)
-
-
-class RemoteError(PaqadError):
-    """A remote embedding request failed; ``status`` is the HTTP status when there was one."""
-
-    def __init__(self, message: str, status: int | None = None, detail: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        #: The server's own message (redacted), "" when there was none.
-        self.detail = detail
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try. ``timeout_s`` bounds each connect and each read; ``max_total_s`` bounds a
-    request including its retries and waits; at most ``max_attempts`` tries."""
-
-    max_attempts: int = 6
-    max_total_s: float = 120.0
-    timeout_s: float = 60.0
-    backoff_base_s: float = 0.5
-    backoff_cap_s: float = 20.0
-    #: A ``Retry-After`` longer than this is not waited for (the request fails at once).
-    max_retry_after_s: float = 60.0
-
-    def backoff(self, attempt: int, rng: random.Random) -> float:
-        """Wait after failed try number ``attempt`` (1-based): half of the exponential step fixed, half random."""
-        step = min(self.backoff_cap_s, self.backoff_base_s * (2 ** (attempt - 1)))
-        return step / 2 + rng.uniform(0, step / 2)
 
 
 @dataclass(frozen=True)
@@ -160,47 +127,6 @@ class Limits:
 OPENAI_LIMITS = Limits(max_inputs=2048, max_request_tokens=300_000, max_input_tokens=8192)
 
 
-def check_url(url: str, what: str = "Embedding endpoint") -> urllib.parse.SplitResult:
-    """Parse ``url`` and refuse what paqad must not send a key to; nothing is resolved or connected.
-
-    https anywhere; http only to 127.0.0.0/8, ::1 or ``localhost``. No credentials, query or
-    fragment in the URL. Raises ``ConfigError``.
-    """
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        host = parts.hostname or ""
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError:
-        raise ConfigError(f"{what} {redact(url)!r} is not a valid URL.") from None
-    if parts.scheme not in ("https", "http") or not host:
-        raise ConfigError(f"{what} {redact(url)!r} must be an https:// URL (http:// only to this machine).")
-    if parts.username is not None or parts.password is not None:
-        raise ConfigError(f"{what} must not carry credentials; put the key in the environment or .paqad/secrets.env.")
-    if parts.query or parts.fragment:
-        raise ConfigError(f"{what} {redact(url)!r} must not have a query string or fragment.")
-    if parts.scheme == "http" and not is_loopback(host):
-        raise ConfigError(
-            f"{what} {redact(url)!r} uses plain http:// to another machine; the API key and your code would travel "
-            "unencrypted. Use https://, or http:// only to localhost, 127.0.0.0/8 or [::1]."
-        )
-    return parts
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost``, 127.0.0.0/8 and ``::1`` written literally (no DNS lookup: a name that
-    merely resolves to 127.0.0.1 could resolve elsewhere tomorrow)."""
-    host = host.strip("[]").rstrip(".").lower()
-    if host == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback
-
-
 def endpoint_url(base_url: str) -> str:
     """``{base}/v1/embeddings``: ``https://host`` and ``https://host/v1`` both work, and a URL that
     already ends in ``/embeddings`` is used as given."""
@@ -212,17 +138,9 @@ def endpoint_url(base_url: str) -> str:
     return base + "/v1/embeddings"
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001 - urllib's signature
-        return None  # urllib then raises HTTPError with the 3xx status, which we report
-
-
-class _Transient(Exception):
-    """A failure worth retrying that produced no HTTP status (connection refused, reset, timeout)."""
-
-
 class RemoteProvider:
-    """Shared client: key lookup, URL rules, batching, retries, answer checks. Subclasses set the
+    """What every remote embedding service shares on top of :class:`~paqad.transport.JsonClient`:
+    batching, splitting a batch the server found too big, and the answer checks. Subclasses set the
     service's name, key variable, request body and limits."""
 
     name = "remote"
@@ -253,19 +171,24 @@ class RemoteProvider:
         self.text_prep_version = TEXT_PREP_VERSION
         self.url = url
         self.limits = limits
-        self.retry = retry or RetryPolicy()
         self.root = root
-        self._parts = check_url(url)
         self._dims = dims
-        self._key: Secret | None = Secret(api_key, "argument") if api_key else None
-        self._key_loaded = bool(api_key)
-        self._environ = environ
-        self._sleep = sleep
-        self._clock = clock
-        self._rng = rng or random.Random()
+        self._key = ApiKey([self.key_name], label=self.label, required=self.key_required, root=root, environ=environ, given=api_key)
+        self._client = JsonClient(
+            url,
+            label=self.label,
+            key=self._key,
+            model=model,
+            retry=retry,
+            operation=f"{self.label} embeddings",
+            advice=". Try again later, or use the offline provider: paqad rag init --provider local",
+            sleep=sleep,
+            clock=clock,
+            rng=rng,
+        )
+        self.retry = self._client.retry
         self._batch_cap = limits.max_inputs
         self._lock = threading.Lock()
-        self._opener = self._make_opener()
 
     # -- the Provider interface ---------------------------------------------------------------
 
@@ -293,24 +216,12 @@ class RemoteProvider:
         if not self._dims:
             self._embed(["dimension probe"], "document")
         if not self._dims:  # pragma: no cover - _vectors sets it or raises
-            raise self._error("did not say its vector size")
+            raise self._client.error("did not say its vector size")
         return self._dims
 
     def require_key(self) -> Secret | None:
         """The key, read now; ``ConfigError`` naming where to put it when it is required and missing."""
-        with self._lock:
-            if not self._key_loaded:
-                self._key = get_secret(self.key_name, self.root, self._environ)
-                self._key_loaded = True
-        if self._key is not None and not re.fullmatch(r"[\x21-\x7e]+", self._key.reveal()):
-            # http.client would put the whole header, key included, into its ValueError.
-            raise ConfigError(f"The API key from {self._key.source} has spaces or characters a header cannot carry; check {self.key_name}.")
-        if self._key is None and self.key_required:
-            raise ConfigError(
-                f"{self.label} needs an API key: set {self.key_name} in the environment, "
-                f"or put {self.key_name}=... in .paqad/secrets.env (mode 0600, never committed)."
-            )
-        return self._key
+        return self._key.get()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, dims={self._dims}, url={self.url!r})"
@@ -360,7 +271,7 @@ class RemoteProvider:
 
     def _embed_batch(self, texts: list[str], kind: str) -> np.ndarray:
         try:
-            payload = self._post(self._body(texts, kind))
+            payload = self._client.post(self._body(texts, kind))
         except RemoteError as exc:
             if exc.status in _SPLIT_STATUS and len(texts) > 1 and _SPLIT_HINT.search(exc.detail):
                 half = len(texts) // 2
@@ -370,158 +281,32 @@ class RemoteProvider:
         return self._vectors(payload, len(texts))
 
     def _vectors(self, payload: Any, count: int) -> np.ndarray:
+        error = self._client.error
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list):
-            raise self._error("answered without a 'data' list of embeddings")
+            raise error("answered without a 'data' list of embeddings")
         if len(data) != count:
-            raise self._error(f"returned {len(data)} embeddings for {count} inputs")
+            raise error(f"returned {len(data)} embeddings for {count} inputs")
         rows: list[Any] = [None] * count
         for position, item in enumerate(data):
             if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
-                raise self._error(f"answered with an item without an 'embedding' list (position {position})")
+                raise error(f"answered with an item without an 'embedding' list (position {position})")
             index = item.get("index", position)
             if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count or rows[index] is not None:
-                raise self._error(f"answered with a missing, repeated or out-of-range index {index!r}")
+                raise error(f"answered with a missing, repeated or out-of-range index {index!r}")
             rows[index] = item["embedding"]
         try:
             matrix = np.asarray(rows, dtype=np.float64)
         except (ValueError, TypeError):
-            raise self._error("answered with embeddings of different lengths or non-numbers") from None
+            raise error("answered with embeddings of different lengths or non-numbers") from None
         if matrix.ndim != 2 or matrix.shape[1] == 0 or not np.isfinite(matrix).all():
-            raise self._error("answered with empty or non-finite embeddings")
+            raise error("answered with empty or non-finite embeddings")
         with self._lock:
             if self._dims is None:
                 self._dims = int(matrix.shape[1])
         if matrix.shape[1] != self._dims:
-            raise self._error(f"returned vectors of {matrix.shape[1]} dimensions; {self.model} was expected to give {self._dims}")
+            raise error(f"returned vectors of {matrix.shape[1]} dimensions; {self.model} was expected to give {self._dims}")
         return matrix
-
-    # -- HTTP ---------------------------------------------------------------------------------
-
-    def _make_opener(self) -> urllib.request.OpenerDirector:
-        proxies = urllib.request.ProxyHandler({}) if is_loopback(self._parts.hostname or "") else urllib.request.ProxyHandler()
-        https = urllib.request.HTTPSHandler(context=ssl.create_default_context())
-        return urllib.request.build_opener(proxies, https, _NoRedirect())
-
-    def _post(self, body: dict[str, Any]) -> Any:
-        key = self.require_key()
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": f"paqad/{__version__}"}
-        if key is not None:
-            headers["Authorization"] = "Bearer " + key.reveal()
-        policy = self.retry
-        started = self._clock()
-        deadline = started + policy.max_total_s
-        attempt = 0
-        while True:
-            attempt += 1
-            retry_after: float | None = None
-            try:
-                status, response_headers, raw = self._send(data, headers, max(0.5, min(policy.timeout_s, deadline - self._clock())))
-            except _Transient as exc:
-                last = str(exc)
-            else:
-                if 200 <= status < 300:
-                    return self._decode(raw, status)
-                detail = self._detail(raw)
-                if status in (401, 403):
-                    raise self._auth_error(status, detail)
-                if status not in _RETRY_STATUS:
-                    raise self._refused(status, detail, response_headers)
-                last = f"HTTP {status}" + (f": {detail}" if detail else "")
-                retry_after = _retry_after(response_headers)
-            elapsed = self._clock() - started
-            tries = f"after {attempt} attempt{'s' if attempt > 1 else ''} in {elapsed:.1f} s"
-            if attempt >= policy.max_attempts:
-                raise self._give_up(tries, last)
-            if retry_after is not None and retry_after > policy.max_retry_after_s:
-                raise self._give_up(f"{tries}: the service asked to retry after {retry_after:g} s, more than the {policy.max_retry_after_s:g} s paqad waits", last)
-            wait = retry_after if retry_after is not None else policy.backoff(attempt, self._rng)
-            if self._clock() + wait > deadline:
-                raise self._give_up(f"{tries}: the next wait, {wait:.1f} s, would pass the {policy.max_total_s:g} s budget", last)
-            self._sleep(wait)
-
-    def _send(self, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, Any, bytes]:
-        request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-        try:
-            with self._opener.open(request, timeout=timeout) as response:
-                return response.status, response.headers, _read(response)
-        except urllib.error.HTTPError as exc:
-            try:
-                raw = exc.read(64 << 10) if exc.fp is not None else b""
-            except (OSError, http.client.HTTPException):
-                raw = b""
-            finally:
-                exc.close()
-            return exc.code, exc.headers, raw
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, ssl.SSLCertVerificationError):
-                raise RemoteError(
-                    redact(f"{self.label} at {self._parts.hostname}: the TLS certificate could not be verified ({reason.verify_message}). "
-                           "If a company proxy re-signs TLS, point SSL_CERT_FILE at its CA bundle.")
-                ) from None
-            raise _Transient(f"could not reach {self._parts.hostname} ({_reason(reason)})") from None
-        except (TimeoutError, socket.timeout):
-            raise _Transient(f"no answer from {self._parts.hostname} within {timeout:g} s") from None
-        except (ConnectionError, http.client.HTTPException, OSError) as exc:
-            raise _Transient(f"connection to {self._parts.hostname} failed ({_reason(exc)})") from None
-
-    def _decode(self, raw: bytes, status: int) -> Any:
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            head = raw[:80].decode("utf-8", "replace")
-            raise self._error(f"answered HTTP {status} with a body that is not valid JSON ({len(raw)} bytes, starting {head!r})") from None
-
-    def _detail(self, raw: bytes) -> str:
-        """The server's own error message: OpenAI's ``error.message``, Voyage's ``detail``, or the text."""
-        text = raw.decode("utf-8", "replace")
-        try:
-            body = json.loads(text)
-        except ValueError:
-            body = None
-        if isinstance(body, dict):
-            error = body.get("error")
-            for candidate in (error.get("message") if isinstance(error, dict) else error, body.get("detail"), body.get("message")):
-                if isinstance(candidate, str) and candidate.strip():
-                    text = candidate
-                    break
-        text = " ".join(text.split())
-        if len(text) > MAX_DETAIL_CHARS:
-            text = text[: MAX_DETAIL_CHARS - 1] + "…"
-        return text
-
-    # -- messages (every one goes through redact) -----------------------------------------------
-
-    def _redact(self, text: str) -> str:
-        return redact(text, [self._key])
-
-    def _error(self, what: str, status: int | None = None, detail: str = "") -> RemoteError:
-        return RemoteError(self._redact(f"{self.label} ({self.url}, model {self.model}) {what}."), status, self._redact(detail))
-
-    def _auth_error(self, status: int, detail: str) -> RemoteError:
-        if self._key is None:
-            head = f"{self.label} refused the request without an API key ({status}); set {self.key_name} or .paqad/secrets.env"
-        else:
-            verb = "rejected the API key" if status == 401 else "refused the API key access"
-            head = f"{self.label} {verb} ({status}); set {self.key_name} or .paqad/secrets.env (the key used came from {self._key.source})"
-        return RemoteError(self._redact(head + (f". The service said: {detail}" if detail else "")), status, self._redact(detail))
-
-    def _refused(self, status: int, detail: str, headers: Any) -> RemoteError:
-        if 300 <= status < 400:
-            location = headers.get("Location", "?") if headers is not None else "?"
-            what = f"redirected the request ({status}) to {location}; paqad does not follow redirects (the key would go along). Set the URL to the final address"
-        elif status == 404:
-            what = f"answered 404 (check the base URL and the model name {self.model!r})"
-        else:
-            what = f"refused the request (HTTP {status})"
-        return self._error(what + (f": {detail}" if detail else ""), status, detail)
-
-    def _give_up(self, when: str, last: str) -> RemoteError:
-        return RemoteError(
-            self._redact(f"{self.label} embeddings failed {when}; last error: {last}. Try again later, or use the offline provider: paqad rag init --provider local"),
-        )
 
 
 class OpenAIProvider(RemoteProvider):
@@ -624,46 +409,6 @@ def _find_root(start: Path) -> Path | None:
         if (folder / ".paqad").is_dir():
             return folder
     return None
-
-
-def _read(response: Any) -> bytes:
-    raw = response.read(MAX_RESPONSE_BYTES + 1)
-    if len(raw) > MAX_RESPONSE_BYTES:
-        raise RemoteError(f"The embedding service sent more than {MAX_RESPONSE_BYTES >> 20} MB; refusing it.")
-    return raw
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date); None if absent."""
-    if headers is None:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _reason(reason: Any) -> str:
-    if isinstance(reason, BaseException):
-        text = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
-        return redact(str(text))
-    return redact(str(reason))
 
 
 def _normalise(matrix: np.ndarray) -> np.ndarray:

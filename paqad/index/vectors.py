@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,33 +272,13 @@ def _write_batch(con: sqlite3.Connection, rows: list[tuple], blobs: list[bytes])
                 con.execute("INSERT OR REPLACE INTO vectors(uid, vec) VALUES (?, ?)", (row[0], blob))
 
 
-class ProgressBar:
-    """``embedding 1,234/5,000 units  25.1/s  ETA 2m30s`` on stderr, only when stderr is a TTY."""
+def __getattr__(name: str) -> Any:
+    """``ProgressBar`` and ``progress_line`` moved to :mod:`paqad.cli.render` (drawing a bar on a
+    terminal is the CLI's job; the library only calls ``progress(done, total)``). Still reachable
+    here, resolved lazily so that importing the index never imports the CLI, for callers written
+    before the move."""
+    if name in ("ProgressBar", "progress_line"):
+        from paqad.cli import render
 
-    def __init__(self, label: str = "embedding", stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-        self.label = label
-        self.started = time.perf_counter()
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.shown = False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
-            return
-        self.stream.write("\r\033[K" + progress_line(self.label, done, total, time.perf_counter() - self.started))
-        self.stream.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def progress_line(label: str, done: int, total: int, elapsed: float) -> str:
-    rate = done / elapsed if elapsed > 0 else 0.0
-    eta = (total - done) / rate if rate > 0 else 0.0
-    width = 24
-    filled = int(width * done / total) if total else width
-    bar = "#" * filled + "-" * (width - filled)
-    return f"{label} [{bar}] {done:,}/{total:,} units  {rate:.1f}/s  ETA {int(eta) // 60}m{int(eta) % 60:02d}s"
+        return getattr(render, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

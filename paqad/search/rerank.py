@@ -31,8 +31,9 @@ Modes:
 - ``cohere``: ``POST {base}/v2/rerank`` with ``{"model", "query", "documents", "top_n"}``; the answer
   is ``{"results": [{"index", "relevance_score"}, ...]}`` (docs.cohere.com/reference/rerank).
   Key: ``CO_API_KEY`` (the name Cohere's SDK documents), else ``COHERE_API_KEY``, from the
-  environment or ``.paqad/secrets.env``. Transport, key handling and retries are the embedding
-  client's (:mod:`paqad.embed.remote`): https, or http only to loopback; no redirects; redaction.
+  environment or ``.paqad/secrets.env``. Transport, key handling and retries are
+  :mod:`paqad.transport`'s, the same client the remote embedding providers use: https, or http
+  only to loopback; no redirects; redaction.
 """
 
 from __future__ import annotations
@@ -43,11 +44,14 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
 
 from paqad import audit, workspace
 from paqad.errors import PaqadError
-from paqad.secrets import Secret, get_secret, redact
+from paqad.secrets import redact
+
+if TYPE_CHECKING:
+    from paqad.transport import JsonClient
 
 MODES = ("off", "local", "cohere")
 DEFAULT_POOL = 50
@@ -56,6 +60,10 @@ COHERE_MODEL = "rerank-english-v3.0"
 COHERE_BASE_URL = "https://api.cohere.com"
 #: Cohere's SDK reads CO_API_KEY ("preferred and documented") and accepts COHERE_API_KEY.
 COHERE_KEYS = ("CO_API_KEY", "COHERE_API_KEY")
+#: Cohere in messages ("Cohere rerank rejected the API key (401)...").
+COHERE_LABEL = "Cohere rerank"
+#: The URL setting in the message that refuses one.
+URL_SETTING = "Rerank endpoint"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 #: Characters of a unit given to the reranker (path and name first, then its source). 1,500
@@ -69,7 +77,7 @@ MAX_PAIR_TOKENS = 256
 LOCAL_BATCH = 8
 #: Below this much time left, the hook does not start reranking at all.
 MIN_TIME_S = 0.05
-#: Nor a Cohere request: the embedding client gives each try at least this long.
+#: Nor a Cohere request: the HTTP client (paqad.transport) gives each try at least this long.
 MIN_REQUEST_S = 0.5
 AUDIT_EVENT = "rag-rerank-fallback"
 
@@ -294,17 +302,10 @@ def _load_tokenizer(path: Path, max_tokens: int) -> Any:
 
 
 def _load_session(path: Path, threads: int | None) -> Any:
-    import onnxruntime as ort
+    from paqad.embed.onnx_session import cpu_session
 
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see paqad/embed/local.py
-    if threads:
-        options.intra_op_num_threads = threads
     try:
-        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+        return cpu_session(path, threads)
     except Exception as exc:  # noqa: BLE001 - onnxruntime's own exception types
         raise RerankError(f"{path} is not a model onnxruntime can load ({_short(exc)})") from None
 
@@ -320,39 +321,25 @@ def _short(exc: BaseException) -> str:
 # ---------------------------------------------------------------------------- Cohere
 
 
-def _cohere_client(config: RerankConfig, timeout_s: float) -> Any:
-    """A client built on the embedding client's transport (URL rules, key lookup, retries, redaction)."""
-    from paqad.embed import remote
-
-    class CohereClient(remote.RemoteProvider):
-        name = "cohere"
-        label = "Cohere rerank"
-        key_name = COHERE_KEYS[0]
-
-        def require_key(self) -> Secret | None:
-            with self._lock:
-                if not self._key_loaded:
-                    found = (get_secret(name, self.root, self._environ) for name in COHERE_KEYS)
-                    self._key = next((k for k in found if k is not None), None)
-                    self._key_loaded = True
-            return super().require_key()  # checks the key's characters; no key: says to set CO_API_KEY
-
-        def _give_up(self, when: str, last: str) -> remote.RemoteError:
-            return remote.RemoteError(self._redact(f"{self.label} failed {when}; last error: {last}"))
+def _cohere_client(config: RerankConfig, timeout_s: float) -> JsonClient:
+    """The shared JSON client pointed at Cohere's rerank URL, with a retry policy that fits ``timeout_s``."""
+    from paqad.transport import ApiKey, JsonClient, RetryPolicy  # lazily: a lexical search loads no HTTP stack
 
     # A second try only when there is time for it: the client gives every try at least 0.5 s.
     attempts = 2 if timeout_s >= 2 * MIN_REQUEST_S + 1.0 else 1
-    policy = remote.RetryPolicy(max_attempts=attempts, max_total_s=timeout_s, timeout_s=timeout_s, backoff_base_s=0.2, backoff_cap_s=1.0, max_retry_after_s=timeout_s)
-    limits = remote.Limits(max_inputs=1000, max_request_tokens=1 << 30, max_input_tokens=None)
-    return CohereClient(config.model or COHERE_MODEL, url=rerank_url(config.base_url or COHERE_BASE_URL), dims=1, limits=limits, root=config.root, retry=policy)
+    policy = RetryPolicy(max_attempts=attempts, max_total_s=timeout_s, timeout_s=timeout_s, backoff_base_s=0.2, backoff_cap_s=1.0, max_retry_after_s=timeout_s)
+    key = ApiKey(COHERE_KEYS, label=COHERE_LABEL, root=config.root)
+    return JsonClient(
+        rerank_url(config.base_url or COHERE_BASE_URL), label=COHERE_LABEL, key=key, model=config.model or COHERE_MODEL, retry=policy, what=URL_SETTING
+    )
 
 
 def rerank_url(base_url: str) -> str:
     """``{base}/v2/rerank``: ``https://host``, ``https://host/v2`` and a full ``.../rerank`` all work."""
-    from paqad.embed import remote
+    from paqad.transport import check_url
 
     base = base_url.strip().rstrip("/")
-    remote.check_url(base, "Rerank endpoint")
+    check_url(base, URL_SETTING)
     if base.endswith("/rerank"):
         return base
     if base.endswith("/v2"):
@@ -372,7 +359,7 @@ class CohereScorer:
             raise RerankError(f"{left:.2f} s left in the prompt budget, too little to ask Cohere (at least {MIN_REQUEST_S:g} s)")
         client = _cohere_client(self.config, left)
         body = {"model": client.model, "query": query, "documents": [d if d.strip() else " " for d in documents], "top_n": len(documents)}
-        return parse_cohere(client._post(body), len(documents))
+        return parse_cohere(client.post(body), len(documents))
 
 
 def parse_cohere(payload: Any, count: int) -> list[float]:
