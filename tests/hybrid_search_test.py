@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from paqad import config
+from paqad.cli import render
 from paqad.index import build, store, vectors
 from paqad.search import pipeline, vector
 from repo_factory import Repo, child_env, make_shop, unshare_works, wait_for
@@ -236,13 +237,13 @@ def test_cli_default_init_is_the_offline_local_model_then_status_probe_and_back_
 
 
 def test_progress_line_has_rate_and_eta():
-    line = vectors.progress_line("embedding", 50, 200, 2.0)
+    line = render.progress_line("embedding", 50, 200, 2.0)
     assert "50/200 units" in line and "25.0/s" in line and "ETA 0m06s" in line
 
 
 def test_progress_bar_is_silent_off_a_terminal(tmp_path):
     with open(tmp_path / "err", "w") as fh:
-        bar = vectors.ProgressBar(stream=fh)
+        bar = render.ProgressBar(stream=fh)
         bar(1, 10)
         bar.close()
     assert (tmp_path / "err").read_text() == ""

@@ -140,7 +140,6 @@ def test_rag_init_progress_bar_is_the_clis_and_draws_the_same_frames() -> None:
     """`rag init` draws embedding progress with paqad.cli.render.ProgressBar, fed by the library's
     plain ``progress(done, total)`` callback; the frame format is unchanged by the move."""
     from paqad.cli import render
-    from paqad.index import vectors
 
     assert render.progress_line("embedding", 50, 200, 2.0) == "embedding [######------------------] 50/200 units  25.0/s  ETA 0m06s"
     term = _Terminal()
@@ -151,4 +150,3 @@ def test_rag_init_progress_bar_is_the_clis_and_draws_the_same_frames() -> None:
     bar.close()
     assert term.written[0].startswith("\r\033[Kembedding [##################------] 3/4 units  ")
     assert term.written[-1] == "\n"
-    assert vectors.ProgressBar is render.ProgressBar  # the old import path still resolves

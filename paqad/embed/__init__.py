@@ -12,17 +12,15 @@ built with another preparation must be recomputed.
 from __future__ import annotations
 
 import re
-from typing import Any, TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable
 
+from paqad.embed.base import TEXT_PREP_VERSION, Provider
 from paqad.errors import ConfigError
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from paqad.units import CodeUnit
 
-#: Bumped whenever ``unit_text`` (or a provider's own text preparation) changes its output.
-TEXT_PREP_VERSION = 1
+__all__ = ["TEXT_PREP_VERSION", "Provider", "PROVIDERS", "get_provider", "unit_text"]
 
 #: Default cap of ``unit_text``. all-MiniLM-L6-v2 reads at most 256 WordPiece tokens, and code with
 #: whitespace collapsed runs at only 2.5-3 characters per token (punctuation and identifier pieces
@@ -40,29 +38,6 @@ _DESCRIPTION_SHARE = 0.30
 _DOCSTRING_SHARE = 0.30
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-
-
-@runtime_checkable
-class Provider(Protocol):
-    """An embedding model. Vectors are float32 and L2-normalised; row ``i`` belongs to ``texts[i]``."""
-
-    name: str
-    model: str
-    text_prep_version: int
-
-    @property
-    def dims(self) -> int:
-        """Vector size. Read-only here, so a provider may compute it (a remote one learns it from
-        its first answer) as well as store it."""
-        ...
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """Shape ``(len(texts), dims)``; an empty list gives shape ``(0, dims)``."""
-        ...
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """Shape ``(dims,)``, with the model's query prefix where it wants one."""
-        ...
 
 
 ProviderFactory = Callable[..., Provider]

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from paqad.embed import TEXT_PREP_VERSION, Provider
+from paqad.embed.base import TEXT_PREP_VERSION, Provider
 from paqad.embed.files import PackagedFile, ShippedFile
 from paqad.embed.inputs import clean_text
 from paqad.errors import ConfigError

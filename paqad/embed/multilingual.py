@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from paqad.embed import TEXT_PREP_VERSION
+from paqad.embed.base import TEXT_PREP_VERSION
 from paqad.embed.inputs import clean_text
 from paqad.errors import ConfigError, PaqadError
 

@@ -66,7 +66,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from paqad.embed import TEXT_PREP_VERSION, Provider
+from paqad.embed.base import TEXT_PREP_VERSION, Provider
 from paqad.errors import ConfigError, RemoteError
 from paqad.secrets import COMPATIBLE_KEY, OPENAI_KEY, VOYAGE_KEY, Secret
 from paqad.transport import MAX_DETAIL_CHARS, MAX_RESPONSE_BYTES, ApiKey, JsonClient, RetryPolicy, check_url, is_loopback

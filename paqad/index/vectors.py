@@ -270,15 +270,3 @@ def _write_batch(con: sqlite3.Connection, rows: list[tuple], blobs: list[bytes])
             now = con.execute("SELECT id, content_hash FROM units WHERE uid = ?", (row[0],)).fetchone()
             if now == (row[1], row[2]):
                 con.execute("INSERT OR REPLACE INTO vectors(uid, vec) VALUES (?, ?)", (row[0], blob))
-
-
-def __getattr__(name: str) -> Any:
-    """``ProgressBar`` and ``progress_line`` moved to :mod:`paqad.cli.render` (drawing a bar on a
-    terminal is the CLI's job; the library only calls ``progress(done, total)``). Still reachable
-    here, resolved lazily so that importing the index never imports the CLI, for callers written
-    before the move."""
-    if name in ("ProgressBar", "progress_line"):
-        from paqad.cli import render
-
-        return getattr(render, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,105 @@
+"""The shape of the code, checked: a size budget, and an import graph without cycles.
+
+Size: no module over 500 lines, no function over 60, the median function at most 15 lines
+(pre-commit, the runner we learn from: median 8, 90th percentile 30). An exception is listed
+here with its reason, so it is a decision, not drift.
+
+Imports: the graph of ``paqad`` modules, counting every import (module-level and the lazy ones
+inside functions), has no cycle. ``from pkg import name`` counts as an edge to ``pkg.name`` when
+that is a module and to ``pkg`` otherwise (the convention of grimp/import-linter).
+"""
+
+from __future__ import annotations
+
+import ast
+import statistics
+from pathlib import Path
+
+import networkx as nx
+
+import paqad
+
+PACKAGE = Path(paqad.__file__).resolve().parent
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+MAX_MEDIAN_FUNCTION_LINES = 15
+#: module (relative to paqad/) -> why it may be longer than MAX_MODULE_LINES.
+MODULE_EXCEPTIONS: dict[str, str] = {}
+#: "module:function" -> why it may be longer than MAX_FUNCTION_LINES.
+FUNCTION_EXCEPTIONS: dict[str, str] = {}
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def test_no_module_is_over_the_line_budget() -> None:
+    over = {}
+    for path in modules().values():
+        rel = str(path.relative_to(PACKAGE))
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES and rel not in MODULE_EXCEPTIONS:
+            over[rel] = lines
+    assert over == {}, f"split these modules (or list them in MODULE_EXCEPTIONS with a reason): {over}"
+
+
+def test_functions_stay_small() -> None:
+    lengths, over = [], {}
+    for name, path in modules().items():
+        for fn in functions(ast.parse(path.read_text(encoding="utf-8"))):
+            length = (fn.end_lineno or fn.lineno) - fn.lineno + 1
+            lengths.append(length)
+            if length > MAX_FUNCTION_LINES and f"{name}:{fn.name}" not in FUNCTION_EXCEPTIONS:
+                over[f"{name}:{fn.name}"] = length
+    assert over == {}, f"functions over {MAX_FUNCTION_LINES} lines: {over}"
+    assert statistics.median(lengths) <= MAX_MEDIAN_FUNCTION_LINES
+
+
+def import_graph() -> nx.DiGraph:
+    mods = modules()
+    graph = nx.DiGraph()
+    graph.add_nodes_from(mods)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    for name, path in mods.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = name.split(".") if is_package else name.split(".")[:-1]
+                    parts = parts[: len(parts) - (node.level - 1)]
+                    base = ".".join([*parts, base] if base else parts)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            for target in targets:
+                resolved = resolve(target) if target.split(".")[0] == "paqad" else None
+                if resolved and resolved != name:
+                    graph.add_edge(name, resolved)
+    return graph
+
+
+def test_the_import_graph_has_no_cycles() -> None:
+    cycles = [sorted(c) for c in nx.strongly_connected_components(import_graph()) if len(c) > 1]
+    assert cycles == []
+
+
+def test_the_import_graph_sees_lazy_imports() -> None:
+    """The check above is only worth something if it sees imports inside functions too."""
+    graph = import_graph()
+    assert graph.has_edge("paqad.hooks.actions", "paqad.delivery.refresh")  # imported inside an action
+    assert graph.has_edge("paqad.cli.main", "paqad.cli.common")
