@@ -90,7 +90,7 @@ class Secret:
     def __hash__(self) -> int:
         return hash(self._value)
 
-    def __reduce__(self):  # never pickled into a cache or a subprocess by accident
+    def __reduce__(self) -> tuple[object, ...]:  # never pickled into a cache or a subprocess by accident
         raise TypeError("a Secret cannot be pickled")
 
 

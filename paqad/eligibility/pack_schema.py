@@ -50,7 +50,7 @@ def _check_plain_name(v: object) -> None:
 def _check_pattern(v: object) -> None:
     cfgv.check_string(v)
     try:
-        pathspec.GitIgnoreSpec.from_lines([v])
+        pathspec.GitIgnoreSpec.from_lines([str(v)])  # a str: check_string raised otherwise
     except ValueError as e:
         raise cfgv.ValidationError(f"Invalid gitwildmatch pattern {v!r}: {e}") from None
 

@@ -301,10 +301,11 @@ def execute(root: Path, event: str, spec: ActionSpec, mode: str) -> RunResult:
     return result
 
 
-def run_held(root: Path, event: str, spec: ActionSpec, lock: filelock.BaseFileLock, mode: str) -> list[RunResult]:
+def run_held(root: Path, event: str, spec: ActionSpec, held: filelock.BaseFileLock, mode: str) -> list[RunResult]:
     """Run while holding the action's lock, once more for each rerun request; release; recheck."""
-    results = []
+    results: list[RunResult] = []
     rerun = _state(root, spec.action, "rerun")
+    lock: filelock.BaseFileLock | None = held
     while lock is not None:
         try:
             requested = _take_rerun(rerun)  # served by the run below

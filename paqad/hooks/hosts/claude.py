@@ -18,7 +18,7 @@ from paqad.hooks.hosts import base
 NAME = "claude"
 LIMIT = 10_000
 DELIVERS_ON_PROMPT = True
-MCP = (base.McpConfig("claude", ".mcp.json", "mcpServers", {"type": "stdio", **base.MCP_PLAIN}),)
+MCP: tuple[base.McpConfig, ...] = (base.McpConfig("claude", ".mcp.json", "mcpServers", {"type": "stdio", **base.MCP_PLAIN}),)
 CONFIG = ".claude/settings.json"
 EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start"}
 KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start"}

@@ -19,7 +19,7 @@ from paqad.hooks.hosts import base
 NAME = "codex"
 LIMIT = 10_000
 DELIVERS_ON_PROMPT = True
-MCP = (base.McpConfig("codex", ".codex/config.toml", "mcp_servers", dict(base.MCP_PLAIN)),)  # read for trusted projects
+MCP: tuple[base.McpConfig, ...] = (base.McpConfig("codex", ".codex/config.toml", "mcp_servers", dict(base.MCP_PLAIN)),)  # read for trusted projects
 CONFIG = ".codex/hooks.json"
 TOML = ".codex/config.toml"
 EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start"}

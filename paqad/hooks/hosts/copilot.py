@@ -25,7 +25,7 @@ from paqad.hooks.hosts import base
 NAME = "copilot"
 LIMIT = 10_000
 DELIVERS_ON_PROMPT = False
-MCP = (base.McpConfig("vscode", ".vscode/mcp.json", "servers", {"type": "stdio", **base.MCP_WORKSPACE}),)  # Copilot in VS Code
+MCP: tuple[base.McpConfig, ...] = (base.McpConfig("vscode", ".vscode/mcp.json", "servers", {"type": "stdio", **base.MCP_WORKSPACE}),)  # Copilot in VS Code
 CONFIG = ".github/hooks/paqad.json"
 EVENTS = {"userPromptSubmitted": "prompt-submit", "sessionStart": "session-start", "postToolUse": "tool-use"}
 KINDS = {"prompt-submit": "prompt", "session-start": "session-start", "tool-use": "tool"}

@@ -19,7 +19,7 @@ from paqad.hooks.hosts import base
 NAME = "cursor"
 LIMIT = 10_000
 DELIVERS_ON_PROMPT = False
-MCP = (base.McpConfig("cursor", ".cursor/mcp.json", "mcpServers", {"type": "stdio", **base.MCP_WORKSPACE}),)
+MCP: tuple[base.McpConfig, ...] = (base.McpConfig("cursor", ".cursor/mcp.json", "mcpServers", {"type": "stdio", **base.MCP_WORKSPACE}),)
 CONFIG = ".cursor/hooks.json"
 EVENTS = {"beforeSubmitPrompt": "prompt-submit", "sessionStart": "session-start", "postToolUse": "tool-use"}
 KINDS = {"beforeSubmitPrompt": "prompt", "sessionStart": "session-start", "postToolUse": "tool"}

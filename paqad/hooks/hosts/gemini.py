@@ -35,7 +35,8 @@ def detect(root: Path) -> bool:
 
 
 def _enable(data: dict) -> None:
-    tools = data.get("tools") if isinstance(data.get("tools"), dict) else {}
+    found = data.get("tools")
+    tools: dict = found if isinstance(found, dict) else {}
     tools["enableHooks"] = True
     data["tools"] = tools
 
