@@ -71,6 +71,7 @@ LOCK = HERE / "semble.lock.json"
 SPLIT = HERE / "semble_split.json"
 RESULTS = HERE / "results" / "semble"
 K = 10
+UPSTREAM_ABLATIONS = "benchmarks/results/semble-ablations-1ea77add4c1b.json"  # modes bm25 and semantic (raw)
 LEXICAL = {"rag_embedding_provider": "none"}
 BM25_VENV = CACHE / "bm25-venv"
 # upstream's uv.lock pins chonkie 1.6.2 (tree-sitter-language-pack 1.4.1, which downloads its
@@ -79,6 +80,11 @@ BM25_PACKAGES = ["chonkie[code]==1.6.2", "bm25s==0.3.3", "pathspec>=0.12", "nump
     f"tree-sitter-{g}" for g in ("python", "javascript", "typescript", "go", "rust", "java", "kotlin", "ruby",
                                  "php", "c", "cpp", "c-sharp", "swift", "scala", "bash", "lua", "haskell",
                                  "elixir", "zig")]
+# When the pinned revision is absent and the substitute's tree keeps the code elsewhere. The only
+# case: MessagePack-CSharp's snapshot ends in July 2021, when src/MessagePack/ held project files
+# and the sources the annotations name (src/MessagePack/MessagePackSerializer.cs, ...) lived in
+# the Unity client folder; indexing that folder keeps the annotated paths' suffixes.
+SUBSTITUTE_ROOTS = {"messagepack-csharp": "src/MessagePack.UnityClient/Assets/Scripts/MessagePack"}
 PUBLISHED = {  # semble's benchmarks/README.md at UPSTREAM_COMMIT, NDCG@10
     "semble hybrid": 0.854, "CodeRankEmbed hybrid": 0.862, "semble BM25 + ranking": 0.834, "BM25 raw": 0.675,
 }
@@ -155,6 +161,8 @@ def materialise_upstream(ugit: Path) -> None:
         for s in specs:
             pinned_at.setdefault(f"{s['name']}@{s['revision']}", date)
     (dest / "pinned_at.json").write_text(json.dumps(pinned_at, indent=1, sort_keys=True))
+    # upstream's per-repo figures of its ablation run (BM25 raw among them), for calibration
+    (dest / "ablations.json").write_text(git(ugit, "show", f"{UPSTREAM_COMMIT}:{UPSTREAM_ABLATIONS}"))
     (dest / "SOURCE").write_text(f"{ugit}\n{UPSTREAM_COMMIT}\n")
 
 
@@ -287,11 +295,16 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             shutil.rmtree(dest, ignore_errors=True)
         else:
             used, why = resolve_revision(gdir, spec, pinned_at)
+            root = spec.get("benchmark_root")
+            if why and name in SUBSTITUTE_ROOTS:
+                root = SUBSTITUTE_ROOTS[name]
+                why += f"; indexed {root} instead of {spec.get('benchmark_root')} (the annotated files lived there then)"
+                entry["indexed_root"] = root
             shutil.rmtree(dest, ignore_errors=True)
             dest.mkdir(parents=True)
-            missing = write_tree(gdir, used, spec.get("benchmark_root"), dest)
+            missing = write_tree(gdir, used, root, dest)
             fp, n = corpora.fingerprint(dest)
-            corpora.git_init_one_commit(dest, f"semble benchmark {name} {used[:12]} {spec.get('benchmark_root') or '.'}")
+            corpora.git_init_one_commit(dest, f"semble benchmark {name} {used[:12]} {root or '.'}")
             files = list(repo_files(dest))
             n_t = sum(len(t["targets"]) for t in tasks if t["repo"] == name)
             lost = sum(1 for t in tasks if t["repo"] == name for tg in t["targets"]
@@ -659,6 +672,20 @@ def summary_markdown(rows: dict[str, list[dict[str, Any]]], names: list[str], pe
         L.append(f"| {a} | **{f3(m[a]['overall'])}** | {f3(m[a]['micro'])} | "
                  + " | ".join(f3(v) for _, v in sorted(m[a]["category"].items()))
                  + f" | {m[a]['queries']} | {m[a]['n_repos']} |")
+    present = [n for n in names if not per_repo.get(n, {}).get("absent")]
+    if len(present) < len(names):
+        L.append(f"Over the {len(present)} repositories present ({', '.join(sorted(set(names) - set(present)))} absent): "
+                 + ", ".join(f"{a} {f3(macro(rows[a], present)['overall'])}" for a in arms) + ".\n")
+    abl = CACHE / "upstream" / "ablations.json"
+    if abl.exists():
+        pub = {r["repo"]: r["ndcg10"] for r in json.loads(abl.read_text())["repos"] if r["mode"] == "bm25"}
+        common = [n for n in present if n in pub]
+        if common:
+            pm = sum(pub[n] for n in common) / len(common)
+            ours = macro(rows["bm25raw"], common)["overall"] if "bm25raw" in rows else None
+            L.append(f"Calibration: upstream's published per-repo BM25-raw figures ({UPSTREAM_ABLATIONS.rsplit('/', 1)[-1]}, "
+                     f"66-repo run whose mean is the published 0.675) average **{pm:.3f}** over the {len(common)} repos "
+                     f"present here that it covers; our bm25raw over the same repos: **{f3(ours)}**.\n")
     L.append("")
     langs = sorted(m[arms[0]]["language"])
     L.append("| language | repos | " + " | ".join(arms) + " |")
@@ -695,6 +722,11 @@ def summary_markdown(rows: dict[str, list[dict[str, Any]]], names: list[str], pe
     tl = [r for r in rows[arms[0]] if r.get("too_large")]
     L.append(f"Queries whose every target lies in a file over rag_max_file_size: {len(tl)} "
              f"({', '.join(f'{k} {v}' for k, v in Counter(r['repo'] for r in tl).most_common())}).\n")
+    checked = sum(per_repo[n].get("cli_checked", 0) for n in names)
+    mism = sum(per_repo[n].get("cli_mismatches", 0) for n in names)
+    if checked:
+        L.append(f"CLI check: {checked} (query, arm) pairs re-asked through `paqad rag search/probe --json --top-n 10`: "
+                 f"{mism} differed from the agent session.\n")
     idx_s = [per_repo[n]["index"]["wall_s"] for n in names if "index" in per_repo.get(n, {})]
     if idx_s:
         L.append(f"paqad index time (`rag init` wall, lexical): total {sum(idx_s):.1f} s over {len(idx_s)} repos.\n")
