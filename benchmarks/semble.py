@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import math
 import os
@@ -192,13 +193,14 @@ def load_tasks(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_name = {s["name"]: s for s in specs}
     tasks = []
     for f in sorted((CACHE / "upstream" / "annotations").glob("*.json")):
-        for item in json.loads(f.read_text()):
+        for i, item in enumerate(json.loads(f.read_text())):
             repo = item.get("repo", f.stem)
             if repo not in by_name:
                 continue
             cat = item.get("category")
             tasks.append({
                 "repo": repo, "language": by_name[repo]["language"], "query": item["query"],
+                "qid": f"{f.stem}#{i}", "qhash": hashlib.sha256(item["query"].encode()).hexdigest()[:10],
                 "targets": [_target(t) for t in item.get("relevant", [])] + [_target(t) for t in item.get("secondary", [])],
                 "category": cat if isinstance(cat, str) else infer_category(item["query"]),
             })
@@ -369,7 +371,7 @@ def target_ranks(results: list[tuple[str, int, int]], targets: list[tuple[str, i
 def score_row(task: dict[str, Any], results: list[tuple[str, int, int]]) -> dict[str, Any]:
     ranks = target_ranks(results[:K], task["targets"])
     return {"ndcg10": ndcg_at_k([r for r in ranks if r is not None], len(task["targets"])), "ranks": ranks,
-            "top": [f"{p}:{s}-{e}" for p, s, e in results[:K]]}
+            "top3": [f"{p}:{s}-{e}" for p, s, e in results[:3]]}  # ranks are over the top 10; rows stay small
 
 
 def macro(rows: list[dict[str, Any]], repos: Iterable[str]) -> dict[str, Any]:
@@ -487,7 +489,7 @@ def run_paqad(root: Path, tasks: list[dict[str, Any]], settings: dict[str, str],
                     cli = cli_search(root, settings, t["query"], gate)
                     if locs(cli) != locs(res) or bool(cli.get("answered")) != row["answered"]:
                         mismatches += 1
-                        log(f"  CLI MISMATCH {a} {t['repo']} {t['query']!r}: agent {locs(res)[:3]} cli {locs(cli)[:3]}")
+                        log(f"  CLI MISMATCH {a} {t['qid']}: agent {locs(res)[:3]} cli {locs(cli)[:3]}")
         info["cli_checked"] = min(verify, len(tasks)) * len(arms)
         info["cli_mismatches"] = mismatches
     finally:
@@ -496,8 +498,9 @@ def run_paqad(root: Path, tasks: list[dict[str, Any]], settings: dict[str, str],
 
 
 def base_row(t: dict[str, Any]) -> dict[str, Any]:
-    return {"repo": t["repo"], "language": t["language"], "category": t["category"], "query": t["query"],
-            "n_targets": len(t["targets"])}
+    # no query text: rows are committed, the benchmark's queries are not (qid = annotation file # index)
+    return {"repo": t["repo"], "qid": t["qid"], "qhash": t["qhash"], "language": t["language"],
+            "category": t["category"], "n_targets": len(t["targets"])}
 
 
 # --------------------------------------------------------------------------- bm25 raw arm
@@ -527,8 +530,9 @@ def run_bm25raw(root: Path, tasks: list[dict[str, Any]]) -> tuple[list[dict[str,
     res = json.loads(p.stdout)
     rows = []
     for t, hits, ms in zip(tasks, res["results"], res["ms"]):
-        rows.append({**base_row(t), **score_row(t, [tuple(h) for h in hits]), "answered": bool(hits),
-                     "reason": None, "ms": ms})
+        row = {**base_row(t), **score_row(t, [tuple(h) for h in hits]), "answered": bool(hits), "reason": None, "ms": ms}
+        row.pop("top3")  # the calibration arm: figures only
+        rows.append(row)
     return rows, {"chunks": res["chunks"], "files": res["files"], "index_s": res["index_s"],
                   "parse_fallbacks": res.get("fallbacks"), "wall_s": round(time.perf_counter() - t0, 2)}
 
@@ -551,6 +555,13 @@ def select_repos(args: argparse.Namespace, specs: list[dict[str, Any]]) -> list[
     if args.half:
         split = json.loads(SPLIT.read_text())
         names = [n for n in names if n in split[args.half]]
+    if args.one_per_language:  # the smallest present repo of each language (files in semble.lock.json, then name)
+        lock = json.loads(LOCK.read_text())["repos"]
+        best: dict[str, str] = {}
+        for n in sorted(names, key=lambda n: (lock.get(n, {}).get("files") or 10**9, n)):
+            if lock.get(n, {}).get("used"):
+                best.setdefault(lock[n]["language"], n)
+        names = [n for n in names if n in best.values()]
     if args.repos:
         want = args.repos.split(",")
         bad = set(want) - set(names)
@@ -719,6 +730,7 @@ def summary_markdown(rows: dict[str, list[dict[str, Any]]], names: list[str], pe
         g, u = rows["gated"], rows["ungated"]
         gate_loss = sum(1 for x, y in zip(g, u) if not x["answered"] and y["ndcg10"] > 0)
         L.append(f"Gate cost: {gate_loss} queries refused by the gate where the ungated ranking had a target in the top 10.\n")
+    L.extend(loss_breakdown(rows, names, per_repo))
     tl = [r for r in rows[arms[0]] if r.get("too_large")]
     L.append(f"Queries whose every target lies in a file over rag_max_file_size: {len(tl)} "
              f"({', '.join(f'{k} {v}' for k, v in Counter(r['repo'] for r in tl).most_common())}).\n")
@@ -736,9 +748,53 @@ def summary_markdown(rows: dict[str, list[dict[str, Any]]], names: list[str], pe
     return "\n".join(L) + "\n"
 
 
+PAQAD_LANGUAGE = {"bash": "shell"}  # semble's language name -> paqad's, where they differ
+
+
+def loss_breakdown(rows: dict[str, list[dict[str, Any]]], names: list[str], per_repo: dict[str, Any]) -> list[str]:
+    """Where the macro NDCG@10 goes: each query weighs 1 / (its repo's queries x repos), so the parts
+    add up to the gap between two arms' overall figures."""
+    if not all(a in rows for a in ("gated", "ungated")):
+        return []
+    n_q = Counter(r["repo"] for r in rows["gated"])
+    w = lambda r: 1.0 / (n_q[r["repo"]] * len(names))  # noqa: E731
+    L = ["### Loss breakdown (macro NDCG@10 points)\n"]
+    if "bm25raw" in rows:
+        b, u = rows["bm25raw"], rows["ungated"]
+        parts: Counter[str] = Counter()
+        for x, y in zip(b, u):
+            info = per_repo.get(x["repo"], {})
+            idx = info.get("index", {})
+            if info.get("absent"):
+                key = "repository absent (both arms 0)"
+            elif not ((info.get("stats") or {}).get("units_by_language") or {}).get(PAQAD_LANGUAGE.get(x["language"], x["language"])):
+                key = "no unit of the repo's language in paqad's index (no parser: elixir, haskell, lua, zig)"
+            elif y.get("too_large"):
+                key = "every target in a file over rag_max_file_size"
+            else:
+                key = "ranking and units, everything else"
+            parts[key] += (x["ndcg10"] - y["ndcg10"]) * w(x)
+        total = macro(b, names)["overall"] - macro(u, names)["overall"]
+        L.append(f"bm25raw - ungated = {total:+.3f}:\n")
+        L.append("| part | points |\n| --- | --- |")
+        L += [f"| {k} | {v:+.3f} |" for k, v in parts.most_common()]
+        L.append("")
+    g, u = rows["gated"], rows["ungated"]
+    parts = Counter()
+    for x, y in zip(g, u):
+        key = f"refused: {x['reason']}" if not x["answered"] else "answered, fewer or other passages than ungated"
+        parts[key] += (y["ndcg10"] - x["ndcg10"]) * w(x)
+    total = macro(u, names)["overall"] - macro(g, names)["overall"]
+    L.append(f"ungated - gated = {total:+.3f}:\n")
+    L.append("| part | points |\n| --- | --- |")
+    L += [f"| {k} | {v:+.3f} |" for k, v in parts.most_common()]
+    L.append("")
+    return L
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     def read(p: str) -> dict[tuple[str, str], dict[str, Any]]:
-        return {(r["repo"], r["query"]): r for r in map(json.loads, Path(p).read_text().splitlines())}
+        return {(r["repo"], r["qid"]): r for r in map(json.loads, Path(p).read_text().splitlines())}
     a, b = read(args.a), read(args.b)
     changed = 0
     for key in sorted(set(a) | set(b)):
@@ -746,8 +802,20 @@ def cmd_diff(args: argparse.Namespace) -> int:
         nx, ny = (x or {}).get("ndcg10"), (y or {}).get("ndcg10")
         if nx != ny:
             changed += 1
-            print(f"{key[0]:20} {f3(nx)} -> {f3(ny)}  {key[1]!r}")
+            print(f"{key[1]:24} {f3(nx)} -> {f3(ny)}")
     print(f"{changed} queries changed")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Rebuild a run's summary from its saved rows (benchmarks/results/semble/<stamp>-*)."""
+    d = Path(args.out)
+    run = json.loads((d / f"{args.stamp}-run.json").read_text())
+    arms = [a for a in ("gated", "ungated", "bm25raw") if (d / f"{args.stamp}-{a}.jsonl").exists()]
+    rows = {a: [json.loads(x) for x in (d / f"{args.stamp}-{a}.jsonl").read_text().splitlines()] for a in arms}
+    md = summary_markdown(rows, run["meta"]["repos"], run["per_repo"], run["meta"], json.loads(LOCK.read_text()))
+    (d / f"{args.stamp}-summary.md").write_text(md)
+    print(md)
     return 0
 
 
@@ -768,6 +836,8 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("score", help="index with paqad and score every query")
     s.add_argument("--repos", default=None, help="comma-separated repo names")
     s.add_argument("--half", choices=("A", "B"), default=None, help="only that half of semble_split.json")
+    s.add_argument("--one-per-language", action="store_true",
+                   help="only the smallest repository (by files) of each language: the hybrid subset")
     s.add_argument("--arms", default="gated,ungated,bm25raw")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="paqad setting (over lexical)")
     s.add_argument("--verify-cli", type=int, default=1, help="re-ask the first N queries per repo through the CLI")
@@ -776,8 +846,11 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("a")
     d.add_argument("b")
     sub.add_parser("fingerprint", help="print the corpus table from semble.lock.json")
+    r = sub.add_parser("report", help="rebuild a run's summary from its saved rows")
+    r.add_argument("stamp")
+    r.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
-    return {"fetch": cmd_fetch, "score": cmd_score, "diff": cmd_diff, "fingerprint": cmd_fingerprint}[args.cmd](args)
+    return {"fetch": cmd_fetch, "score": cmd_score, "diff": cmd_diff, "fingerprint": cmd_fingerprint, "report": cmd_report}[args.cmd](args)
 
 
 if __name__ == "__main__":
