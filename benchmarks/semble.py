@@ -595,6 +595,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     per_repo: dict[str, dict[str, Any]] = {}
     started = time.time()
     load0 = os.getloadavg()
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    partial = out_dir / f"{stamp}-partial.jsonl"  # every finished repository's rows, as it finishes
     for name in names:
         e = lock["repos"].get(name)
         root = CACHE / "repos" / name
@@ -631,13 +635,16 @@ def cmd_score(args: argparse.Namespace) -> int:
             info["bm25raw"] = binfo
             rows["bm25raw"] += brows
         per_repo[name] = info
+        with partial.open("a") as fh:
+            for a in arms:
+                for r in rows[a]:
+                    if r["repo"] == name:
+                        fh.write(json.dumps({"arm": a, **r}, ensure_ascii=False) + "\n")
         msg = " ".join(f"{a}={sum(r['ndcg10'] for r in rows[a] if r['repo'] == name) / max(1, len(rt)):.3f}" for a in arms)
         idx = info.get("index", {})
         log(f"{name:20} q={len(rt):3} files={idx.get('files_indexed', '-')} index={idx.get('wall_s', '-')}s {msg}")
     wall = time.time() - started
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    partial.unlink(missing_ok=True)
     meta = {"when": stamp, "upstream_commit": UPSTREAM_COMMIT, "settings": settings, "repos": names,
             "paqad_version": paqad_version(), "paqad_commit": git_describe(), "load_before": load0,
             "load_after": os.getloadavg(), "wall_s": round(wall, 1), "nproc": os.cpu_count()}
