@@ -698,9 +698,9 @@ def summary_markdown(rows: dict[str, list[dict[str, Any]]], names: list[str], pe
     if abl.exists():
         pub = {r["repo"]: r["ndcg10"] for r in json.loads(abl.read_text())["repos"] if r["mode"] == "bm25"}
         common = [n for n in present if n in pub]
-        if common:
+        if common and "bm25raw" in rows:
             pm = sum(pub[n] for n in common) / len(common)
-            ours = macro(rows["bm25raw"], common)["overall"] if "bm25raw" in rows else None
+            ours = macro(rows["bm25raw"], common)["overall"]
             L.append(f"Calibration: upstream's published per-repo BM25-raw figures ({UPSTREAM_ABLATIONS.rsplit('/', 1)[-1]}, "
                      f"66-repo run whose mean is the published 0.675) average **{pm:.3f}** over the {len(common)} repos "
                      f"present here that it covers; our bm25raw over the same repos: **{f3(ours)}**.\n")
@@ -748,7 +748,7 @@ def summary_markdown(rows: dict[str, list[dict[str, Any]]], names: list[str], pe
                  f"{mism} differed from the agent session.\n")
     idx_s = [per_repo[n]["index"]["wall_s"] for n in names if "index" in per_repo.get(n, {})]
     if idx_s:
-        L.append(f"paqad index time (`rag init` wall, lexical): total {sum(idx_s):.1f} s over {len(idx_s)} repos.\n")
+        L.append(f"paqad index time (`rag init` wall, provider {meta['settings'].get('rag_embedding_provider')}): total {sum(idx_s):.1f} s over {len(idx_s)} repos.\n")
     b = [per_repo[n]["bm25raw"]["index_s"] for n in names if "bm25raw" in per_repo.get(n, {})]
     if b:
         L.append(f"bm25raw chunk+index time: total {sum(b):.1f} s.\n")
