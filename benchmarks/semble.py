@@ -804,13 +804,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return {(r["repo"], r["qid"]): r for r in map(json.loads, Path(p).read_text().splitlines())}
     a, b = read(args.a), read(args.b)
     changed = 0
-    for key in sorted(set(a) | set(b)):
-        x, y = a.get(key), b.get(key)
-        nx, ny = (x or {}).get("ndcg10"), (y or {}).get("ndcg10")
-        if nx != ny:
+    for key in sorted(set(a) & set(b)):
+        nx, ny = a[key]["ndcg10"], b[key]["ndcg10"]
+        if nx != ny or a[key]["answered"] != b[key]["answered"]:
             changed += 1
-            print(f"{key[1]:24} {f3(nx)} -> {f3(ny)}")
-    print(f"{changed} queries changed")
+            print(f"{key[1]:24} {f3(nx)} -> {f3(ny)}  answered {a[key]['answered']} -> {b[key]['answered']}")
+    print(f"{changed} of {len(set(a) & set(b))} common queries changed; only in A: {len(set(a) - set(b))}, "
+          f"only in B: {len(set(b) - set(a))}")
     return 0
 
 
