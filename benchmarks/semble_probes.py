@@ -49,7 +49,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import semble  # noqa: E402  (CACHE, load_specs: one definition)
+import semble
 
 RULE_VERSION = "probes-1"
 SEED = "paqad-semble-probes-1"
@@ -152,7 +152,7 @@ def repo_vocabulary(texts: list[str]) -> tuple[set[str], list[str], list[str]]:
                 fw.update(p for p in parts if len(p) >= 4)
         word_files.update(fw)
         name_files.update(t for t in toks if is_name(t))
-    top = lambda c: [w for w, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_VOCAB]]  # noqa: E731
+    top = lambda c: [w for w, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_VOCAB]]
     return words, top(word_files), top(name_files)
 
 

@@ -123,7 +123,7 @@ def _search(
         resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         return resp
     scored = lexical.score(con, analyzed)
-    ev = evidence_mod.assess(analyzed, scored)
+    ev = evidence_mod.assess(analyzed, scored, con)
     try:
         hits = _vector_hits(con, mat, text, ev, gate, deadline, root)
         late = False
