@@ -462,7 +462,7 @@ def cli_search(root: Path, settings: dict[str, str], query: str, gate: bool) -> 
 
 
 def run_paqad(root: Path, tasks: list[dict[str, Any]], settings: dict[str, str], arms: list[str],
-              verify: int) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
+              verify: int, probes: list[dict[str, Any]] | None = None) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     info: dict[str, Any] = {"index": paqad_index(root, settings)}
     out: dict[str, list[dict[str, Any]]] = {a: [] for a in arms}
     if info["index"]["rc"] != 0:
@@ -492,6 +492,13 @@ def run_paqad(root: Path, tasks: list[dict[str, Any]], settings: dict[str, str],
                         log(f"  CLI MISMATCH {a} {t['qid']}: agent {locs(res)[:3]} cli {locs(cli)[:3]}")
         info["cli_checked"] = min(verify, len(tasks)) * len(arms)
         info["cli_mismatches"] = mismatches
+        if "gated" in arms and probes:  # unanswerable probes (semble_probes.py), through the same door
+            info["probe_rows"] = []
+            for p in probes:
+                res = sess.ask("search", query=p["query"], top_n=K, gate=True)
+                info["probe_rows"].append({"pid": p["pid"], "vocab_kind": p["kind"], "subject": p["subject"],
+                                           "answered": bool(res.get("answered")),
+                                           "reason": (res.get("diagnosis") or {}).get("reason") if not res.get("answered") else None})
     finally:
         sess.close()
     return out, info
@@ -599,6 +606,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     partial = out_dir / f"{stamp}-partial.jsonl"  # every finished repository's rows, as it finishes
+    import semble_probes  # here: it imports this module
+
+    probes = semble_probes.load_probes() if args.probes else {}
+    prows: list[dict[str, Any]] = []
     for name in names:
         e = lock["repos"].get(name)
         root = CACHE / "repos" / name
@@ -624,7 +635,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             t["too_large"] = too_large(root, t["targets"], files, max_size)
         info["too_large_queries"] = sum(t["too_large"] for t in rt)
         if paqad_arms:
-            out, pinfo = run_paqad(root, rt, settings, paqad_arms, args.verify_cli)
+            out, pinfo = run_paqad(root, rt, settings, paqad_arms, args.verify_cli, probes.get(name))
+            prows += [{"repo": name, "language": e["language"], **r} for r in pinfo.pop("probe_rows", [])]
             info.update(pinfo)
             for a in paqad_arms:
                 for r, t in zip(out[a], rt):
@@ -654,10 +666,39 @@ def cmd_score(args: argparse.Namespace) -> int:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     (out_dir / f"{stamp}-run.json").write_text(json.dumps({"meta": meta, "per_repo": per_repo}, indent=1) + "\n")
     md = summary_markdown(rows, names, per_repo, meta, lock)
+    if prows:
+        with (out_dir / f"{stamp}-probes.jsonl").open("w") as fh:
+            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in prows)
+        md += "\n".join(probe_summary(prows, rows.get("gated", []))) + "\n"
     (out_dir / f"{stamp}-summary.md").write_text(md)
     print(md)
     log(f"rows: {out_dir}/{stamp}-*.jsonl")
     return 0
+
+
+def probe_summary(prows: list[dict[str, Any]], gated: list[dict[str, Any]]) -> list[str]:
+    """Silence on the unanswerable probes (semble_probes.py) per half and per language, beside the
+    share of the benchmark's own (answerable) queries the gate answered in the same repositories."""
+    split = json.loads(SPLIT.read_text())
+    half_of = {n: h for h in ("A", "B") for n in split[h]}
+    L = ["### Unanswerable probes (semble_probes.py)\n",
+         "| group | probes | silence | answerable queries answered (gated, same repos) |", "| --- | --- | --- | --- |"]
+
+    def line(label: str, ps: list[dict[str, Any]]) -> str:
+        repos = {p["repo"] for p in ps}
+        qs = [r for r in gated if r["repo"] in repos and r.get("reason") != "no_query_term_in_index"]
+        ans = f"{sum(r['answered'] for r in qs) / len(qs):.3f} of {len(qs)}" if qs else "–"
+        return f"| {label} | {len(ps)} | {sum(not p['answered'] for p in ps) / max(1, len(ps)):.3f} | {ans} |"
+
+    L.append(line("all", prows))
+    for h in ("A", "B"):
+        ps = [p for p in prows if half_of.get(p["repo"]) == h]
+        if ps:
+            L.append(line(f"half {h}", ps))
+    for lang in sorted({p["language"] for p in prows}):
+        L.append(line(lang, [p for p in prows if p["language"] == lang]))
+    L.append("\n(answerable queries exclude those refused as `no_query_term_in_index`: languages paqad does not parse.)\n")
+    return L
 
 
 def paqad_version() -> str:
@@ -848,6 +889,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--arms", default="gated,ungated,bm25raw")
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="paqad setting (over lexical)")
     s.add_argument("--verify-cli", type=int, default=1, help="re-ask the first N queries per repo through the CLI")
+    s.add_argument("--no-probes", dest="probes", action="store_false",
+                   help="do not ask the unanswerable probes (asked with the gated arm when <cache>/probes.json exists)")
     s.add_argument("--out", default=str(RESULTS))
     d = sub.add_parser("diff", help="queries whose NDCG@10 changed between two rows files")
     d.add_argument("a")
