@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 from testing.env import paqad_exe
 
 EXE = paqad_exe()

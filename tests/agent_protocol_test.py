@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 from testing.agents import Agent
 from testing.env import paqad_exe
 

@@ -17,7 +17,7 @@ import pytest
 from paqad import config
 from paqad.delivery import refresh
 from paqad.evaluation.arms import PaqadArm
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 from testing.agents import Agent, call_all, text_of
 from testing.models import make_model
 

@@ -11,7 +11,7 @@ import pytest
 
 from paqad import config, workspace
 from paqad.delivery import context, drift
-from repo_factory import GIT_ID, Repo, make_shop
+from testing.repos import GIT_ID, Repo, make_shop
 
 CFG = {"rag_base_branch": "auto", "rag_drift_check": True, "rag_drift_interval": 10}
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from paqad.hooks.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 from testing.hosts import RESOURCES, events, run_host
 
 USER_CLAUDE = {

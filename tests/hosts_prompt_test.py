@@ -20,7 +20,8 @@ from paqad import config
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
 from paqad.index import build, store
-from repo_factory import Repo, make_shop, wait_for
+from testing.env import wait_for
+from testing.repos import Repo, make_shop
 from testing.hosts import host_json, run_host
 
 QUESTION = "where is the session cookie signed with hmac"

@@ -10,7 +10,7 @@ import tomllib
 import jsonschema
 import pytest
 
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 from testing.agents import call_all, text_of
 from testing.env import paqad_exe
 

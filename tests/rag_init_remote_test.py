@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from paqad.secrets import set_secret
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 from testing.stubs import Reply, Request, json_reply, serve
 
 # `rag init --provider X` must decide the provider, not the suite's lexical-only pin.

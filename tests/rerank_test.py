@@ -31,7 +31,7 @@ from paqad.index import build
 from paqad.search import pipeline, rerank
 from paqad.search.request import SearchRequest
 from paqad.secrets import set_secret
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 from testing.models import TinyModel, make_model
 from testing.stubs import Reply, Request, json_reply, serve
 
