@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from paqad.cli.bootstrap_cmd import reason_label
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 
 
 def _untidy(repo: Repo) -> Repo:

@@ -12,7 +12,7 @@ import pytest
 
 from paqad import describe
 from paqad.errors import ConfigError, UsageError
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 
 POST = "shop/payments.py::PaymentGateway._post"
 WORD = "acquirer"  # in no file of the shop: only the description brings it

@@ -17,7 +17,8 @@ import pytest
 
 from paqad import tokenize
 from paqad.evaluation import EXIT_COULD_NOT_RUN, masked, questions
-from repo_factory import Repo, make_shop, wait_for
+from testing.env import wait_for
+from testing.repos import Repo, make_shop
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
 

@@ -17,7 +17,8 @@ from paqad.hooks import gitshims as githooks, runner
 from paqad.cli.hooks_cmd import pre_commit_stage
 from paqad.errors import PaqadError
 from paqad.index import build
-from repo_factory import GIT_ID, Repo, make_shop, wait_for
+from testing.env import wait_for
+from testing.repos import GIT_ID, Repo, make_shop
 
 LEGACY = b"#!/bin/sh\n# the user's own hook\necho \"legacy $# $*\" >> legacy.out\ncat >> legacy.out\nexit 3\n"
 

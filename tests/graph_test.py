@@ -10,7 +10,7 @@ from paqad import config, graph
 from paqad.errors import UsageError
 from paqad.graph import model
 from paqad.index import build
-from repo_factory import LEXICAL
+from testing.env import LEXICAL
 
 STORE = '''\
 """Persistence helpers."""

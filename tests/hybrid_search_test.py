@@ -18,7 +18,8 @@ from paqad import config
 from paqad.cli import render
 from paqad.index import build, store, vectors
 from paqad.search import pipeline, vector
-from repo_factory import Repo, child_env, make_shop, unshare_works, wait_for
+from testing.env import child_env, unshare_works, wait_for
+from testing.repos import Repo, make_shop
 
 
 # The shop again, but nothing in it shares a word with "resend a payment after a transient error":

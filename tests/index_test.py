@@ -16,7 +16,8 @@ from paqad import config
 from paqad.errors import IndexCorruptError, IndexMissingError, LockedError
 from paqad.index import build, postings, store
 from paqad.search import pipeline
-from repo_factory import LEXICAL, make_shop
+from testing.env import LEXICAL
+from testing.repos import make_shop
 
 
 def _cfg(repo):

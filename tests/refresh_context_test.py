@@ -14,7 +14,7 @@ from paqad.cli import main as cli_main
 from paqad.cli.refresh_cmd import refresh_context
 from paqad.errors import PaqadError
 from paqad.index import build
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 
 
 @pytest.fixture

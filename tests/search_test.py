@@ -11,7 +11,8 @@ import pytest
 from paqad import config
 from paqad.index import build, store
 from paqad.search import evidence, pipeline
-from repo_factory import LEXICAL, make_shop
+from testing.env import LEXICAL
+from testing.repos import make_shop
 
 
 @pytest.fixture
