@@ -11,10 +11,12 @@ import os
 import subprocess
 from pathlib import Path
 
+from paqad.errors import PaqadError
+
 TIMEOUT_S = 30
 
 
-class GitError(RuntimeError):
+class GitError(PaqadError):
     """A git command failed; the message carries the command, return code and stderr."""
 
 

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from paqad.errors import UsageError
+from paqad.errors import ConfigError, UsageError
 from paqad.hooks.hosts import base
 
 SERVER = "paqad"
@@ -35,7 +35,7 @@ _PLAIN = {"command": "paqad", "args": ["mcp"]}
 _WORKSPACE = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
 
 
-class MergeError(Exception):
+class MergeError(ConfigError):
     """The host's file cannot be merged into safely; it is left untouched."""
 
 
