@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -20,10 +21,12 @@ from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 # commands that use them: a fresh `rag search` or `rag update` process pays only for its own path.
 if TYPE_CHECKING:
     from paqad.eligibility import collect
+    from paqad.evaluation.compare import EvalReport
     from paqad.index import build
     from paqad.search import pipeline
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.group("rag")
@@ -128,7 +131,7 @@ def rag_rebuild(app: AppContext, as_json: bool) -> None:
     _build_output(report, as_json)
 
 
-def _query_options(fn):
+def _query_options(fn: F) -> F:
     fn = click.option("--top-n", type=click.IntRange(1, 500), default=None, help="How many passages (default: rag_top_n).")(fn)
     fn = click.option("--budget", type=click.IntRange(0, 10_000_000), default=SEARCH_BUDGET_CHARS, show_default=True, help="Total characters of source across results.")(fn)
     fn = click.option("--rerank", type=click.Choice(["off", "local", "cohere"]), default=None, help="Rerank the top candidates for this query (default: rag_rerank).")(fn)
@@ -328,7 +331,7 @@ def rag_eval(ctx: click.Context, mode: str, limit: int, seed: int, as_json: bool
     ctx.exit(rep.exit_code)  # the verdict, not an error: 0 pays, 1 does not
 
 
-def _run_eval(app: AppContext, mode: str, limit: int, seed: int):
+def _run_eval(app: AppContext, mode: str, limit: int, seed: int) -> EvalReport:
     """``compare.run``; an unexpected failure is logged and becomes EvalCannotRun (exit 3), never 1."""
     from paqad.cli.errors import write_crash_log
     from paqad.errors import PaqadError
