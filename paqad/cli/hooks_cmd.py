@@ -279,7 +279,7 @@ def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
         parsed = host.read_event(raw, event)
         # --root, else the folder the host says it runs in; its settings are checked here so a
         # broken one is logged (hosts.handle itself stays silent on any failure)
-        root = app.root() if app.root_option else hosts.repo_root(parsed)
+        root = app.locate() if app.root_option else hosts.repo_root(parsed)
         if root is not None and workspace.paqad_dir(root).is_dir():
             config_mod.load(root, app.overrides)
         out = hosts.handle(host, parsed, root)
