@@ -45,7 +45,7 @@ MAX_DESCRIPTION_CHARS = 4_000  # raw; paqad.describe keeps at most 1,000 after c
 RESERVED = ("id", "action")
 
 
-class OpError(Exception):
+class OpError(PaqadError):
     """A request that failed in-band: ``code`` is stable, ``message`` says what to do."""
 
     def __init__(self, code: str, message: str) -> None:

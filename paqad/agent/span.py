@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paqad import workspace
+from paqad.errors import UsageError
 from paqad.eligibility import collect
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file larger than this is not a source file worth a span
@@ -22,7 +23,7 @@ REFUSED_DIRS = (".git", workspace.DIRNAME)
 BINARY_SNIFF = 8192
 
 
-class SpanError(Exception):
+class SpanError(UsageError):
     """A request ``open`` cannot serve; ``code`` is the in-band error code."""
 
     def __init__(self, code: str, message: str) -> None:

@@ -18,7 +18,7 @@ import click
 from paqad import config as config_mod, describe, workspace
 from paqad.eligibility import collect
 from paqad.hooks import gitshims as githooks
-from paqad.cli.common import AppContext, emit_json, run_guarded
+from paqad.cli.common import AppContext, emit_json
 from paqad.config import Config
 from paqad.index import build, store
 
@@ -180,9 +180,9 @@ def bootstrap(app: AppContext, as_json: bool) -> None:
     Example: paqad bootstrap --json
     """
     root = app.root()
-    cfg = run_guarded(app.config)
-    report = run_guarded(_build, root, cfg)
-    data = run_guarded(advise, root, cfg, report)
+    cfg = app.config()
+    report = _build(root, cfg)
+    data = advise(root, cfg, report)
     data["build"] = dataclasses.asdict(report)
     if as_json:
         emit_json(data)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paqad.deadline import remaining, run_within
+from paqad.errors import PaqadError
 from paqad.index import store, vectors
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
@@ -95,7 +96,7 @@ def matrix(con: sqlite3.Connection) -> Matrix | None:
     return found
 
 
-class DeadlinePassed(Exception):
+class DeadlinePassed(PaqadError):
     """The query embedding did not finish before the caller's deadline (the answer goes lexical)."""
 
 
