@@ -316,7 +316,7 @@ def hook_run(app: AppContext, event: str | None, hook_args: tuple[str, ...], fro
         if from_pre_commit or not event:
             event = pre_commit_stage(dict(os.environ))
         for result in runner.run_event(app.root(), event):
-            if result.status == "error" and result.exit == 2:  # a broken hooks.yaml: say so, once
+            if result.status == runner.RunStatus.ERROR and result.exit == 2:  # a broken hooks.yaml: say so, once
                 click.echo(f"paqad: hooks skipped: {result.error}", err=True)
     except BaseException as exc:  # noqa: BLE001 - a hook never fails git and never prints a traceback
         _log_reason(app, None, event or "-", exc)
@@ -335,7 +335,7 @@ def hook_run_action(app: AppContext, action: str, event: str) -> None:
     timed_out = False
     try:
         results = runner.run_action(app.root(), event, action)
-        timed_out = any(r.status == "timeout" for r in results)
+        timed_out = any(r.status == runner.RunStatus.TIMEOUT for r in results)
     except BaseException as exc:  # noqa: BLE001 - the detached child has nobody to tell but the log
         _log_reason(app, None, event, exc)
     if timed_out:
