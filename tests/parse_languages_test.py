@@ -1,4 +1,4 @@
-"""Elixir, Haskell, Lua and Zig through the tree-sitter engine: exact units and spans per fixture.
+"""Elixir, Haskell, Lua, Zig, Perl and SQL through the tree-sitter engine: exact units and spans per fixture.
 
 Same contract as ``parse_treesitter_test.py`` (every unit's kind, qualified name and span; one
 unit's details; the module imports; no non-blank line lost), plus what these languages needed
@@ -68,6 +68,31 @@ CASES: dict[str, Case] = {
         ],
         ["cache.util", "cjson"],
         Detail("M.new", "function M.new(size)", "Create a cache holding at most `size` entries.", ["setmetatable"]),
+    ),
+    "perl": Case(
+        "perl/Inventory.pm",
+        "perl",
+        [
+            ("function", "add", 15, 20),
+            ("function", "new", 9, 13),
+            ("function", "total", 22, 25),
+            ("module", "", 1, 27),
+        ],
+        ["strict", "warnings", "List::Util", "Carp"],
+        Detail("add", "sub add", "", ["Carp::croak", "log"]),
+    ),
+    "sql": Case(
+        "sql/schema.sql",
+        "sql",
+        [
+            ("function", "credit", 22, 24),
+            ("module", "", 1, 26),
+            ("struct", "accounts", 2, 6),
+            ("struct", "entries", 8, 12),
+            ("struct", "owner_balances", 17, 20),
+        ],
+        [],
+        Detail("owner_balances", "CREATE VIEW owner_balances", "Balance per owner, for the monthly report.", ["SUM"]),
     ),
     "zig": Case(
         "zig/ring.zig",
@@ -177,7 +202,16 @@ def test_haskell_types_are_not_calls_and_docs_attach_past_the_imports() -> None:
 
 @pytest.mark.parametrize(
     ("path", "language"),
-    [("lib/bank/account.ex", "elixir"), ("test/account_test.exs", "elixir"), ("src/Data/Queue.hs", "haskell"), ("lua/cache.lua", "lua"), ("src/ring.zig", "zig")],
+    [
+        ("lib/bank/account.ex", "elixir"),
+        ("test/account_test.exs", "elixir"),
+        ("src/Data/Queue.hs", "haskell"),
+        ("lua/cache.lua", "lua"),
+        ("src/ring.zig", "zig"),
+        ("lib/Shop/Inventory.pm", "perl"),
+        ("t/inventory.t", "perl"),
+        ("db/schema.sql", "sql"),
+    ],
 )
 def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: str, language: str) -> None:
     packs = stackpacks.load_builtin_packs()
@@ -186,7 +220,7 @@ def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: s
     assert rule is not None and (rule.language, rule.parser, rule.grammar) == (language, "tree-sitter", language)
 
 
-@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig")])
+@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig"), ("cpanfile", "perl")])
 def test_root_markers_detect_the_stack(tmp_path: Path, marker: str, language: str) -> None:
     (tmp_path / marker).write_text("", encoding="utf-8")
     assert stackpacks.detect(tmp_path, stackpacks.load_builtin_packs(), []) == [language]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from paqad.parse.languages import functional, managed, scripting, systems, web
+from paqad.parse.languages import declarative, functional, managed, scripting, systems, web
 from paqad.parse.languages.spec import (
     NOT_A_UNIT,
     SCOPE,
@@ -44,6 +44,8 @@ GRAMMARS: Mapping[str, LangSpec] = ro({
     "ruby": scripting.RUBY,
     "bash": scripting.BASH,
     "lua": scripting.LUA,
+    "perl": scripting.PERL,
+    "sql": declarative.SQL,
     "elixir": functional.ELIXIR,
     "haskell": functional.HASKELL,
 })

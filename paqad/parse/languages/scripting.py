@@ -1,4 +1,4 @@
-"""Tree-sitter tables for Ruby, shell and Lua."""
+"""Tree-sitter tables for Ruby, shell, Lua and Perl."""
 
 from __future__ import annotations
 
@@ -47,4 +47,13 @@ LUA = LangSpec(
     wrappers=frozenset({"variable_declaration"}),
     name_types=frozenset({"dot_index_expression", "method_index_expression"}),
     separator=r"[.:]",
+)
+
+PERL = LangSpec(
+    language="perl",
+    module="tree_sitter_perl",
+    decls=ro(subroutine_declaration_statement=FUNCTION, method_declaration_statement=FUNCTION),
+    calls=ro(function_call_expression="function", method_call_expression="method", ambiguous_function_call_expression="function"),
+    imports=ro(use_statement="module", require_expression=""),
+    name_leaves=frozenset({"function", "method", "bareword"}),
 )
