@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from paqad.parse.languages import declarative, functional, managed, scripting, systems, web
+from paqad.parse.languages import (
+    declarative,
+    functional,
+    managed,
+    scripting,
+    systems,
+    web,
+)
 from paqad.parse.languages.spec import (
     NOT_A_UNIT,
     SCOPE,
