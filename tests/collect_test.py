@@ -27,7 +27,7 @@ def test_filter1_unknown_type_is_text_but_data_is_not(repo):
     repo.write("data/blob.xyz", TEXT)
     d = _decide(repo, "data/blob.xyz")
     assert d.kept and d.rule == collect.UNKNOWN_TYPE_RULE and "unknown-type rule" in d.reason
-    for rel in ["data/table.csv", "data/rows.jsonl", "art/logo.svg", ".editorconfig", "LICENSE"]:
+    for rel in ["data/table.csv", "data/rows.jsonl", "art/logo.svg", ".editorconfig", "LICENSE", "docs/api/index.html", "tests/data/test1"]:
         repo.write(rel, TEXT)
         d = _decide(repo, rel)
         assert (d.kept, d.filter) == (False, "type"), d

@@ -2,7 +2,7 @@
 
 1. ``type``   the file is a type some stack pack (or the always-on prose/data packs) knows; a
               type no pack knows is still indexed as plain text (``UNKNOWN_TYPE_RULE``) unless
-              it is data (CSV, SVG, ...), a dotfile or a licence;
+              it is data (CSV, SVG, ...), HTML, a dotfile, a licence or has no suffix;
 2. ``hard``   hard exclusions: ``.paqad/``, agent folders, lockfiles, files paqad writes;
 3. ``ignore`` ignore rules: git's own (every nested ``.gitignore``, ``.git/info/exclude``; asked
               of git itself so the semantics are exactly git's), common build and dependency

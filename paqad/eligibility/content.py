@@ -38,6 +38,9 @@ MINIFIED_NAME = re.compile(r"[.-]min\.(?:js|mjs|cjs|css)$", re.IGNORECASE)
 DATA_SUFFIXES = frozenset(
     {".csv", ".tsv", ".psv", ".jsonl", ".ndjson", ".svg", ".map", ".log", ".ipynb", ".drawio", ".excalidraw", ".ai", ".eps", ".ps", ".pdf", ".snap", ".sum", ".po", ".pot", ".mo"}
 )
+# Markup: in the 63 surveyed repositories 95% of HTML files were generated documentation sites
+# (Dokka, Jazzy); templates people write have their own suffixes (``.erb``, ``.eex``).
+MARKUP_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 # Legal boilerplate without a suffix pack: long, and it matches every generic query.
 LEGAL_NAMES = re.compile(r"^(?:LICEN[CS]E|COPYING|NOTICE|PATENTS)(?:[.-].*)?$", re.IGNORECASE)
 
@@ -76,13 +79,22 @@ def generated_marker(text: str) -> str | None:
 
 
 def unknown_type_reason(path: str) -> str | None:
-    """Why a file no stack pack claims is still not indexed as text (data, legal text, dotfile)."""
+    """Why a file no stack pack claims is still not indexed as text (data, markup, dotfile, ...).
+
+    A file without a suffix has no type to be unknown: in the survey those were test data and
+    test scripts (curl's 2,000 ``tests/data/testN``, nvm's suffix-less tests) that would compete
+    with the sources they exercise.
+    """
     name = PurePosixPath(path).name
     suffix = PurePosixPath(name).suffix.lower()
-    if suffix in DATA_SUFFIXES:
-        return f"data file ('{suffix}' files are data, not indexed as text)"
-    if name.startswith("."):
-        return f"tool configuration dotfile ('{name}')"
     if LEGAL_NAMES.match(name):
         return f"licence or legal notice ('{name}')"
+    if name.startswith("."):
+        return f"tool configuration dotfile ('{name}')"
+    if not suffix:
+        return "no suffix, so no file type to index as text"
+    if suffix in DATA_SUFFIXES:
+        return f"data file ('{suffix}' files are data, not indexed as text)"
+    if suffix in MARKUP_SUFFIXES:
+        return f"markup ('{suffix}' files are mostly generated documentation)"
     return None
