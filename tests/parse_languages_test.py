@@ -1,4 +1,4 @@
-"""Elixir, Haskell, Lua, Zig, Perl and SQL through the tree-sitter engine: exact units and spans per fixture.
+"""Elixir, Haskell, Lua, Zig, OCaml, Perl and SQL through the tree-sitter engine: exact units and spans per fixture.
 
 Same contract as ``parse_treesitter_test.py`` (every unit's kind, qualified name and span; one
 unit's details; the module imports; no non-blank line lost), plus what these languages needed
@@ -68,6 +68,22 @@ CASES: dict[str, Case] = {
         ],
         ["cache.util", "cjson"],
         Detail("M.new", "function M.new(size)", "Create a cache holding at most `size` entries.", ["setmetatable"]),
+    ),
+    "ocaml": Case(
+        "ocaml/stack.ml",
+        "ocaml",
+        [
+            ("function", "drain", 25, 29),
+            ("function", "empty", 9, 9),
+            ("function", "pop", 14, 17),
+            ("function", "push", 11, 11),
+            ("method", "Printer.print", 22, 22),
+            ("method", "Printer.show", 20, 20),
+            ("module", "", 1, 23),
+            ("struct", "t", 4, 4),
+        ],
+        ["Printf"],
+        Detail("Printer.show", "let show s", "", ["concat", "map"]),
     ),
     "perl": Case(
         "perl/Inventory.pm",
@@ -211,6 +227,7 @@ def test_haskell_types_are_not_calls_and_docs_attach_past_the_imports() -> None:
         ("lib/Shop/Inventory.pm", "perl"),
         ("t/inventory.t", "perl"),
         ("db/schema.sql", "sql"),
+        ("src/stack.ml", "ocaml"),
     ],
 )
 def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: str, language: str) -> None:
@@ -220,7 +237,7 @@ def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: s
     assert rule is not None and (rule.language, rule.parser, rule.grammar) == (language, "tree-sitter", language)
 
 
-@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig"), ("cpanfile", "perl")])
+@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig"), ("cpanfile", "perl"), ("dune-project", "ocaml")])
 def test_root_markers_detect_the_stack(tmp_path: Path, marker: str, language: str) -> None:
     (tmp_path / marker).write_text("", encoding="utf-8")
     assert stackpacks.detect(tmp_path, stackpacks.load_builtin_packs(), []) == [language]
@@ -232,3 +249,10 @@ def test_parse_file_keeps_units_through_the_dispatch(language: str) -> None:
     text = (FIXTURES / case.file).read_text(encoding="utf-8")
     units = parse_file(case.file, text, "tree-sitter", case.grammar)
     assert {u.kind for u in units} - {"module"} and all(u.language == language for u in units)
+
+
+def test_ocaml_doc_comments_are_cleaned_and_local_lets_are_not_units() -> None:
+    _, units = _parse(CASES["ocaml"])
+    assert _unit(units, "pop").docstring == "Remove the top element."
+    assert _unit(units, "empty").docstring == "The empty stack."
+    assert "rest" not in {u.name for u in units}  # ``let x, rest = pop s in`` inside ``drain``

@@ -55,6 +55,7 @@ GRAMMARS: Mapping[str, LangSpec] = ro({
     "sql": declarative.SQL,
     "elixir": functional.ELIXIR,
     "haskell": functional.HASKELL,
+    "ocaml": functional.OCAML,
 })
 
 

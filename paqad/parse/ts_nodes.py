@@ -23,8 +23,8 @@ DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|\\)[A-Za-z_$][\w$]*)*")
 IMPORT_KEYWORDS = re.compile(
     r"^(?:import|using|use|static|function|const|require_once|require|include_once|include|global)\b\s*"
 )
-# ``/**``, ``//!``, ``#``, `` * ``; Lua and Haskell ``---``, ``-- |``, ``{- |``.
-COMMENT_MARK = re.compile(r"^(?:/\*+!?|//[/!]?|#+|\*+|--+(?:\s*[|^])?|\{-+(?:\s*[|^])?)")
+# ``/**``, ``//!``, ``#``, `` * ``; Lua and Haskell ``---``, ``-- |``, ``{- |``; OCaml ``(**``.
+COMMENT_MARK = re.compile(r"^(?:/\*+!?|//[/!]?|#+|\*+|--+(?:\s*[|^])?|\{-+(?:\s*[|^])?|\(\*+)")
 
 
 # -- tree helpers ----------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def clean_comment(text: str) -> str:
     lines = []
     for line in text.splitlines():
         line = line.strip()
-        line = line[:-2].rstrip() if line.endswith(("*/", "-}")) else line
+        line = line[:-2].rstrip() if line.endswith(("*/", "-}", "*)")) else line
         lines.append(COMMENT_MARK.sub("", line, count=1).strip())
     return "\n".join(lines).strip("\n")
 

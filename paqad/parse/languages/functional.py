@@ -1,4 +1,4 @@
-"""Tree-sitter tables for Elixir and Haskell.
+"""Tree-sitter tables for Elixir, Haskell and OCaml.
 
 Both define one function in several clauses (``def f(0)`` / ``def f(n)``; Haskell equations),
 so ``clauses=True`` makes consecutive same-name declarations one unit, and both write a
@@ -64,4 +64,22 @@ HASKELL = LangSpec(
     body_types=frozenset({"match", "class_declarations", "instance_declarations"}),
     comments=frozenset({"comment", "haddock"}),
     clauses=True,
+)
+
+# OCaml: top-level and module-level ``let`` bindings are units (``let ... in`` inside an
+# expression is not); ``module Printer = struct ... end`` is a naming scope, like a file.
+_OCAML_TOP = frozenset({"compilation_unit", "structure"})
+
+OCAML = LangSpec(
+    language="ocaml",
+    module="tree_sitter_ocaml",
+    factory="language_ocaml",
+    decls=ro(
+        value_definition=Decl("function", name=("let_binding", "pattern"), parents=_OCAML_TOP),
+        type_definition=Decl("struct", name=("type_binding", "name"), parents=_OCAML_TOP),
+        module_definition=Decl(SCOPE, name=("module_binding", "module_name"), parents=_OCAML_TOP),
+    ),
+    calls=ro(application_expression="function"),
+    imports=ro(open_module="module"),
+    name_leaves=frozenset({"value_name"}),
 )
