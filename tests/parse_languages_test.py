@@ -1,4 +1,4 @@
-"""Elixir, Haskell, Lua, Zig, OCaml, Perl and SQL through the tree-sitter engine: exact units and spans per fixture.
+"""Elixir, Haskell, Lua, Zig, OCaml, Perl, SQL and HCL through the tree-sitter engine: exact units and spans per fixture.
 
 Same contract as ``parse_treesitter_test.py`` (every unit's kind, qualified name and span; one
 unit's details; the module imports; no non-blank line lost), plus what these languages needed
@@ -68,6 +68,20 @@ CASES: dict[str, Case] = {
         ],
         ["cache.util", "cjson"],
         Detail("M.new", "function M.new(size)", "Create a cache holding at most `size` entries.", ["setmetatable"]),
+    ),
+    "hcl": Case(
+        "hcl/main.tf",
+        "hcl",
+        [
+            ("class", "aws_ami.ubuntu", 24, 26),
+            ("class", "aws_instance.web", 16, 22),
+            ("class", "vpc", 28, 31),
+            ("module", "", 1, 15),
+            ("struct", "region", 6, 9),
+            ("struct", "web_ip", 33, 35),
+        ],
+        [],
+        Detail("aws_instance.web", 'resource "aws_instance" "web"', "The public web server.", []),
     ),
     "ocaml": Case(
         "ocaml/stack.ml",
@@ -228,6 +242,7 @@ def test_haskell_types_are_not_calls_and_docs_attach_past_the_imports() -> None:
         ("t/inventory.t", "perl"),
         ("db/schema.sql", "sql"),
         ("src/stack.ml", "ocaml"),
+        ("infra/main.tf", "hcl"),
     ],
 )
 def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: str, language: str) -> None:
@@ -237,7 +252,7 @@ def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: s
     assert rule is not None and (rule.language, rule.parser, rule.grammar) == (language, "tree-sitter", language)
 
 
-@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig"), ("cpanfile", "perl"), ("dune-project", "ocaml")])
+@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig"), ("cpanfile", "perl"), ("dune-project", "ocaml"), ("terragrunt.hcl", "hcl")])
 def test_root_markers_detect_the_stack(tmp_path: Path, marker: str, language: str) -> None:
     (tmp_path / marker).write_text("", encoding="utf-8")
     assert stackpacks.detect(tmp_path, stackpacks.load_builtin_packs(), []) == [language]
@@ -256,3 +271,10 @@ def test_ocaml_doc_comments_are_cleaned_and_local_lets_are_not_units() -> None:
     assert _unit(units, "pop").docstring == "Remove the top element."
     assert _unit(units, "empty").docstring == "The empty stack."
     assert "rest" not in {u.name for u in units}  # ``let x, rest = pop s in`` inside ``drain``
+
+
+def test_hcl_unlabelled_blocks_stay_in_the_module_unit() -> None:
+    _, units = _parse(CASES["hcl"])
+    module = next(u for u in units if u.kind == "module")
+    assert module.text.startswith("# Network and web tier for one environment.\nterraform {")
+    assert "locals {" in module.text and _unit(units, "vpc").calls == ["cidrsubnet"]

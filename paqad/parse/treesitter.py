@@ -182,6 +182,9 @@ class _FileWalk:
         if target is None and decl.alt_name:
             target = ts_nodes.follow(node, decl.alt_name)
         text = self._name_text(target) if target is not None else ""
+        if decl.labels:  # HCL ``resource "aws_instance" "web"``: the name ``aws_instance.web``
+            found = [ts_nodes.node_text(c).strip("\"'") for c in node.named_children if c.type == decl.labels]
+            text = ".".join(found)
         pieces = re.split(self.spec.separator, text)
         parts = [ts_nodes.strip_brackets(p) for p in pieces[:-1]] + [pieces[-1]]
         parts[-1] = parts[-1] or decl.default_name

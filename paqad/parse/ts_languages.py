@@ -53,6 +53,7 @@ GRAMMARS: Mapping[str, LangSpec] = ro({
     "lua": scripting.LUA,
     "perl": scripting.PERL,
     "sql": declarative.SQL,
+    "hcl": declarative.HCL,
     "elixir": functional.ELIXIR,
     "haskell": functional.HASKELL,
     "ocaml": functional.OCAML,

@@ -45,6 +45,7 @@ class Decl:
     needs_body: bool = False  # C ``struct foo;`` forward declarations are not units
     receiver: Path = ()  # Go ``func (s *Server) Handle``: the qualifier and method-ness
     head: Path = ()  # the declaration's head: nothing inside it is a call (Elixir ``def f(x)``)
+    labels: str = ""  # if set, every child of this type, joined by ``.``, is the name (HCL labels)
 
 
 @dataclass(frozen=True)
