@@ -83,16 +83,25 @@ def ensure(root: Path) -> Path:
     return folder
 
 
-def clear_index(root: Path, lock_timeout: float | None = None) -> bool:
+INDEX_LOCK = "index.lock"
+INDEX_LOCK_TIMEOUT_S = 60.0
+
+
+def index_lock(root: Path, timeout: float = INDEX_LOCK_TIMEOUT_S) -> filelock.FileLock:
+    """The index's single-writer lock. An OS-level lock: a killed holder releases it, so it is never stale."""
+    path = state_dir(root) / INDEX_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(str(path), timeout=timeout)
+
+
+def clear_index(root: Path, lock_timeout: float = INDEX_LOCK_TIMEOUT_S) -> bool:
     """Delete the index (``vectors/``: every generation and its vectors); True if there was one.
 
     Under the writer lock, so a build or an update running meanwhile finishes first and its
     result is what gets deleted, never a half-written generation that it then publishes.
     Settings, ignore rules and descriptions are not touched.
     """
-    from paqad.index import build  # the writer lock belongs to the index builder
-
-    lock = build.writer_lock(root) if lock_timeout is None else build.writer_lock(root, lock_timeout)
+    lock = index_lock(root, lock_timeout)
     try:
         lock.acquire()
     except filelock.Timeout as exc:

@@ -73,10 +73,8 @@ class BuildReport:
 
 
 def writer_lock(root: Path, timeout: float = LOCK_TIMEOUT_S) -> filelock.FileLock:
-    """The single-writer lock. An OS-level lock: a killed holder releases it, so it is never stale."""
-    path = workspace.state_dir(root) / "index.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(path), timeout=timeout)
+    """The single-writer lock (:func:`paqad.workspace.index_lock`)."""
+    return workspace.index_lock(root, timeout)
 
 
 def _locked(root: Path, timeout: float):
