@@ -46,7 +46,7 @@ _CACHE_SCHEMA = (
 )
 #: What the embedded text is made of (``embed.unit_text``), plus what proves a unit unchanged.
 _EMBED_FIELDS = ("uid", "id", "content_hash", "kind", "name", "qualified_name", "path", "signature", "docstring", "text")
-_PROVIDERS: dict[tuple[str, str], Any] = {}
+_PROVIDERS: dict[tuple[str, ...], Any] = {}  # the process's loaded models, shared by the builder and every Index
 
 Progress = Callable[[int, int], None]
 
