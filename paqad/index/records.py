@@ -61,14 +61,11 @@ class StoredUnit:
     def from_row(cls, row: sqlite3.Row, names: tuple[str, ...] | None = None) -> StoredUnit:
         """A record from a row read with ``sqlite3.Row`` over any subset of ``UNIT_COLUMNS``
         (``names``: only those of the row's columns, when it carries others too)."""
-        values: dict[str, Any] = {}
-        for key in names if names is not None else row.keys():
-            value = row[key]
-            if key in _JSON_LISTS:
-                value = json_list(value)
-            elif key in _BOOLS:
-                value = bool(value)
-            values[key] = value
+        values: dict[str, Any] = dict(zip(row.keys(), row)) if names is None else {k: row[k] for k in names}
+        for key in _JSON_LISTS.intersection(values):
+            values[key] = json_list(values[key])
+        for key in _BOOLS.intersection(values):
+            values[key] = bool(values[key])
         return cls(**values)
 
 

@@ -239,10 +239,14 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
     out: list[Any] = []
     seen: set[object] = set()
     spans: dict[str, list[tuple[int, int]]] = {}
-    units = index.units([c.uid for c in ranked], SPAN_FIELDS) if ranked else {}
-    for cand in ranked:
+    units: dict[int, StoredUnit] = {}
+    window, read = top_n + 8, 0  # spans are read a window at a time: most answers need only the first
+    for i, cand in enumerate(ranked):
         if len(out) >= top_n:
             break
+        if i >= read:
+            units.update(index.units([c.uid for c in ranked[read : read + window]], SPAN_FIELDS))
+            read += window
         u = units.get(cand.uid)
         if u is None:
             continue
