@@ -51,6 +51,7 @@ import corpora  # noqa: E402
 from paqad import config  # noqa: E402
 from paqad.embed.local import MINILM  # noqa: E402
 from paqad.index import build  # noqa: E402
+from paqad.index.reader import Index  # noqa: E402
 from paqad.search import pipeline, rerank  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
 
@@ -134,10 +135,9 @@ def _timed(fn) -> float:
 
 def _pool(root: Path, question: str, size: int) -> list[str]:
     """The documents paqad would hand the reranker: the top ``size`` deduplicated candidates."""
-    con = pipeline.store.reader(root)
     resp = pipeline.search(root, question, top_n=size, gate=False, source_chars=0)
-    rows = [con.execute("SELECT path, qualified_name, text FROM units WHERE id = ?", (r.id,)).fetchone() for r in resp.results]
-    return [rerank.document_text(*row) for row in rows]
+    units = Index.shared(root).units_by_id([r.id for r in resp.results], ("path", "qualified_name", "text"))
+    return [rerank.document_text(u.path, u.qualified_name, u.text) for u in (units[r.id] for r in resp.results)]
 
 
 def _corpus() -> Path:
@@ -168,8 +168,9 @@ def _tiny_model(root: Path) -> Path:
 
 
 def _vocab_sample(root: Path) -> list[str]:
-    con = pipeline.store.reader(root)
-    return [t for (t,) in con.execute("SELECT term FROM terms ORDER BY df DESC LIMIT 20000")]
+    index = Index.shared(root)
+    index.refresh()
+    return index.common_terms(20000)
 
 
 def _minilm_shaped() -> Path:

@@ -105,10 +105,11 @@ class PaqadRetriever:
 
     def ask(self, question: str) -> Answer:
         from paqad.search import pipeline
+        from paqad.index.reader import Index
         from paqad.search.request import SearchRequest
 
         assert self.root is not None, "prepare() first"
-        resp = pipeline.run(self.root, SearchRequest.from_settings(self.cfg, self.root, question, top_n=self.k, gate=self.gate))
+        resp = pipeline.run(Index.shared(self.root), SearchRequest.from_settings(self.cfg, self.root, question, top_n=self.k, gate=self.gate))
         if resp.rerank and resp.rerank["fallback"]:
             raise RuntimeError(f"{self.name}: reranking fell back ({resp.rerank['fallback']}); the figures would be the fused order's")
         results = [Passage(r.path, r.start_line, r.end_line, len(r.source or "")) for r in resp.results]

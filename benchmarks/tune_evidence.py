@@ -19,6 +19,7 @@ import yaml
 
 from paqad import config
 from paqad.index import build, store
+from paqad.index.reader import Index
 from paqad.search import evidence, lexical, query as query_mod
 
 HERE = Path(__file__).resolve().parent
@@ -36,24 +37,23 @@ def rows_for(corpus: str, root: Path, questions: list[dict], rebuild: bool) -> l
     cfg = config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={})
     if rebuild or store.current_pointer(root).exists() is False:
         build.build_full(root, cfg)
-    con = store.open_current(root)
-    n = int(store.get_meta(con)["n_units"])
+    index = Index.open(root)
+    n = index.meta().n_units
     out = []
     for q in questions:
-        aq = query_mod.analyze(con, q["q"], n)
-        sc = lexical.score(con, aq)
+        aq = query_mod.analyze(index, q["q"], n)
+        sc = lexical.score(index, aq)
         ranked = sc.ranked
         ev = evidence.assess(aq, sc)
-        top = []
-        for c in ranked[:10]:
-            top.append(con.execute("SELECT path, start_line, end_line FROM units WHERE uid=?", (c.uid,)).fetchone())
+        spans = index.units([c.uid for c in ranked[:10]], ("path", "start_line", "end_line"))
+        top = [(u.path, u.start_line, u.end_line) for u in (spans[c.uid] for c in ranked[:10])]
         rank = next((i + 1 for i, r in enumerate(top) if any(hit(r, a) for a in q["answers"])), None)
         out.append({
             "corpus": corpus, "id": q["id"], "style": q.get("style", "plain"), "answerable": bool(q["answers"]),
             "rank": rank, "coverage": ev.coverage, "concentration": ev.concentration, "long": ev.long_query,
             "n_present": len(ev.distinctive_terms), "n_best": len(ev.best_unit_terms), "reason": ev.reason,
         })
-    con.close()
+    index.close()
     return out
 
 

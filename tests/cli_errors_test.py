@@ -25,7 +25,8 @@ import click
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from repo_factory import LEXICAL, Repo, make_shop
+from testing.env import LEXICAL
+from testing.repos import Repo, make_shop
 
 from paqad.cli.main import cli
 

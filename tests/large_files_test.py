@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from repo_factory import Repo
+from testing.repos import Repo
 
 from paqad.eligibility import collect, content
 from paqad.settings import Settings

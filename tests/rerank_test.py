@@ -28,6 +28,7 @@ import pytest
 from paqad import audit, config
 from paqad.delivery import prompt
 from paqad.index import build
+from paqad.index.reader import Index
 from paqad.search import pipeline, rerank
 from paqad.search.request import SearchRequest
 from paqad.secrets import set_secret
@@ -63,7 +64,7 @@ def cfg_for(root: Path, **settings: str) -> config.Config:
 
 def run_search(root: Path, query: str = QUERY, gate: bool = True, **settings: Any) -> pipeline.SearchResponse:
     cfg = cfg_for(root, **settings)
-    return pipeline.run(root, SearchRequest.from_settings(cfg, root, query, top_n=10, gate=gate))
+    return pipeline.run(Index.shared(root), SearchRequest.from_settings(cfg, root, query, top_n=10, gate=gate))
 
 
 def fallback_lines(root: Path) -> list[str]:
@@ -98,10 +99,10 @@ def test_local_reorders_by_the_model_and_keeps_scores(shop: Repo, tiny: TinyMode
     for a, b in zip(ranked.results, ranked.results[1:]):
         assert a.signals["rerank"] > b.signals["rerank"] or fused_pos[a.id] < fused_pos[b.id]
     # ... and the logits are what the model computes for (query, that unit's text).
-    con = pipeline.store.reader(shop.root)
+    stored = Index.shared(shop.root).units_by_id([r.id for r in ranked.results], ("path", "qualified_name", "text"))
     for res in ranked.results:
-        path, qname, text = con.execute("SELECT path, qualified_name, text FROM units WHERE id = ?", (res.id,)).fetchone()
-        assert res.signals["rerank"] == pytest.approx(tiny.logit(QUERY, rerank.document_text(path, qname, text)), abs=1e-4)
+        u = stored[res.id]
+        assert res.signals["rerank"] == pytest.approx(tiny.logit(QUERY, rerank.document_text(u.path, u.qualified_name, u.text)), abs=1e-4)
     # It really moved something: charge outranks what the fused order put first.
     assert ids(ranked) != ids(fused)
     assert ranked.results[0].id == TARGET != fused.results[0].id

@@ -10,6 +10,7 @@ import click
 from paqad import describe
 from paqad.cli.common import AppContext, emit_json
 from paqad.errors import UsageError
+from paqad.index.reader import Index
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -33,7 +34,7 @@ def describe_status(app: AppContext, as_json: bool) -> None:
 
     Example: paqad describe status --json
     """
-    data = describe.status(app.root())
+    data = describe.status(Index.shared(app.root()))
     if as_json:
         emit_json(data)
         return
@@ -56,7 +57,7 @@ def describe_pending(app: AppContext, limit: int, offset: int, as_json: bool) ->
 
     Example: paqad describe pending --limit 5 --json
     """
-    data = describe.pending(app.root(), limit, offset)
+    data = describe.pending(Index.shared(app.root()), limit, offset)
     if as_json:
         emit_json(data)
         return

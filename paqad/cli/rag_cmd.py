@@ -142,12 +142,13 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     if not query.strip():
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
+    from paqad.index.reader import Index
     from paqad.search import pipeline  # lazily: numpy and the search stack only when searching
     from paqad.search.request import SearchRequest
 
     root = app.root()
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
-    resp = pipeline.run(root, request)
+    resp = pipeline.run(Index.shared(root), request)
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see .paqad/audit.log", err=True)
     return resp
@@ -184,8 +185,9 @@ def rag_search(
 def _expand(root: Path, resp: pipeline.SearchResponse, hops: int, budget: int) -> list[dict]:
     """Graph neighbours of the delivered results (none when search stayed silent)."""
     from paqad import graph
+    from paqad.index.reader import Index
 
-    return graph.expand(root, [(r.id, r.score) for r in resp.results], hops, budget)
+    return graph.expand(Index.shared(root), [(r.id, r.score) for r in resp.results], hops, budget)
 
 
 @rag_group.command("neighbors")
@@ -202,8 +204,9 @@ def rag_neighbors(app: AppContext, unit_id: str, hops: int, direction: str, budg
     Example: paqad rag neighbors "src/app.py::App.run" --hops 2 --direction in
     """
     from paqad import graph
+    from paqad.index.reader import Index
 
-    found = graph.neighbors(app.root(), unit_id, hops, direction, budget)
+    found = graph.neighbors(Index.shared(app.root()), unit_id, hops, direction, budget)
     if as_json:
         emit_json({"schema_version": 1, "id": unit_id, "hops": hops, "direction": direction, "neighbors": found})
     else:
@@ -234,9 +237,9 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     """
     root = app.root()
     cfg = app.config()
-    from paqad.search import pipeline
+    from paqad.index import status as status_mod
 
-    data = {"root": str(root), "rag_enabled": cfg["rag_enabled"], "index": pipeline.status(root)}
+    data = {"root": str(root), "rag_enabled": cfg["rag_enabled"], "index": status_mod.status(root)}
     if as_json:
         emit_json(data)
         return

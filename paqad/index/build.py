@@ -161,11 +161,39 @@ def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config, si
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:
         return None
+    return _parsed(root, elig, path, decision.rule, text, cfg, sidecar)
+
+
+def parse_text(root: Path, elig: collect.Eligibility, path: str, text: str, cfg: Config, sidecar: describe.Sidecar | None = None) -> ParsedFile | None:
+    """``path`` parsed from ``text`` instead of its contents, exactly as an update would index it
+    (the file's eligibility decision and stat, the sidecar's descriptions); None when ``path`` is
+    not indexed. ``rag eval`` indexes docstring-masked files through this and :func:`apply_files`."""
+    decision, _ = elig.decide(path)
+    if not decision.kept or decision.rule is None:
+        return None
+    return _parsed(root, elig, path, decision.rule, text, cfg, sidecar if sidecar is not None else _sidecar(root, log=False))
+
+
+def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] | None = None) -> None:
+    """Replace ``changed`` files (and drop ``removed`` ones) in the index file ``index_file``, in
+    one transaction, by the incremental update's own step (postings, document frequencies, field
+    totals). For a private copy of an index (``rag eval``'s): the live one is written by :func:`update`."""
+    con = store.connect(index_file)
+    try:
+        with store.transaction(con):
+            _apply_changes(con, changed, removed or [])
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(f"index {index_file} update failed ({exc}); {store.REBUILD_HINT}") from exc
+    finally:
+        con.close()
+
+
+def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile:
     st = (root / path).stat()
-    units = parse_file(path, text, decision.rule.parser, decision.rule.grammar, cfg["rag_max_unit_lines"])
+    units = parse_file(path, text, rule.parser, rule.grammar, cfg["rag_max_unit_lines"])
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     is_test = stackpacks.is_test_path(path, elig.active_packs)
-    item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, decision.rule.language, units, is_test)
+    item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, rule.language, units, is_test)
     item.descriptions = [describe.description_for(sidecar, u.id, u.content_hash) for u in units]
     item.counts = [fields.field_terms(u, d) for u, d in zip(units, item.descriptions)]
     return item
