@@ -21,7 +21,8 @@ import yaml
 from paqad import config
 from paqad.index import build
 from paqad.index.reader import Index
-from paqad.search import lexical, query as query_mod
+from paqad.search import lexical
+from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
 RULERS = HERE / "rulers"

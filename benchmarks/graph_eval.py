@@ -56,7 +56,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         src = score.corpora.CACHE / name
         root = WORK / name
         if not root.exists():
-            shutil.copytree(src, root, symlinks=True, ignore=lambda d, n: [".paqad"] if Path(d) == src else [])
+            shutil.copytree(src, root, symlinks=True, ignore=lambda d, n, src=src: [".paqad"] if Path(d) == src else [])
         if store.current_path(root) is None:
             build.build_full(root, config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
         index = Index.open(root)

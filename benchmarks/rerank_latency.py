@@ -48,6 +48,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 import corpora  # noqa: E402
+
 from paqad import config  # noqa: E402
 from paqad.embed.local import MINILM  # noqa: E402
 from paqad.index import build  # noqa: E402
@@ -70,7 +71,7 @@ def main() -> int:
           f"pair cut {rerank.MAX_PAIR_TOKENS} tokens\n")
     print("| model | threads | pair cut (tokens) | mean pair length | load | score the pool: median | p90 | CPU per pool (median) | added to `rag search` (warm) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for label, folder, threads, max_tokens, added in _RUNS:
+    for label, _folder, threads, max_tokens, added in _RUNS:
         load_ms, times, cpu, length = _score_times(models[label], questions, pools, threads, max_tokens, args.repeats)
         extra = f"{_added_ms(root, models[label], questions):.0f} ms" if added else "-"
         print(f"| {label} | {threads} | {max_tokens} | {length:.0f} | {load_ms:.0f} ms | {statistics.median(times):.0f} ms | {_p90(times):.0f} ms | "
@@ -120,8 +121,8 @@ def _added_ms(root: Path, folder: Path, questions: list[str]) -> float:
     diffs = []
     for q in questions:
         pipeline.search(root, q, gate=False)  # warm: pages cached (the model is cached after its first use)
-        off = min(_timed(lambda: pipeline.search(root, q, gate=False)) for _ in range(3))
-        with_rr = _timed(lambda: pipeline.search(root, q, gate=False, rerank=on))
+        off = min(_timed(lambda q=q: pipeline.search(root, q, gate=False)) for _ in range(3))
+        with_rr = _timed(lambda q=q: pipeline.search(root, q, gate=False, rerank=on))
         diffs.append(with_rr - off)
     return statistics.median(diffs)
 

@@ -57,7 +57,7 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -599,7 +599,7 @@ def main() -> None:
         instances = [x for x in instances if x["instance_id"] not in seen]
         print(f"resuming {out_path}: {len(seen)} instances already scored, {len(instances)} to go", file=sys.stderr)
     else:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         out_path = RESULTS / f"swebench-sympy-{stamp}.jsonl"
     import_paqad()
     rev = paqad_revision()

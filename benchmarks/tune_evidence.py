@@ -10,7 +10,6 @@ answered, hit@1 with the gate (silent = miss) and silence on the refusal ruler.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 from pathlib import Path
@@ -20,11 +19,13 @@ import yaml
 from paqad import config
 from paqad.index import build, store
 from paqad.index.reader import Index
-from paqad.search import evidence, lexical, query as query_mod
+from paqad.search import evidence, lexical
+from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import scoring  # noqa: E402  (benchmarks/scoring.py)
+
 CORPORA = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
 
 

@@ -25,12 +25,13 @@ import yaml
 from paqad import config
 from paqad.index import build
 from paqad.index.reader import Index
-from paqad.search import evidence, fusion, lexical, pipeline, query as query_mod, vector
+from paqad.search import evidence, fusion, lexical, pipeline, vector
+from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import scoring  # noqa: E402  (benchmarks/scoring.py)
 from tune_evidence import CORPORA, hit  # noqa: E402  (one list of corpora, one hit rule)
+
 K = 10
 
 
@@ -100,7 +101,7 @@ def gated(base: Path, lexical_base: Path, questions: dict[str, list[dict]], vari
     print(f"{'gated (search)':<26} " + " ".join(f"{s:>30}" for s in ("plain h1/h3/MRR hi/low", "paraphrase h1/h3/MRR hi/low", "chinese h1/h3/MRR hi/low")) + "  silence")
     for label, knobs in variants.items():
         saved = {k: getattr(fusion, k) for k in knobs if k != "lexical_only"}
-        for k, v in saved.items():
+        for k in saved:
             setattr(fusion, k, knobs[k])
         try:
             stats = _gated_run(lexical_base if knobs.get("lexical_only") else base, questions)

@@ -43,7 +43,9 @@ from paqad.errors import ConfigError, UsageError
 from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
+    from paqad.eligibility.collect import Eligibility
     from paqad.index.reader import Index
+    from paqad.units import CodeUnit
 
 SIDECAR_NAME = "paqad.descriptions.json"
 SIDECAR_VERSION = 1
@@ -276,7 +278,7 @@ def dump(raw: dict) -> str:
     return json.dumps(raw, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _current_unit(root: Path, unit_id: str):
+def _current_unit(root: Path, unit_id: str) -> CodeUnit:
     """The unit with this id as the file is now (raises ``UsageError`` when there is none)."""
     path, sep, _ = unit_id.partition("::")
     if not sep:
@@ -288,7 +290,7 @@ def _current_unit(root: Path, unit_id: str):
     raise UsageError(f"no unit {unit_id!r} in the current code{f' ({reason})' if reason else ''}; ids come from `paqad describe pending`")
 
 
-def _parse_current(root: Path, path: str, elig=None) -> tuple[list, str | None]:
+def _parse_current(root: Path, path: str, elig: Eligibility | None = None) -> tuple[list[CodeUnit], str | None]:
     """Parse one repository file as the index would; ([], why) when it is not indexed."""
     from paqad import config
     from paqad.eligibility import collect
@@ -327,7 +329,7 @@ def promote(root: Path) -> str:
     return "".join(_promote_file(root, path, ids, sidecar, elig) for path, ids in sorted(by_path.items()))
 
 
-def _promote_file(root: Path, path: str, ids: list[str], sidecar: Sidecar, elig) -> str:
+def _promote_file(root: Path, path: str, ids: list[str], sidecar: Sidecar, elig: Eligibility) -> str:
     try:
         units, _ = _parse_current(root, path, elig)
     except UsageError:

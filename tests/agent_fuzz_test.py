@@ -15,10 +15,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from testing.repos import Repo, make_shop
 from testing.env import paqad_exe
+from testing.repos import Repo, make_shop
 
 EXE = paqad_exe()
 ACTIONS = ["hello", "search", "research", "neighbors", "open", "describe_pending", "describe_put", "stats"]

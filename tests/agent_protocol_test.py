@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from testing.repos import Repo, make_shop
 from testing.agents import Agent
 from testing.env import paqad_exe
+from testing.repos import Repo, make_shop
 
 EXE = paqad_exe()
 

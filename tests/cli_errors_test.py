@@ -25,10 +25,10 @@ import click
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from testing.env import LEXICAL
-from testing.repos import Repo, make_shop
 
 from paqad.cli.main import cli
+from testing.env import LEXICAL
+from testing.repos import Repo, make_shop
 
 EXE = shutil.which("paqad", path=str(Path(sys.executable).parent)) or shutil.which("paqad")
 UNIT = "shop/payments.py::retry_charge"

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
 from testing import repos
 from testing.env import LEXICAL, paqad_exe
 from testing.repos import Repo

@@ -17,9 +17,9 @@ import pytest
 from paqad import config
 from paqad.delivery import refresh
 from paqad.evaluation.arms import PaqadArm
-from testing.repos import Repo, make_shop
 from testing.agents import Agent, call_all, text_of
 from testing.models import make_model
+from testing.repos import Repo, make_shop
 
 QUESTIONS = ["where is a charge refunded", "retry a card charge with exponential backoff", "how is the session cookie signed"]
 THRESHOLD = "0.6"  # not the default (0.75): a door that ignores the setting answers differently

@@ -17,7 +17,6 @@ from paqad.errors import ConfigError, PaqadError
 from paqad.units import CodeUnit
 from testing.env import child_env, unshare_works
 
-
 RETRY = CodeUnit(
     path="billing/charges.py",
     language="python",

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from testing.repos import Repo, make_shop
 
 import paqad
 from paqad import git
 from paqad.errors import PaqadError
+from testing.repos import Repo, make_shop
 
 PACKAGE = Path(paqad.__file__).parent
 BIN = Path(sys.executable).parent

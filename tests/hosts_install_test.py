@@ -9,8 +9,8 @@ import os
 import pytest
 
 from paqad.hooks.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini
-from testing.repos import Repo, make_shop
 from testing.hosts import RESOURCES, events, run_host
+from testing.repos import Repo, make_shop
 
 USER_CLAUDE = {
     "permissions": {"allow": ["Bash(npm test)"]},

@@ -21,8 +21,8 @@ from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
 from paqad.index import build, store
 from testing.env import wait_for
-from testing.repos import Repo, make_shop
 from testing.hosts import host_json, run_host
+from testing.repos import Repo, make_shop
 
 QUESTION = "where is the session cookie signed with hmac"
 

@@ -22,7 +22,6 @@ from paqad.search import pipeline, vector
 from testing.env import child_env, unshare_works, wait_for
 from testing.repos import Repo, make_shop
 
-
 # The shop again, but nothing in it shares a word with "resend a payment after a transient error":
 # only meaning connects the question to retry_charge.
 CARDS = '''\

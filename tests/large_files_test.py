@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from testing.repos import Repo
 
 from paqad.eligibility import collect, content
 from paqad.settings import Settings
+from testing.repos import Repo
 
 NEEDLE = "rebalance_cluster_slots"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from paqad.hooks import gitshims as githooks, lefthook
+from paqad.hooks import gitshims as githooks
+from paqad.hooks import lefthook
 from testing.env import wait_for
 from testing.repos import GIT_ID, make_shop
 

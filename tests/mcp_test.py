@@ -10,9 +10,9 @@ import tomllib
 import jsonschema
 import pytest
 
-from testing.repos import Repo, make_shop
 from testing.agents import call_all, text_of
 from testing.env import paqad_exe
+from testing.repos import Repo, make_shop
 
 EXE = paqad_exe()
 TOOLS = {"search", "research", "neighbors", "open", "describe_pending", "describe_put", "stats"}

@@ -16,12 +16,12 @@ registry package (see benchmarks/README.md, Reranking), so none is used here.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -32,8 +32,8 @@ from paqad.index.reader import Index
 from paqad.search import pipeline, rerank
 from paqad.search.request import SearchRequest
 from paqad.secrets import set_secret
-from testing.repos import Repo, make_shop
 from testing.models import TinyModel, make_model
+from testing.repos import Repo, make_shop
 from testing.stubs import Reply, Request, json_reply, serve
 
 KEY = "co-test-key-9f8e7d6c5b4a"

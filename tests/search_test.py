@@ -111,7 +111,8 @@ def test_json_shape_is_versioned(shop):
 def test_the_plain_python_and_numpy_scorers_agree_exactly(repo):
     """A fresh process scores a small index without numpy; it must rank exactly as numpy does
     (benchmarks/check_scorers.py checks the same on every ruler question)."""
-    from paqad.search import lexical, query as query_mod
+    from paqad.search import lexical
+    from paqad.search import query as query_mod
 
     make_shop(repo)
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))

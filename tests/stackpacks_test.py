@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paqad.eligibility import scaffold, stackpacks
 from paqad.cli import stackpack_cmd
 from paqad.cli.main import cli
 from paqad.cli.stackpack_cmd import stackpack
+from paqad.eligibility import scaffold, stackpacks
+from paqad.eligibility.stackpacks import RepoContext, StackPack
 from paqad.errors import ConfigError, UsageError
 from paqad.parse import parser_names
-from paqad.eligibility.stackpacks import RepoContext, StackPack
 
 REQUIRED_PACKS = {
     "python", "javascript", "typescript", "go", "rust", "java", "kotlin", "c", "cpp", "csharp",

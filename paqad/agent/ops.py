@@ -19,20 +19,22 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import filelock
 
-from paqad import __version__, config as config_mod
+from paqad import __version__
+from paqad import config as config_mod
 from paqad.agent import research as research_mod
 from paqad.agent import span as span_mod
 from paqad.agent.params import Param, ParamError, schema, validate
+from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, LockedError, PaqadError, UsageError
 from paqad.index.reader import Index
 from paqad.index.records import SPAN_FIELDS
 from paqad.search.request import SearchRequest
-from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, LockedError, PaqadError, UsageError
 
 PROTOCOL_VERSION = 1
 MAX_QUERY_CHARS = 8_000
@@ -185,6 +187,8 @@ def op_open(s: Session, path: str | None, unit_id: str | None, start_line: int |
     start = start_line or 1
     if end_line is not None and end_line < start:
         raise ParamError(f"end_line {end_line} is before start_line {start}")
+    if path is None:  # unreachable: exactly one of path and unit_id was given, and a unit has a path
+        raise ParamError("give exactly one of path or unit_id")
     return asdict(span_mod.read_span(s.root, path, start, end_line, max_lines, max_bytes))
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paqad import workspace
-from paqad.errors import UsageError
 from paqad.eligibility import collect
+from paqad.errors import UsageError
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file larger than this is not a source file worth a span
 REFUSED_DIRS = (".git", workspace.DIRNAME)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from paqad import config as config_mod, workspace
+from paqad import config as config_mod
+from paqad import workspace
 from paqad.bootstrap import advise, reason_label
 from paqad.cli.common import AppContext, emit_json
 from paqad.config import Config

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from paqad import config as config_mod, workspace
+from paqad import config as config_mod
+from paqad import workspace
 from paqad.cli import render
 from paqad.cli.common import AppContext, emit_json
 from paqad.errors import UsageError

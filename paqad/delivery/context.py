@@ -25,9 +25,10 @@ import enum
 import json
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import filelock
 
@@ -90,7 +91,7 @@ class Delivery:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Delivery":
+    def from_dict(cls, data: dict[str, Any]) -> Delivery:
         passages = [Passage(**p) for p in data.get("passages", [])]
         return cls(**{**data, "passages": passages})
 

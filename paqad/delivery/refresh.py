@@ -14,12 +14,14 @@ import functools
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from paqad import git, workspace
-from paqad.delivery import context, depth as depth_mod
+from paqad.delivery import context
+from paqad.delivery import depth as depth_mod
 from paqad.errors import PaqadError
 from paqad.index import build  # noqa: F401 - imported before a prompt's budget clock starts,
 from paqad.search import pipeline  # noqa: F401 - so the budget is spent searching, not importing

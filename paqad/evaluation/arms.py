@@ -25,8 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paqad.delivery import context, depth as depth_mod, refresh
 from paqad.config import Config
+from paqad.delivery import context, refresh
+from paqad.delivery import depth as depth_mod
 from paqad.evaluation.questions import content_words
 from paqad.hooks.hosts.claude import LIMIT as HOOK_LIMIT
 from paqad.index.reader import Index

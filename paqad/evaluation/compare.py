@@ -9,10 +9,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paqad.eligibility import collect
 from paqad.config import Config
+from paqad.eligibility import collect
 from paqad.errors import ConfigError, IndexCorruptError, PaqadError, UsageError
-from paqad.evaluation import MODES, EvalCannotRun, arms, masked, questions as qmod, report, teamfile
+from paqad.evaluation import MODES, EvalCannotRun, arms, masked, report, teamfile
+from paqad.evaluation import questions as qmod
 from paqad.evaluation.questions import Question
 from paqad.index import store
 from paqad.index.reader import Index
@@ -148,7 +149,7 @@ def _grep_view(elig: collect.Eligibility, masked_texts: dict[str, str]) -> dict[
 def _ask_all(test_set: list[Question], off: arms.GrepLoop, on: arms.PaqadArm) -> list[dict[str, Any]]:
     rows = []
     for q in test_set:
-        row = {"id": q.id, "source": q.source, "question": q.text, "answers": q.answers, "unit": q.unit, "accepted": q.accepted}
+        row: dict[str, Any] = {"id": q.id, "source": q.source, "question": q.text, "answers": q.answers, "unit": q.unit, "accepted": q.accepted}
         for key, arm in (("off", off), ("on", on)):
             ans = arm.ask(q.text)
             row[key] = {"rank": ans.rank_of(q.answers) if q.answers else None, "silent": ans.silent, "chars": ans.chars,

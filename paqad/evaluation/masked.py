@@ -25,12 +25,12 @@ import secrets
 import shutil
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from paqad import describe, workspace
-from paqad.eligibility import collect
 from paqad.config import Config
+from paqad.eligibility import collect
 from paqad.evaluation.questions import content_words
 from paqad.index import build, store, vectors
 from paqad.index.reader import Index

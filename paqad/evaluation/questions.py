@@ -17,8 +17,9 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from paqad import tokenize
 from paqad.index.records import StoredUnit
@@ -184,7 +185,8 @@ def unanswerable(texts: Iterable[str]) -> tuple[list[Question], list[str]]:
         present.update(m.lower() for m in pattern.findall(text))
         if present >= words:
             break
-    kept, dropped = [], []
+    kept: list[Question] = []
+    dropped: list[str] = []
     for question, distinctive in SUBJECTS:
         if present.intersection(distinctive):
             dropped.append(question)

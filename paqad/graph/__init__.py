@@ -15,7 +15,7 @@ named by its first part's id, with the whole declaration's span. networkx is imp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from paqad.errors import UsageError
 from paqad.graph import walk
@@ -52,7 +52,8 @@ def expand(index: Index, seeds: list[tuple[str, float]], hops: int = 1, budget: 
 
     index.refresh()
     cg = model.load(index)
-    g, best = cg.graph, {}
+    g = cg.graph
+    best: dict[str, Any] = {}
     for node, score in seeds:
         node = cg.node(node)
         if node in g and g.nodes[node].get("node") == "unit":

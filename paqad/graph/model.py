@@ -33,7 +33,7 @@ EDGE_TYPES = ("contains", "inherits", "calls", "imports")
 
 @dataclass
 class CodeGraph:
-    graph: "nx.DiGraph"
+    graph: nx.DiGraph
     build_ms: float
     units: int
     edges: int

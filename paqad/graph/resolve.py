@@ -23,8 +23,9 @@ import builtins
 import posixpath
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from paqad.index.records import GRAPH_FIELDS, StoredUnit
 
@@ -205,7 +206,7 @@ class Resolver:
             hit = fs.by_qname.get(f"{prefix}.{name}" if prefix else name)
             if hit is not None and hit.kind in kinds:
                 return hit
-            if in_class:
+            if in_class and owner is not None:
                 inherited = self._in_bases(owner, name, kinds, BASE_DEPTH)
                 if inherited is not None:
                     return inherited

@@ -39,9 +39,9 @@ import filelock
 import yaml
 
 from paqad import deadline, workspace, yamlio
-from paqad.hooks.actions import ACTIONS
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
+from paqad.hooks.actions import ACTIONS
 
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 AGENT_EVENTS = ("prompt-submit", "session-start")

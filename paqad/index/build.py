@@ -15,6 +15,7 @@ gain, lose or change a description.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import sqlite3
@@ -27,8 +28,8 @@ from pathlib import Path
 import filelock
 
 from paqad import __version__, audit, describe, workspace
-from paqad.eligibility import collect, stackpacks
 from paqad.config import Config
+from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, LockedError
 from paqad.index import fields, postings, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
@@ -77,7 +78,7 @@ def writer_lock(root: Path, timeout: float = LOCK_TIMEOUT_S) -> filelock.FileLoc
     return workspace.index_lock(root, timeout)
 
 
-def _locked(root: Path, timeout: float):
+def _locked(root: Path, timeout: float) -> filelock.FileLock:
     lock = writer_lock(root, timeout)
     try:
         lock.acquire()
@@ -252,7 +253,7 @@ def _insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]
             u.content_hash, json.dumps(lengths), int(is_test),
         ),
     )
-    return int(cur.lastrowid)
+    return int(cur.lastrowid or 0)
 
 
 def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
@@ -358,15 +359,15 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     changed, unchanged, dropped, seen = [], 0, 0, set()
     for path in elig.listed:
         state = _file_state(root, elig, path, stored.get(path), cfg, sidecar)
-        if state == "same" and path in redescribed:
-            state = _parse_one(root, elig, path, cfg, sidecar) or "dropped"
-        if state == "dropped":
+        if state is FileState.SAME and path in redescribed:
+            state = _parse_one(root, elig, path, cfg, sidecar) or FileState.DROPPED
+        if state is FileState.DROPPED:
             dropped += 1
             continue
         seen.add(path)
-        if state == "same":
+        if state is FileState.SAME:
             unchanged += 1
-        elif state is not None:
+        else:
             changed.append(state)
     removed = [p for p in stored if p not in seen]
     try:
@@ -401,21 +402,30 @@ def _redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[se
     return paths, count
 
 
-def _file_state(root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config, sidecar: describe.Sidecar):
-    """'same' when size and mtime (or content hash) match the index, a ParsedFile when changed."""
+class FileState(enum.Enum):
+    """What an update found for a listed file that did not change or cannot be indexed."""
+
+    SAME = "same"  # size and mtime (or the content hash) match the index
+    DROPPED = "dropped"  # gone, unreadable or no longer eligible
+
+
+def _file_state(
+    root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config, sidecar: describe.Sidecar
+) -> FileState | ParsedFile:
+    """``SAME`` when size and mtime (or content hash) match the index, a ParsedFile when changed."""
     full = root / path
     if old is not None:
         try:
             st = full.lstat()
         except OSError:
-            return "dropped"
+            return FileState.DROPPED
         if st.st_size == old[1] and st.st_mtime_ns == old[2] and not full.is_symlink():
-            return "same"
+            return FileState.SAME
     item = _parse_one(root, elig, path, cfg, sidecar)
     if item is None:
-        return "dropped"
+        return FileState.DROPPED
     if old is not None and item.hash == old[0]:
-        return "same"
+        return FileState.SAME
     return item
 
 
@@ -468,5 +478,5 @@ def _ensure_terms(con: sqlite3.Connection, item: ParsedFile) -> dict[str, int]:
             con.execute("UPDATE terms SET df = df + ? WHERE tid = ?", (df[term], row[0]))
             tids[term] = row[0]
         else:
-            tids[term] = int(con.execute("INSERT INTO terms(term, df) VALUES (?, ?)", (term, df[term])).lastrowid)
+            tids[term] = int(con.execute("INSERT INTO terms(term, df) VALUES (?, ?)", (term, df[term])).lastrowid or 0)
     return tids

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from paqad.errors import IndexCorruptError, IndexMissingError
 from paqad.index import postings, store, vectors
@@ -154,7 +155,7 @@ class Index:
             now = Generation(self._file[0], version)
             hit = self._cache.get(name)
             if hit is not None and hit[0] == now:
-                return hit[1]  # type: ignore[no-any-return]
+                return hit[1]
             value = build()
             self._cache[name] = (now, value)
             return value

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from paqad import workspace
 from paqad.errors import IndexCorruptError, IndexMissingError

@@ -20,7 +20,9 @@ from paqad.index import status as status_mod
 from paqad.index.reader import Index
 from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
 from paqad.search import evidence as evidence_mod
-from paqad.search import fusion, lexical, query as query_mod, rerank as rerank_mod, vector
+from paqad.search import fusion, lexical, vector
+from paqad.search import query as query_mod
+from paqad.search import rerank as rerank_mod
 from paqad.search.request import DEFAULT_RELIEF_FLOOR, DEFAULT_THRESHOLD, SearchRequest
 from paqad.settings import SEARCH_BUDGET_CHARS
 
@@ -143,8 +145,8 @@ def _search(
     else:
         # Reranking reorders the deduplicated pool (the same passages the fused order would show, and
         # more when the pool is larger than top_n), then the floor decides on the kept scores.
-        reranking = rerank is not None and rerank.mode != "off"
-        top = _dedupe_parts(index, ranked, max(top_n, rerank.pool) if reranking else top_n)
+        pool = rerank.pool if rerank is not None and rerank.mode != "off" else top_n
+        top = _dedupe_parts(index, ranked, max(top_n, pool))
         top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(index, uids))
         top = top[:top_n]
         resp.rerank = outcome.to_dict() if outcome else None
@@ -203,7 +205,7 @@ def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: fl
 
 
 def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None = None, vector_ok: bool = False) -> dict:
-    out = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
+    out: dict[str, Any] = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
     if hits is not None:
         out["vector"] = _vector_summary(hits, vector_ok)
     return out
