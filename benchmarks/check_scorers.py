@@ -19,8 +19,10 @@ from pathlib import Path
 import yaml
 
 from paqad import config
-from paqad.index import build, store
-from paqad.search import lexical, query as query_mod
+from paqad.index import build
+from paqad.index.reader import Index
+from paqad.search import lexical
+from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
 RULERS = HERE / "rulers"
@@ -42,12 +44,12 @@ def main() -> int:
             root = Path(tmp) / corpus
             shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
             build.build_full(root, config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
-            con = store.open_current(root)
-            n = int(store.get_meta(con)["n_units"])
+            index = Index.open(root)
+            n = index.meta().n_units
             questions = [q["q"] for q in yaml.safe_load((RULERS / f"{short}.yaml").read_text())["questions"]] + refusal
             for q in questions:
-                plain = lexical._score_plain(con, query_mod.analyze(con, q, n).scored(), lexical.POOL)
-                fast = lexical._score_numpy(con, query_mod.analyze(con, q, n).scored(), lexical.POOL)
+                plain = lexical._score_plain(index, query_mod.analyze(index, q, n).scored(), lexical.POOL)
+                fast = lexical._score_numpy(index, query_mod.analyze(index, q, n).scored(), lexical.POOL)
                 shown = plain.ranked[:20], fast.ranked[:20]
                 lexical.fill_matched(shown[0], plain.terms, plain.postings)
                 lexical.fill_matched(shown[1], fast.terms, fast.postings)
@@ -56,7 +58,7 @@ def main() -> int:
                     same += 1
                 else:
                     print(f"DIFFERENT: {corpus}: {q}")
-            con.close()
+            index.close()
     print(f"{same}/{total} questions identical (ranked pool, scores, term statuses, matched fields)")
     return 0 if same == total else 1
 

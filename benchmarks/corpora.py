@@ -38,9 +38,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 CACHE = HERE / ".cache" / "corpora"
@@ -116,7 +116,7 @@ def fingerprint(root: Path) -> tuple[str, int]:
     entries = sorted((rel, file_digest(p)) for rel, p in iter_files(root))
     h = hashlib.sha256()
     for rel, digest in entries:
-        h.update(f"{rel}\t{digest}\n".encode("utf-8"))
+        h.update(f"{rel}\t{digest}\n".encode())
     return "sha256:" + h.hexdigest(), len(entries)
 
 
@@ -175,7 +175,7 @@ class Corpus:
     version: str
     source: str
     root: str  # folder name under CACHE
-    build: Callable[["Corpus", Path], Path]  # (corpus, tmpdir) -> prepared root dir inside tmpdir
+    build: Callable[[Corpus, Path], Path]  # (corpus, tmpdir) -> prepared root dir inside tmpdir
     kind: str = "third-party"
 
 

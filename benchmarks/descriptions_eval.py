@@ -55,6 +55,7 @@ def copies(name: str) -> tuple[Path, Path, Path, score.Corpus]:
 
 def run(name: str, hybrid: bool, k: int) -> int:
     from paqad import describe
+    from paqad.index.reader import Index
 
     off, on, sidecar, corpus = copies(name)
     overrides = {"rag_embedding_provider": "local" if hybrid else "none"}
@@ -73,7 +74,7 @@ def run(name: str, hybrid: bool, k: int) -> int:
             rows += got
             print(f"  {ret.name:22s} index {built:6.1f}s  {len(got)} questions", file=sys.stderr)
         if label == "on":
-            st = describe.status(root)
+            st = describe.status(Index.shared(root))
             print(f"  sidecar {sidecar.name}: {st['described']}/{st['total']} declarations described, "
                   f"{st['stale']} stale, {st['unknown_ids']} unknown ids", file=sys.stderr)
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

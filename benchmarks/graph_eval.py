@@ -50,18 +50,19 @@ def cmd_build(args: argparse.Namespace) -> int:
     from paqad import config
     from paqad.graph import model
     from paqad.index import build, store
+    from paqad.index.reader import Index
 
     for name in args.corpora.split(","):
         src = score.corpora.CACHE / name
         root = WORK / name
         if not root.exists():
-            shutil.copytree(src, root, symlinks=True, ignore=lambda d, n: [".paqad"] if Path(d) == src else [])
+            shutil.copytree(src, root, symlinks=True, ignore=lambda d, n, src=src: [".paqad"] if Path(d) == src else [])
         if store.current_path(root) is None:
             build.build_full(root, config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
-        con = store.connect(store.current_path(root), readonly=True)
+        index = Index.open(root)
         times, cg = [], None
         for _ in range(3):
-            cg = model.build(con)
+            cg = model.build(index)
             times.append(cg.build_ms)
         g = cg.graph
         kinds = {}
@@ -73,12 +74,21 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index(root: Path):
+    """The process's index of ``root``, refreshed (the graph functions read a refreshed ``Index``)."""
+    from paqad.index.reader import Index
+
+    index = Index.shared(root)
+    index.refresh()
+    return index
+
+
 def ppr_graph(root: Path):
     """The graph PPR walks: undirected (a caller and a callee inform each other), no unresolved
     names (``?len`` would link every unit), files kept (they link a file's units)."""
     from paqad.graph import model
 
-    g = model.load(root).graph
+    g = model.load(_index(root)).graph
     keep = [n for n, d in g.nodes(data=True) if d.get("node") != "unresolved"]
     return g.subgraph(keep).to_undirected(as_view=False)
 
@@ -116,7 +126,7 @@ def orderings(resp, ug, root: Path, k: int) -> dict[str, list]:
     from paqad import graph
     from paqad.graph import model
 
-    cg = model.load(root)
+    cg = model.load(_index(root))
     res = resp.results
     out = {"lexical": [r.id for r in res[:k]]}
     if not res:
@@ -129,7 +139,7 @@ def orderings(resp, ug, root: Path, k: int) -> dict[str, list]:
     for lam in LAMBDAS:
         blended = sorted(res, key=lambda r: -((1 - lam) * r.signals.get("bm25f", 0.0) / top + lam * prior[r.id] / pmax))
         out[f"ppr-{lam}"] = [r.id for r in blended[:k]]
-    extra = graph.expand(root, [(r.id, r.score) for r in res], hops=1, budget=k)
+    extra = graph.expand(_index(root), [(r.id, r.score) for r in res], hops=1, budget=k)
     merged = sorted([(r.score, r.id) for r in res] + [(n["score"], n["id"]) for n in extra], key=lambda t: -t[0])
     out["expand"] = list(dict.fromkeys(i for _s, i in merged))[:k]
     return out
@@ -138,7 +148,7 @@ def orderings(resp, ug, root: Path, k: int) -> dict[str, list]:
 def spans(root: Path) -> dict[str, tuple[str, int, int]]:
     from paqad.graph import model
 
-    g = model.load(root).graph
+    g = model.load(_index(root)).graph
     return {n: (d["path"], d["start_line"], d["end_line"]) for n, d in g.nodes(data=True) if d.get("node") == "unit"}
 
 

@@ -48,9 +48,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 import corpora  # noqa: E402
+
 from paqad import config  # noqa: E402
 from paqad.embed.local import MINILM  # noqa: E402
 from paqad.index import build  # noqa: E402
+from paqad.index.reader import Index  # noqa: E402
 from paqad.search import pipeline, rerank  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
 
@@ -69,7 +71,7 @@ def main() -> int:
           f"pair cut {rerank.MAX_PAIR_TOKENS} tokens\n")
     print("| model | threads | pair cut (tokens) | mean pair length | load | score the pool: median | p90 | CPU per pool (median) | added to `rag search` (warm) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for label, folder, threads, max_tokens, added in _RUNS:
+    for label, _folder, threads, max_tokens, added in _RUNS:
         load_ms, times, cpu, length = _score_times(models[label], questions, pools, threads, max_tokens, args.repeats)
         extra = f"{_added_ms(root, models[label], questions):.0f} ms" if added else "-"
         print(f"| {label} | {threads} | {max_tokens} | {length:.0f} | {load_ms:.0f} ms | {statistics.median(times):.0f} ms | {_p90(times):.0f} ms | "
@@ -119,8 +121,8 @@ def _added_ms(root: Path, folder: Path, questions: list[str]) -> float:
     diffs = []
     for q in questions:
         pipeline.search(root, q, gate=False)  # warm: pages cached (the model is cached after its first use)
-        off = min(_timed(lambda: pipeline.search(root, q, gate=False)) for _ in range(3))
-        with_rr = _timed(lambda: pipeline.search(root, q, gate=False, rerank=on))
+        off = min(_timed(lambda q=q: pipeline.search(root, q, gate=False)) for _ in range(3))
+        with_rr = _timed(lambda q=q: pipeline.search(root, q, gate=False, rerank=on))
         diffs.append(with_rr - off)
     return statistics.median(diffs)
 
@@ -134,10 +136,9 @@ def _timed(fn) -> float:
 
 def _pool(root: Path, question: str, size: int) -> list[str]:
     """The documents paqad would hand the reranker: the top ``size`` deduplicated candidates."""
-    con = pipeline.store.reader(root)
     resp = pipeline.search(root, question, top_n=size, gate=False, source_chars=0)
-    rows = [con.execute("SELECT path, qualified_name, text FROM units WHERE id = ?", (r.id,)).fetchone() for r in resp.results]
-    return [rerank.document_text(*row) for row in rows]
+    units = Index.shared(root).units_by_id([r.id for r in resp.results], ("path", "qualified_name", "text"))
+    return [rerank.document_text(u.path, u.qualified_name, u.text) for u in (units[r.id] for r in resp.results)]
 
 
 def _corpus() -> Path:
@@ -168,8 +169,9 @@ def _tiny_model(root: Path) -> Path:
 
 
 def _vocab_sample(root: Path) -> list[str]:
-    con = pipeline.store.reader(root)
-    return [t for (t,) in con.execute("SELECT term FROM terms ORDER BY df DESC LIMIT 20000")]
+    index = Index.shared(root)
+    index.refresh()
+    return index.common_terms(20000)
 
 
 def _minilm_shaped() -> Path:

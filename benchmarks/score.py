@@ -29,9 +29,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import yaml
 
@@ -90,7 +91,6 @@ class PaqadRetriever:
     def prepare(self, corpus_root: Path) -> None:
         from paqad import config
         from paqad.index import build
-
         from paqad.search import rerank
 
         cfg = config.load(corpus_root, cli_overrides=self.overrides, environ={})
@@ -104,11 +104,12 @@ class PaqadRetriever:
             rerank.model_folder(corpus_root, model)  # a missing model is an error here, not a silent fallback
 
     def ask(self, question: str) -> Answer:
+        from paqad.index.reader import Index
         from paqad.search import pipeline
         from paqad.search.request import SearchRequest
 
         assert self.root is not None, "prepare() first"
-        resp = pipeline.run(self.root, SearchRequest.from_settings(self.cfg, self.root, question, top_n=self.k, gate=self.gate))
+        resp = pipeline.run(Index.shared(self.root), SearchRequest.from_settings(self.cfg, self.root, question, top_n=self.k, gate=self.gate))
         if resp.rerank and resp.rerank["fallback"]:
             raise RuntimeError(f"{self.name}: reranking fell back ({resp.rerank['fallback']}); the figures would be the fused order's")
         results = [Passage(r.path, r.start_line, r.end_line, len(r.source or "")) for r in resp.results]
@@ -335,7 +336,7 @@ def copy_fingerprint(root: Path) -> str:
                      if not rel.startswith(".paqad/"))
     h = hashlib.sha256()
     for rel, digest in entries:
-        h.update(f"{rel}\t{digest}\n".encode("utf-8"))
+        h.update(f"{rel}\t{digest}\n".encode())
     return "sha256:" + h.hexdigest()
 
 

@@ -7,12 +7,12 @@ The HIT RULE is the one in benchmarks/rulers/FORMAT.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 # One definition of the grep loop's words, the package's: `paqad rag eval` and the scorer agree.
 from paqad.evaluation.questions import FUNCTION_WORDS, content_words  # noqa: F401
-
 
 # --------------------------------------------------------------------------- data
 

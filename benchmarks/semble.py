@@ -54,8 +54,9 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -602,7 +603,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     per_repo: dict[str, dict[str, Any]] = {}
     started = time.time()
     load0 = os.getloadavg()
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     partial = out_dir / f"{stamp}-partial.jsonl"  # every finished repository's rows, as it finishes
@@ -812,7 +813,6 @@ def loss_breakdown(rows: dict[str, list[dict[str, Any]]], names: list[str], per_
         parts: Counter[str] = Counter()
         for x, y in zip(b, u):
             info = per_repo.get(x["repo"], {})
-            idx = info.get("index", {})
             if info.get("absent"):
                 key = "repository absent (both arms 0)"
             elif not ((info.get("stats") or {}).get("units_by_language") or {}).get(PAQAD_LANGUAGE.get(x["language"], x["language"])):

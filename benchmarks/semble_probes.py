@@ -49,7 +49,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import semble
+import semble  # noqa: E402  (CACHE, load_specs: one definition)
 
 RULE_VERSION = "probes-1"
 SEED = "paqad-semble-probes-1"
@@ -152,8 +152,12 @@ def repo_vocabulary(texts: list[str]) -> tuple[set[str], list[str], list[str]]:
                 fw.update(p for p in parts if len(p) >= 4)
         word_files.update(fw)
         name_files.update(t for t in toks if is_name(t))
-    top = lambda c: [w for w, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_VOCAB]]
-    return words, top(word_files), top(name_files)
+    return words, _top(word_files), _top(name_files)
+
+
+def _top(counts: Counter[str]) -> list[str]:
+    """The ``TOP_VOCAB`` most frequent entries, ties by the entry (deterministic)."""
+    return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_VOCAB]]
 
 
 def absent_subjects(words: set[str]) -> list[tuple[str, tuple[str, ...]]]:

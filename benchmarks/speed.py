@@ -50,9 +50,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -547,7 +547,7 @@ def render_markdown(results: dict) -> str:
         f"Run {meta['started_utc']} – {meta['finished_utc']} (UTC) with `{meta['command']}`; "
         f"{meta['cpus']} CPUs, load average {meta['loadavg_start']} at start, {meta['loadavg_end']} at end. "
         f"paqad {meta['paqad_commit']}"
-        f"{' + uncommitted ' + ', '.join(l.split(None, 1)[-1] for l in meta['paqad_dirty']) if meta['paqad_dirty'] else ''}, "
+        f"{' + uncommitted ' + ', '.join(line.split(None, 1)[-1] for line in meta['paqad_dirty']) if meta['paqad_dirty'] else ''}, "
         f"installed copy {'matches' if meta['paqad_install_matches_source'] else 'DIFFERS FROM'} the source tree"
         f" (measured from a private snapshot of it, digest {meta.get('paqad_measured_digest', '?')}); "
         f"Python {meta['python']}.",
@@ -583,7 +583,6 @@ def render_markdown(results: dict) -> str:
         if entry.get("errors"):
             out.append("")
         out += [corpus_table(entry), ""]
-        p, q = entry["summary"]["paqad"], entry["summary"]["peer"]
         answered = entry.get("answered", {})
         if answered:
             out += [f"Warm queries answered (not refused) per repeat: paqad {answered.get('paqad', '—')}, peer "

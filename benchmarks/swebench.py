@@ -57,7 +57,7 @@ import shutil
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -411,6 +411,7 @@ def settings_label(settings: dict[str, str]) -> str:
 def run_paqad(root: Path, text: str, gold_files: list[str], rev: str, settings: dict[str, str] | None = None) -> dict:
     from paqad import config
     from paqad.index import build, store
+    from paqad.index.reader import Index
     from paqad.search import pipeline
 
     t0 = time.perf_counter()
@@ -429,11 +430,9 @@ def run_paqad(root: Path, text: str, gold_files: list[str], rev: str, settings: 
     t2 = time.perf_counter()
     gated = pipeline.search(root, text, top_n=TOP_UNITS, gate=True)
     t3 = time.perf_counter()
-    con = store.open_current(root, readonly=True)
-    try:
-        indexed = [f for f in gold_files if con.execute("SELECT 1 FROM files WHERE path = ?", (f,)).fetchone()]
-    finally:
-        con.close()
+    index = Index.shared(root)
+    index.refresh()
+    indexed = [f for f in gold_files if index.has_file(f)]
     units = [
         {"path": r.path, "kind": r.kind, "qualified_name": r.qualified_name, "start_line": r.start_line, "end_line": r.end_line, "score": r.score}
         for r in resp.results
@@ -600,7 +599,7 @@ def main() -> None:
         instances = [x for x in instances if x["instance_id"] not in seen]
         print(f"resuming {out_path}: {len(seen)} instances already scored, {len(instances)} to go", file=sys.stderr)
     else:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         out_path = RESULTS / f"swebench-sympy-{stamp}.jsonl"
     import_paqad()
     rev = paqad_revision()

@@ -10,7 +10,6 @@ answered, hit@1 with the gate (silent = miss) and silence on the refusal ruler.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 from pathlib import Path
@@ -19,11 +18,14 @@ import yaml
 
 from paqad import config
 from paqad.index import build, store
-from paqad.search import evidence, lexical, query as query_mod
+from paqad.index.reader import Index
+from paqad.search import evidence, lexical
+from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import scoring  # noqa: E402  (benchmarks/scoring.py)
+
 CORPORA = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
 
 
@@ -36,24 +38,23 @@ def rows_for(corpus: str, root: Path, questions: list[dict], rebuild: bool) -> l
     cfg = config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={})
     if rebuild or store.current_pointer(root).exists() is False:
         build.build_full(root, cfg)
-    con = store.open_current(root)
-    n = int(store.get_meta(con)["n_units"])
+    index = Index.open(root)
+    n = index.meta().n_units
     out = []
     for q in questions:
-        aq = query_mod.analyze(con, q["q"], n)
-        sc = lexical.score(con, aq)
+        aq = query_mod.analyze(index, q["q"], n)
+        sc = lexical.score(index, aq)
         ranked = sc.ranked
         ev = evidence.assess(aq, sc)
-        top = []
-        for c in ranked[:10]:
-            top.append(con.execute("SELECT path, start_line, end_line FROM units WHERE uid=?", (c.uid,)).fetchone())
+        spans = index.units([c.uid for c in ranked[:10]], ("path", "start_line", "end_line"))
+        top = [(u.path, u.start_line, u.end_line) for u in (spans[c.uid] for c in ranked[:10])]
         rank = next((i + 1 for i, r in enumerate(top) if any(hit(r, a) for a in q["answers"])), None)
         out.append({
             "corpus": corpus, "id": q["id"], "style": q.get("style", "plain"), "answerable": bool(q["answers"]),
             "rank": rank, "coverage": ev.coverage, "concentration": ev.concentration, "long": ev.long_query,
             "n_present": len(ev.distinctive_terms), "n_best": len(ev.best_unit_terms), "reason": ev.reason,
         })
-    con.close()
+    index.close()
     return out
 
 

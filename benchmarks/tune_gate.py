@@ -31,14 +31,15 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import scoring
-import semble
-import semble_probes
+import scoring  # noqa: E402
+import semble  # noqa: E402
+import semble_probes  # noqa: E402
 
-from paqad import config
-from paqad.index import build, store
-from paqad.search import evidence, fusion, lexical, pipeline, query
-from paqad.search.request import SearchRequest
+from paqad import config  # noqa: E402
+from paqad.index import build, store  # noqa: E402
+from paqad.index.reader import Index  # noqa: E402
+from paqad.search import evidence, fusion, lexical, pipeline, query  # noqa: E402
+from paqad.search.request import SearchRequest  # noqa: E402
 
 MODULES = {"evidence": evidence, "fusion": fusion, "query": query, "lexical": lexical}
 RULERS = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
@@ -61,7 +62,7 @@ class Asker:
             build.build_full(root, self.cfg)
 
     def ask(self, q: str, gate: bool = True) -> Any:
-        return pipeline.run(self.root, SearchRequest.from_settings(self.cfg, self.root, q, top_n=semble.K, gate=gate))
+        return pipeline.run(Index.shared(self.root), SearchRequest.from_settings(self.cfg, self.root, q, top_n=semble.K, gate=gate))
 
 
 def parsed_languages(root: Path) -> set[str]:

@@ -23,13 +23,15 @@ from pathlib import Path
 import yaml
 
 from paqad import config
-from paqad.index import build, store
-from paqad.search import evidence, fusion, lexical, pipeline, query as query_mod, vector
+from paqad.index import build
+from paqad.index.reader import Index
+from paqad.search import evidence, fusion, lexical, pipeline, vector
+from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import scoring  # noqa: E402  (benchmarks/scoring.py)
 from tune_evidence import CORPORA, hit  # noqa: E402  (one list of corpora, one hit rule)
+
 K = 10
 
 
@@ -38,9 +40,9 @@ class _C:
         self.uid = uid
 
 
-def ranked_top(con, uids: list[int], k: int = K) -> list[int]:
+def ranked_top(index: Index, uids: list[int], k: int = K) -> list[int]:
     """The uids ``search`` would show: split parts and contained containers de-duplicated."""
-    return [c.uid for c in pipeline._dedupe_parts(con, [_C(u) for u in uids], k)]
+    return [c.uid for c in pipeline._dedupe_parts(index, [_C(u) for u in uids], k)]
 
 
 def rows_for(corpus: str, root: Path, questions: list[dict], model: str = "") -> list[dict]:
@@ -48,16 +50,16 @@ def rows_for(corpus: str, root: Path, questions: list[dict], model: str = "") ->
     t0 = time.perf_counter()
     rep = build.update(root, cfg)
     print(f"{corpus}: {rep.mode} {rep.units} units parsed, vectors {rep.vectors} ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
-    con = store.open_current(root)
-    n = int(store.get_meta(con)["n_units"])
-    mat = vector.matrix(con)
-    spans = {u: (p, s, e) for u, p, s, e in con.execute("SELECT uid, path, start_line, end_line FROM units")}
+    index = Index.open(root)
+    n = index.meta().n_units
+    mat = vector.matrix(index)
+    spans = {u.uid: (u.path, u.start_line, u.end_line) for u in index.all_units(("uid", "path", "start_line", "end_line"))}
     out = []
     for q in questions:
-        aq = query_mod.analyze(con, q["q"], n)
-        sc = lexical.score(con, aq)
+        aq = query_mod.analyze(index, q["q"], n)
+        sc = lexical.score(index, aq)
         ev = evidence.assess(aq, sc)
-        qv = vector.embed_query(con, q["q"])
+        qv = vector.embed_query(index, q["q"])
         vh = vector.similarities(mat, qv)
         cos_of = vh.by_uid()
         lex = [(c.uid, c.bm25f, c.relevance) for c in sc.ranked]
@@ -72,11 +74,11 @@ def rows_for(corpus: str, root: Path, questions: list[dict], model: str = "") ->
         row["rank"] = {}
         for method in ("lexical", "vector", "rrf", "blend"):
             uids = order(row, method)
-            top = ranked_top(con, uids[:60])
+            top = ranked_top(index, uids[:60])
             row.setdefault("tops", {})[method] = top
             row["rank"][method] = next((i + 1 for i, u in enumerate(top) if u in good), None)
         out.append(row)
-    con.close()
+    index.close()
     return out
 
 
@@ -99,7 +101,7 @@ def gated(base: Path, lexical_base: Path, questions: dict[str, list[dict]], vari
     print(f"{'gated (search)':<26} " + " ".join(f"{s:>30}" for s in ("plain h1/h3/MRR hi/low", "paraphrase h1/h3/MRR hi/low", "chinese h1/h3/MRR hi/low")) + "  silence")
     for label, knobs in variants.items():
         saved = {k: getattr(fusion, k) for k in knobs if k != "lexical_only"}
-        for k, v in saved.items():
+        for k in saved:
             setattr(fusion, k, knobs[k])
         try:
             stats = _gated_run(lexical_base if knobs.get("lexical_only") else base, questions)

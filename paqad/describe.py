@@ -34,11 +34,18 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import filelock
 
 from paqad import workspace
 from paqad.errors import ConfigError, UsageError
+from paqad.index.records import StoredUnit
+
+if TYPE_CHECKING:
+    from paqad.eligibility.collect import Eligibility
+    from paqad.index.reader import Index
+    from paqad.units import CodeUnit
 
 SIDECAR_NAME = "paqad.descriptions.json"
 SIDECAR_VERSION = 1
@@ -154,53 +161,25 @@ def description_for(sidecar: Sidecar, unit_id: str, content_hash: str) -> str:
 # --------------------------------------------------------------------------- reading the index
 
 
-@dataclass
-class _Row:
-    id: str
-    path: str
-    kind: str
-    name: str
-    qualified_name: str
-    signature: str
-    has_docstring: bool
-    start_line: int
-    end_line: int
-    content_hash: str
-    is_test: bool
+#: What ``pending`` and ``status`` read of each unit (no text: excerpts are read for one page only).
+_ROW_FIELDS = ("id", "path", "kind", "name", "qualified_name", "signature", "docstring", "start_line", "end_line", "content_hash", "is_test", "part", "calls")
 
 
-def _index_rows(root: Path) -> tuple[list[_Row], Counter[str]]:
+def _index_rows(index: Index) -> tuple[list[StoredUnit], Counter[str]]:
     """Describable units of the live index and how often each name is called (graph in-degree)."""
-    from paqad.index import store
-
-    con = store.open_current(root, readonly=True)
-    try:
-        marks = ",".join("?" * len(DESCRIBABLE_KINDS))
-        rows = [
-            _Row(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6].strip()), r[7], r[8], r[9], bool(r[10]))
-            for r in con.execute(
-                "SELECT id, path, kind, name, qualified_name, signature, docstring, start_line, end_line, content_hash,"
-                f" is_test FROM units WHERE part = 1 AND kind IN ({marks})",
-                DESCRIBABLE_KINDS,
-            )
-        ]
-        callers: Counter[str] = Counter()
-        for (calls,) in con.execute("SELECT calls FROM units"):
-            callers.update({str(c).rsplit(".", 1)[-1] for c in _json_list(calls)})
-    finally:
-        con.close()
+    units = index.all_units(_ROW_FIELDS)
+    rows = [u for u in units if u.part == 1 and u.kind in DESCRIBABLE_KINDS]
+    callers: Counter[str] = Counter()
+    for u in units:
+        callers.update({str(c).rsplit(".", 1)[-1] for c in u.calls})
     return rows, callers
 
 
-def _json_list(text: str) -> list:
-    try:
-        value = json.loads(text)
-    except (ValueError, TypeError):
-        return []
-    return value if isinstance(value, list) else []
+def _has_docstring(row: StoredUnit) -> bool:
+    return bool(row.docstring.strip())
 
 
-def _usefulness(row: _Row, callers: Counter[str]) -> tuple:
+def _usefulness(row: StoredUnit, callers: Counter[str]) -> tuple:
     """Order of the pending queue: undocumented first, then non-test, public, most-called, largest.
 
     A unit without a docstring gains the most from a description; tests rarely answer questions;
@@ -209,50 +188,44 @@ def _usefulness(row: _Row, callers: Counter[str]) -> tuple:
     """
     private = row.name.startswith("_") and not row.name.startswith("__")
     size = row.end_line - row.start_line + 1
-    return (row.has_docstring, row.is_test, private, -callers.get(row.name, 0), -size, row.path, row.start_line)
+    return (_has_docstring(row), row.is_test, private, -callers.get(row.name, 0), -size, row.path, row.start_line)
 
 
-def pending(root: Path, limit: int = 20, offset: int = 0) -> dict:
+def pending(index: Index, limit: int = 20, offset: int = 0) -> dict:
     """Units without a valid description, most useful first (see ``_usefulness``), as of the last
     index update. Each carries a bounded source excerpt to describe it from."""
     if limit < 0 or offset < 0:
         raise UsageError("limit and offset must not be negative")
-    sidecar = read_sidecar(root)
-    rows, callers = _index_rows(root)
+    sidecar = read_sidecar(index.root)
+    index.refresh()
+    rows, callers = _index_rows(index)
     todo = [r for r in rows if not description_for(sidecar, r.id, r.content_hash)]
     todo.sort(key=lambda r: _usefulness(r, callers))
     page = todo[offset : offset + limit]
-    sources = _sources(root, [r.id for r in page])
+    sources = _sources(index, [r.id for r in page])
     units = [
         {
             "id": r.id, "path": r.path, "kind": r.kind, "qualified_name": r.qualified_name, "signature": r.signature,
             "start_line": r.start_line, "end_line": r.end_line, "content_hash": r.content_hash,
-            "source": sources.get(r.id, ""), "has_docstring": r.has_docstring, "stale": r.id in sidecar.entries,
+            "source": sources.get(r.id, ""), "has_docstring": _has_docstring(r), "stale": r.id in sidecar.entries,
         }
         for r in page
     ]
     return {"total": len(todo), "units": units}
 
 
-def _sources(root: Path, ids: list[str]) -> dict[str, str]:
+def _sources(index: Index, ids: list[str]) -> dict[str, str]:
     if not ids:
         return {}
-    from paqad.index import store
-
-    con = store.open_current(root, readonly=True)
-    try:
-        marks = ",".join("?" * len(ids))
-        rows = con.execute(f"SELECT id, text FROM units WHERE id IN ({marks})", ids).fetchall()
-    finally:
-        con.close()
-    return {i: t[:PENDING_SOURCE_CHARS] for i, t in rows}
+    return {i: u.text[:PENDING_SOURCE_CHARS] for i, u in index.units_by_id(ids, ("text",)).items()}
 
 
-def status(root: Path) -> dict:
+def status(index: Index) -> dict:
     """How much of the code is described: valid (described), stale (the code changed), pending
     (no valid description), total describable units, share; plus ignored sidecar entries."""
-    sidecar = read_sidecar(root)
-    rows, _ = _index_rows(root)
+    sidecar = read_sidecar(index.root)
+    index.refresh()
+    rows, _ = _index_rows(index)
     described = sum(1 for r in rows if description_for(sidecar, r.id, r.content_hash))
     stale = sum(1 for r in rows if r.id in sidecar.entries and not description_for(sidecar, r.id, r.content_hash))
     known = {r.id for r in rows}
@@ -305,7 +278,7 @@ def dump(raw: dict) -> str:
     return json.dumps(raw, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _current_unit(root: Path, unit_id: str):
+def _current_unit(root: Path, unit_id: str) -> CodeUnit:
     """The unit with this id as the file is now (raises ``UsageError`` when there is none)."""
     path, sep, _ = unit_id.partition("::")
     if not sep:
@@ -317,7 +290,7 @@ def _current_unit(root: Path, unit_id: str):
     raise UsageError(f"no unit {unit_id!r} in the current code{f' ({reason})' if reason else ''}; ids come from `paqad describe pending`")
 
 
-def _parse_current(root: Path, path: str, elig=None) -> tuple[list, str | None]:
+def _parse_current(root: Path, path: str, elig: Eligibility | None = None) -> tuple[list[CodeUnit], str | None]:
     """Parse one repository file as the index would; ([], why) when it is not indexed."""
     from paqad import config
     from paqad.eligibility import collect
@@ -356,7 +329,7 @@ def promote(root: Path) -> str:
     return "".join(_promote_file(root, path, ids, sidecar, elig) for path, ids in sorted(by_path.items()))
 
 
-def _promote_file(root: Path, path: str, ids: list[str], sidecar: Sidecar, elig) -> str:
+def _promote_file(root: Path, path: str, ids: list[str], sidecar: Sidecar, elig: Eligibility) -> str:
     try:
         units, _ = _parse_current(root, path, elig)
     except UsageError:

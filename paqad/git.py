@@ -171,6 +171,11 @@ def toplevel(path: Path) -> Path | None:
     return Path(out) if out else None
 
 
+def is_bare(path: Path) -> bool:
+    """True when ``path`` is inside a bare repository (a git dir with no work tree to index)."""
+    return _text(["rev-parse", "--is-bare-repository"], path) == "true"
+
+
 def hooks_path(root: Path) -> Path:
     """The folder git runs hooks from (``core.hooksPath`` and linked worktrees honoured); raises
     GitError outside a repository."""

@@ -31,8 +31,8 @@ import re
 import stat
 import threading
 import warnings
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from paqad import workspace
 from paqad.errors import ConfigError

@@ -82,7 +82,12 @@ class Settings:
     rag_top_n: int = setting(20, "Passages a standard-depth search returns.", low=1, high=500)
     rag_similarity_threshold: float = setting(0.75, "Relevance at or above which a passage is delivered normally.", low=0.0, high=1.0)
     rag_relief_floor: float = setting(0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0)
-    rag_max_file_size: int = setting(153600, "Files larger than this many bytes are not indexed.", low=1)
+    rag_max_file_size: int = setting(
+        1048576,
+        "Source files larger than this many bytes are not indexed (other files: at most 153600)."
+        " Minified and generated files are left out by their content at any size.",
+        low=1,
+    )
     rag_base_branch: str = setting("auto", "Base branch for the working set and drift (auto: main, then master).")
     rag_max_unit_lines: int = setting(150, "Units longer than this are split into overlapping parts.", low=20, high=5000)
     rag_source_chars: int = setting(1200, "Characters of source per result in search output.", low=0, high=100000)

@@ -8,8 +8,13 @@ developer who finds it in ``git status`` knows what to commit: ``configs/``, ``r
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
+
+import filelock
+
+from paqad.errors import LockedError
 
 DIRNAME = ".paqad"
 
@@ -76,6 +81,38 @@ def ensure(root: Path) -> Path:
         if not target.exists():
             atomic_write_text(target, text, mode=0o644)
     return folder
+
+
+INDEX_LOCK = "index.lock"
+INDEX_LOCK_TIMEOUT_S = 60.0
+
+
+def index_lock(root: Path, timeout: float = INDEX_LOCK_TIMEOUT_S) -> filelock.FileLock:
+    """The index's single-writer lock. An OS-level lock: a killed holder releases it, so it is never stale."""
+    path = state_dir(root) / INDEX_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(str(path), timeout=timeout)
+
+
+def clear_index(root: Path, lock_timeout: float = INDEX_LOCK_TIMEOUT_S) -> bool:
+    """Delete the index (``vectors/``: every generation and its vectors); True if there was one.
+
+    Under the writer lock, so a build or an update running meanwhile finishes first and its
+    result is what gets deleted, never a half-written generation that it then publishes.
+    Settings, ignore rules and descriptions are not touched.
+    """
+    lock = index_lock(root, lock_timeout)
+    try:
+        lock.acquire()
+    except filelock.Timeout as exc:
+        raise LockedError(f"another paqad process is writing the index (lock {lock.lock_file}); try again shortly") from exc
+    try:
+        folder = vectors_dir(root)
+        existed = folder.exists()
+        shutil.rmtree(folder, ignore_errors=True)
+        return existed
+    finally:
+        lock.release()
 
 
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:

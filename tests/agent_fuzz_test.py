@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from repo_factory import Repo, make_shop
+from testing.env import paqad_exe
+from testing.repos import Repo, make_shop
 
-EXE = shutil.which("paqad", path=str(Path(sys.executable).parent)) or shutil.which("paqad")
+EXE = paqad_exe()
 ACTIONS = ["hello", "search", "research", "neighbors", "open", "describe_pending", "describe_put", "stats"]
 PARAMS = ["query", "top_n", "budget", "source_chars", "gate", "hops", "per_hop", "unit_id", "direction",
           "path", "start_line", "end_line", "max_lines", "max_bytes", "limit", "offset", "text", "content_hash"]

@@ -4,56 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import shutil
 import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
 
-from repo_factory import Repo, make_shop
+from testing.agents import Agent
+from testing.env import paqad_exe
+from testing.repos import Repo, make_shop
 
-BIN = Path(sys.executable).parent
-EXE = shutil.which("paqad", path=str(BIN)) or shutil.which("paqad")
-
-
-class Agent:
-    """A running ``paqad agent``; ``ask`` sends one line and waits for exactly one reply line."""
-
-    def __init__(self, root: Path, *args: str) -> None:
-        self.proc = subprocess.Popen([EXE, "agent", "--root", str(root), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.put(line)
-        self.lines.put(b"")
-
-    def send(self, line: bytes | str | dict) -> None:
-        data = json.dumps(line).encode() if isinstance(line, dict) else (line.encode() if isinstance(line, str) else line)
-        self.proc.stdin.write(data + b"\n")
-        self.proc.stdin.flush()
-
-    def reply(self) -> dict:
-        line = self.lines.get(timeout=60)
-        assert line.endswith(b"\n"), f"no reply line (agent exited? stderr: {self.proc.stderr.read()[-500:]!r})"
-        return json.loads(line)
-
-    def ask(self, line: bytes | str | dict) -> dict:
-        self.send(line)
-        return self.reply()
-
-    def call(self, action: str, **params) -> dict:
-        reply = self.ask({"id": action, "action": action, **params})
-        assert reply["id"] == action
-        return reply
-
-    def close(self) -> int:
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=60)
+EXE = paqad_exe()
 
 
 @pytest.fixture

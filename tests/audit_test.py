@@ -6,7 +6,8 @@ import re
 
 from paqad import audit, config
 from paqad.index import build, store
-from repo_factory import LEXICAL, make_shop
+from testing.env import LEXICAL
+from testing.repos import make_shop
 
 LINE = re.compile(r'^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] (INFO|WARN|ERROR) [a-z-]+( [a-z_]+="[^"]*")*$')
 

@@ -21,14 +21,15 @@ sys.path.insert(0, str(BENCH))
 import score  # noqa: E402
 import swebench  # noqa: E402
 
-BIG = "sympy/big.py"  # just over the default cap of 153600 bytes
+BIG = "sympy/big.py"  # just over the default cap of 1 MiB (1048576 bytes)
 QUERY = "eigenvector cache lookup"
 
 
 def _big_module() -> str:
-    body = "".join(f"def helper_{i}(x):\n    \"\"\"Return x shifted by {i} for the matrix helper table.\"\"\"\n    return x + {i}\n\n\n" for i in range(2000))
+    doc = "Return x shifted by {i} for the matrix helper table.\n    " * 8
+    body = "".join(f"def helper_{i}(x):\n    \"\"\"{doc.format(i=i)}\"\"\"\n    return x + {i}\n\n\n" for i in range(2200))
     body += 'def eigenvector_cache_lookup(matrix):\n    """Look up cached eigenvectors of a matrix."""\n    return matrix\n'
-    assert len(body.encode()) > 153600
+    assert len(body.encode()) > 1048576
     return body
 
 
@@ -41,7 +42,7 @@ def big_repo(repo):
 
 
 def test_parse_settings_accepts_known_settings_and_rejects_the_rest():
-    assert swebench.parse_settings(["rag_max_file_size=262144", " rag_top_n = 30 "]) == {"rag_max_file_size": "262144", "rag_top_n": "30"}
+    assert swebench.parse_settings(["rag_max_file_size=2097152", " rag_top_n = 30 "]) == {"rag_max_file_size": "2097152", "rag_top_n": "30"}
     assert swebench.parse_settings([]) == {}
     with pytest.raises(ValueError, match="unknown setting 'rag_max_file_sze'"):
         swebench.parse_settings(["rag_max_file_sze=1"])
@@ -57,13 +58,13 @@ def test_raised_cap_reaches_the_index_and_is_recorded(big_repo):
     assert default["gold_files_indexed"] == []  # over the default cap: never indexed
     assert default["config_overrides"] == {"rag_embedding_provider": "none"}  # the lexical retriever, whatever the default provider
 
-    raised = swebench.run_paqad(root, QUERY, [BIG], "rev-a", {"rag_max_file_size": "262144"})
+    raised = swebench.run_paqad(root, QUERY, [BIG], "rev-a", {"rag_max_file_size": "2097152"})
     assert not raised["index_reused"]  # another setting: the default run's index is not reused
     assert raised["gold_files_indexed"] == [BIG]
-    assert raised["config_overrides"] == {"rag_embedding_provider": "none", "rag_max_file_size": "262144"}
+    assert raised["config_overrides"] == {"rag_embedding_provider": "none", "rag_max_file_size": "2097152"}
     assert raised["files"][0] == BIG
 
-    again = swebench.run_paqad(root, QUERY, [BIG], "rev-a", {"rag_max_file_size": "262144"})
+    again = swebench.run_paqad(root, QUERY, [BIG], "rev-a", {"rag_max_file_size": "2097152"})
     assert again["index_reused"] and again["files"] == raised["files"]
 
 
@@ -78,9 +79,9 @@ def test_summary_names_the_settings_of_its_rows():
         return r
 
     assert "paqad settings: defaults" in swebench.summarize([row(None), row({})])
-    raised = swebench.summarize([row({"rag_max_file_size": "262144"})])
-    assert "| paqad lexical (gate off, top 50 units; rag_max_file_size=262144) |" in raised
-    assert "mixed" in swebench.summarize([row({}), row({"rag_max_file_size": "262144"})])
+    raised = swebench.summarize([row({"rag_max_file_size": "2097152"})])
+    assert "| paqad lexical (gate off, top 50 units; rag_max_file_size=2097152) |" in raised
+    assert "mixed" in swebench.summarize([row({}), row({"rag_max_file_size": "2097152"})])
 
 
 def test_checkout_folder_differs_per_settings(monkeypatch, tmp_path, big_repo):
@@ -89,14 +90,14 @@ def test_checkout_folder_differs_per_settings(monkeypatch, tmp_path, big_repo):
     head = big_repo.git("rev-parse", "HEAD").strip()
     inst = {"instance_id": "sympy__sympy-1", "base_commit": head}
     plain, _ = swebench.checkout(str(big_repo.root / ".git"), inst)
-    raised, cached = swebench.checkout(str(big_repo.root / ".git"), inst, {"rag_max_file_size": "262144"})
+    raised, cached = swebench.checkout(str(big_repo.root / ".git"), inst, {"rag_max_file_size": "2097152"})
     assert plain.name == "sympy__sympy-1" and raised.name.startswith("sympy__sympy-1+") and len(raised.name) == len(plain.name) + 9
     assert not cached and (plain / BIG).is_file() and (raised / BIG).is_file()
     assert swebench.checkout(str(big_repo.root / ".git"), inst) == (plain, True)  # the default checkout survived
 
 
 def test_score_set_is_checked_before_any_corpus(capsys):
-    assert score.parse_settings(["rag_max_file_size=262144"]) == {"rag_max_file_size": "262144"}
+    assert score.parse_settings(["rag_max_file_size=2097152"]) == {"rag_max_file_size": "2097152"}
     for bad in (["nope=1"], ["rag_max_file_size=big"]):
         with pytest.raises(SystemExit) as exc:
             score.parse_settings(bad)
@@ -112,7 +113,7 @@ def test_resume_appends_only_missing_instances_and_refuses_other_settings(monkey
     for name, value in (("RULER", ruler), ("RESULTS", tmp_path / "results"), ("CACHE", tmp_path / "cache")):
         monkeypatch.setattr(swebench, name, value)
     git_dir = str(big_repo.root / ".git")
-    raised = ["--set", "rag_max_file_size=262144"]
+    raised = ["--set", "rag_max_file_size=2097152"]
 
     monkeypatch.setattr(sys, "argv", ["swebench.py", "--sympy-git", git_dir, "--limit", "1", *raised])
     swebench.main()
@@ -120,11 +121,11 @@ def test_resume_appends_only_missing_instances_and_refuses_other_settings(monkey
     monkeypatch.setattr(sys, "argv", ["swebench.py", "--sympy-git", git_dir, "--resume", str(rows_file)])
     with pytest.raises(SystemExit) as exc:  # a default run may not finish a raised-cap run's file
         swebench.main()
-    assert exc.value.code == 2 and "rag_max_file_size=262144" in capsys.readouterr().err
+    assert exc.value.code == 2 and "rag_max_file_size=2097152" in capsys.readouterr().err
 
     monkeypatch.setattr(sys, "argv", ["swebench.py", "--sympy-git", git_dir, "--resume", str(rows_file), *raised])
     swebench.main()
     rows = [json.loads(x) for x in rows_file.read_text().splitlines()]
     assert [r["instance_id"] for r in rows] == ["sympy__sympy-1", "sympy__sympy-2"]
-    assert all(r["settings"] == {"rag_max_file_size": "262144"} and r["paqad_file_rank"] == 1 for r in rows)
+    assert all(r["settings"] == {"rag_max_file_size": "2097152"} and r["paqad_file_rank"] == 1 for r in rows)
     assert "N = 2 instances" in capsys.readouterr().out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from paqad.cli.bootstrap_cmd import reason_label
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 
 
 def _untidy(repo: Repo) -> Repo:
@@ -16,7 +16,7 @@ def _untidy(repo: Repo) -> Repo:
     repo.write("data/fixture.json", b'{"a": "' + b"\x00" * 80 + b'"}\n')
     repo.write("shop/catalogue.py", "def list_products():\n    return " + repr(["product"] * 400) + "\n")
     for i in range(5):
-        repo.write(f"assets/shape{i}.xyz", "solid shape\n" * 10)
+        repo.write(f"assets/shape{i}.svg", "solid shape\n" * 10)
     repo.write("Dockerfile", "FROM python:3.12-slim\nCOPY . /app\nRUN pip install /app\nCMD [\"python\", \"-m\", \"shop\"]\n")
     repo.commit("untidy")
     return repo
@@ -33,7 +33,7 @@ def test_bootstrap_indexes_and_reports_skipped_files_by_filter_and_reason(repo: 
     assert skipped["ignore"]["reasons"]["inside a build or dependency folder"]["examples"] == ["node_modules/left/index.js"]
     assert skipped["check"]["reasons"]["binary"]["examples"] == ["data/fixture.json"]
     assert skipped["check"]["reasons"]["larger than rag_max_file_size"]["examples"] == ["shop/catalogue.py"]
-    assert skipped["type"]["reasons"]["no stack pack handles '.xyz' files"]["files"] == 5
+    assert skipped["type"]["reasons"]["no stack pack handles '.svg' files"]["files"] == 5
     assert data["languages_without_grammar"]["dockerfile"]["examples"] == ["Dockerfile"]
     desc = data["descriptions"]
     assert desc["total"] > 0 and desc["described"] == 0 and desc["share"] == 0.0

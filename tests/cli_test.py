@@ -12,7 +12,7 @@ import click
 import pytest
 
 from paqad.cli.main import cli
-from repo_factory import make_shop
+from testing.repos import make_shop
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

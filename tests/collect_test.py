@@ -23,10 +23,14 @@ def test_kept_python_file(repo):
     assert d.kept and d.rule.language == "python"
 
 
-def test_filter1_unknown_type(repo):
+def test_filter1_unknown_type_is_text_but_data_is_not(repo):
     repo.write("data/blob.xyz", TEXT)
     d = _decide(repo, "data/blob.xyz")
-    assert (d.kept, d.filter) == (False, "type")
+    assert d.kept and d.rule == collect.UNKNOWN_TYPE_RULE and "unknown-type rule" in d.reason
+    for rel in ["data/table.csv", "data/rows.jsonl", "art/logo.svg", ".editorconfig", "LICENSE", "docs/api/index.html", "tests/data/test1"]:
+        repo.write(rel, TEXT)
+        d = _decide(repo, rel)
+        assert (d.kept, d.filter) == (False, "type"), d
 
 
 @pytest.mark.parametrize("rel", [".paqad/configs/x.md", ".claude/notes.md", ".cursor/rules.md", "package-lock.json", "pnpm-lock.yaml", "packages.lock.json"])
@@ -137,8 +141,11 @@ def test_symlink_loop_does_not_hang_outside_git(tmp_path):
 
 
 def test_order_type_before_hard(repo):
-    # a lockfile of an unknown type is dropped by filter 1, a known-type lockfile by filter 2
+    # a data file is dropped by filter 1 even under a lockfile name; any lockfile by filter 2,
+    # an unknown-type one too (the unknown-type rule passes filter 1, the name fails filter 2)
     repo.write("yarn.lock", "x" * 100)
     repo.write("pnpm-lock.yaml", "lockfileVersion: '9.0'\n" + "# " + "x" * 100 + "\n")
-    assert _decide(repo, "yarn.lock").filter == "type"
+    repo.write("deps.lock.csv", "a,b\n" * 40)
+    assert _decide(repo, "yarn.lock").filter == "hard"
     assert _decide(repo, "pnpm-lock.yaml").filter == "hard"
+    assert _decide(repo, "deps.lock.csv").filter == "type"

@@ -14,7 +14,7 @@ def test_defaults(repo):
     assert cfg["rag_top_n"] == 20
     assert cfg["rag_similarity_threshold"] == 0.75
     assert cfg["rag_relief_floor"] == 0.35
-    assert cfg["rag_max_file_size"] == 153600
+    assert cfg["rag_max_file_size"] == 1048576
     assert cfg["rag_embedding_provider"] == "local"
     assert cfg["rag_base_branch"] == "auto"
     assert cfg.source("rag_top_n") == "default"

@@ -1,35 +1,89 @@
-"""Fixtures that build real git repositories in temp folders and keep the developer's home out."""
+"""Fixtures that build real git repositories in temp folders, keep the developer's home and git
+config out of every test and every subprocess it starts, and fail a test that writes inside the
+source checkout."""
 
 from __future__ import annotations
 
+import http.server
 import os
-import shutil
+import socket
 import subprocess
-import sys
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from repo_factory import LEXICAL, Repo
+from testing import repos
+from testing.env import LEXICAL, paqad_exe
+from testing.repos import Repo
 
-BIN = Path(sys.executable).parent
+CHECKOUT = Path(__file__).resolve().parent.parent
+# What a test run itself leaves in the checkout (bytecode, hypothesis' example database).
+RUN_LITTER = ("__pycache__/", ".hypothesis/", ".pytest_cache/")
+
+GITCONFIG = """\
+[user]
+\tname = paqad tests
+\temail = tests@paqad.invalid
+[commit]
+\tgpgsign = false
+[tag]
+\tgpgsign = false
+[init]
+\tdefaultBranch = main
+"""
+
+
+@pytest.fixture(scope="session")
+def _gitconfig(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("git") / "gitconfig"
+    path.write_text(GITCONFIG, encoding="utf-8")
+    return path
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No user git config, no templates, no PAQAD_* from the developer's shell."""
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _gitconfig: Path) -> None:
+    """No user or system git config, no templates, no PAQAD_* from the developer's shell; a
+    fresh HOME; one git identity for every git the test or its subprocesses run (the global
+    config is a file of ours: a commit made by a paqad subprocess or a hook needs it too)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(_gitconfig))
     monkeypatch.setenv("GIT_TEMPLATE_DIR", "")
     for key in list(os.environ):
-        if key.startswith("PAQAD_"):
+        if key.startswith("PAQAD_") or key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS"):
             monkeypatch.delenv(key)
     # Lexical only unless a test asks for the model: embedding every test repository with the
     # real model would take the suite from ~3 to ~10 minutes. The tests of the default itself
     # (and of every provider) say which provider they use, or drop this with `default_provider`.
     for key, value in LEXICAL.items():
         monkeypatch.setenv(key, value)
+
+
+def _checkout_state() -> set[str] | None:
+    """``git status`` of the source checkout, run litter left out; None outside a git checkout
+    (an unpacked sdist), where there is nothing cheap to compare."""
+    done = subprocess.run(
+        ["git", "-C", str(CHECKOUT), "status", "--porcelain", "--ignored=matching", "--untracked-files=normal"],
+        capture_output=True, text=True, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}, check=False,
+    )
+    if done.returncode != 0:
+        return None
+    return {line for line in done.stdout.splitlines() if not any(litter in line for litter in RUN_LITTER)}
+
+
+@pytest.fixture(autouse=True)
+def _checkout_untouched() -> Iterator[None]:
+    """Fail the test that created or changed a file in the source checkout (a test must write
+    under tmp_path): compare the checkout's ``git status`` (ignored files included, so a stray
+    ``.paqad/`` shows) before and after each test."""
+    before = _checkout_state()
+    yield
+    after = _checkout_state()
+    if before is not None and after is not None and after - before:
+        pytest.fail(f"the test wrote inside the source checkout {CHECKOUT}: {sorted(after - before)}")
 
 
 @pytest.fixture
@@ -46,13 +100,67 @@ def repo(tmp_path: Path) -> Repo:
 
 
 @pytest.fixture
-def paqad_cli():
-    """Run the installed ``paqad`` console script; returns the CompletedProcess."""
-    exe = shutil.which("paqad", path=str(BIN)) or shutil.which("paqad")
-    assert exe, "the paqad console script is not installed"
+def detached(repo: Repo) -> Repo:
+    """The shop with HEAD detached at its first commit (``repos.make_detached``)."""
+    return repos.make_detached(repo)
 
-    def run(*args: str, cwd: Path, input: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+
+@pytest.fixture
+def submodule(repo: Repo, tmp_path: Path) -> Repo:
+    """The shop with a submodule at vendor/invoices; the fixture is the submodule's work tree
+    (``repos.make_submodule``), ``repo`` the superproject."""
+    return repos.make_submodule(repo, tmp_path / "invoices-lib")
+
+
+@pytest.fixture
+def bare(repo: Repo, tmp_path: Path) -> Path:
+    """A bare repository cloned from the shop (``repos.make_bare``)."""
+    return repos.make_bare(repos.make_shop(repo), tmp_path / "shop.git")
+
+
+@pytest.fixture
+def paqad_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed ``paqad`` console script; returns the CompletedProcess."""
+    exe = paqad_exe()
+
+    def run(*args: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, **(env or {})}
-        return subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True, input=input, env=full_env, timeout=120)
+        return subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True, input=input, env=full_env, timeout=120, check=False)
 
     return run
+
+
+# ---- remotes that would ask for credentials or never answer (git_test, drift_test) ----------
+
+
+class _WantsCredentials(http.server.BaseHTTPRequestHandler):
+    """What a private HTTPS host answers an anonymous client: 401 with a Basic challenge."""
+
+    def do_GET(self) -> None:
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="private"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def private_remote() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WantsCredentials)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/shop.git"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def silent_remote() -> Iterator[str]:
+    """A server that accepts the connection and never answers."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}/shop.git"
+    sock.close()

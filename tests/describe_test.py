@@ -12,7 +12,8 @@ import pytest
 
 from paqad import describe
 from paqad.errors import ConfigError, UsageError
-from repo_factory import Repo, make_shop
+from paqad.index.reader import Index
+from testing.repos import Repo, make_shop
 
 POST = "shop/payments.py::PaymentGateway._post"
 WORD = "acquirer"  # in no file of the shop: only the description brings it
@@ -183,7 +184,7 @@ def test_put_reads_a_file_or_stdin_and_writes_sorted_reviewable_json(shop: Repo,
 
 
 def test_concurrent_puts_lose_nothing(shop: Repo) -> None:
-    units = describe.pending(shop.root, limit=100)["units"]
+    units = describe.pending(Index.shared(shop.root), limit=100)["units"]
     assert len(units) >= 5
     script = "import sys; from pathlib import Path; from paqad import describe; describe.put(Path(sys.argv[1]), sys.argv[2], 'described by ' + sys.argv[2])"
     # cwd: the test repository, so `python -c` imports the installed paqad, never a source checkout.
@@ -194,19 +195,19 @@ def test_concurrent_puts_lose_nothing(shop: Repo) -> None:
 
 
 def test_library_api_shapes_and_order(shop: Repo) -> None:
-    page = describe.pending(shop.root, limit=2)
-    assert page["total"] == describe.status(shop.root)["pending"]
+    page = describe.pending(Index.shared(shop.root), limit=2)
+    assert page["total"] == describe.status(Index.shared(shop.root))["pending"]
     first = page["units"][0]
     assert set(first) >= {"id", "path", "kind", "qualified_name", "signature", "start_line", "end_line", "content_hash", "source"}
-    everything = describe.pending(shop.root, limit=100)["units"]
+    everything = describe.pending(Index.shared(shop.root), limit=100)["units"]
     flags = [u["has_docstring"] for u in everything]
     assert flags == sorted(flags)  # undocumented units come first
-    assert len(describe.pending(shop.root, limit=100, offset=3)["units"]) == len(everything) - 3
+    assert len(describe.pending(Index.shared(shop.root), limit=100, offset=3)["units"]) == len(everything) - 3
     with pytest.raises(UsageError):
         describe.put(shop.root, "shop/payments.py::nope", "text")
     (shop.root / describe.SIDECAR_NAME).write_text("[]")
     with pytest.raises(ConfigError):
-        describe.status(shop.root)
+        describe.status(Index.shared(shop.root))
 
 
 def test_promote_diff_applies_and_yields_docstrings_and_comment_blocks(shop: Repo, paqad_cli) -> None:
@@ -248,6 +249,6 @@ def test_a_description_is_embedded_and_only_its_unit_is_re_embedded(repo: Repo, 
     _json(paqad_cli("describe", "put", POST, f"Sends the charge to the card {WORD}.", "--json", cwd=repo.root))
     report = _json(paqad_cli("rag", "update", "--json", cwd=repo.root))
     assert report["files_changed"] == 1
-    units_in_file = len([u for u in describe.pending(repo.root, limit=100)["units"] if u["path"] == "shop/payments.py"]) + 1
+    units_in_file = len([u for u in describe.pending(Index.shared(repo.root), limit=100)["units"] if u["path"] == "shop/payments.py"]) + 1
     assert report["vectors"]["embedded"] == 1  # the described unit; its neighbours come from the cache
     assert report["vectors"]["cached"] >= units_in_file - 1 and report["vectors"]["pending"] == 0

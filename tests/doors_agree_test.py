@@ -13,14 +13,13 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_protocol_test import Agent
-from mcp_test import call_all, text_of
-from rerank_test import make_model
 
 from paqad import config
 from paqad.delivery import refresh
 from paqad.evaluation.arms import PaqadArm
-from repo_factory import Repo, make_shop
+from testing.agents import Agent, call_all, text_of
+from testing.models import make_model
+from testing.repos import Repo, make_shop
 
 QUESTIONS = ["where is a charge refunded", "retry a card charge with exponential backoff", "how is the session cookie signed"]
 THRESHOLD = "0.6"  # not the default (0.75): a door that ignores the setting answers differently

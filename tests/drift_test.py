@@ -7,14 +7,11 @@ import subprocess
 import time
 from pathlib import Path
 
-import git_test
 import pytest
-from repo_factory import Repo, make_shop
 
 from paqad import config, workspace
 from paqad.delivery import context, drift
-
-private_remote = git_test.private_remote  # the fixture: an HTTP remote that answers 401
+from testing.repos import Repo, make_shop
 
 CFG = {"rag_base_branch": "auto", "rag_drift_check": True, "rag_drift_interval": 10}
 

@@ -15,8 +15,7 @@ from paqad.embed import PROVIDERS, Provider, get_provider, unit_text
 from paqad.embed.local import LOCAL_MODELS, MINILM, OnnxProvider, PackagedFile
 from paqad.errors import ConfigError, PaqadError
 from paqad.units import CodeUnit
-from repo_factory import child_env, unshare_works
-
+from testing.env import child_env, unshare_works
 
 RETRY = CodeUnit(
     path="billing/charges.py",

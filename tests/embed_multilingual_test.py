@@ -21,7 +21,7 @@ from paqad.embed import get_provider, unit_text
 from paqad.embed.local import LOCAL_MODELS
 from paqad.errors import PaqadError
 from paqad.units import CodeUnit
-from repo_factory import Repo
+from testing.repos import Repo
 
 MODEL = "multilingual-e5-small"
 

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 import traceback
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,13 +42,13 @@ from paqad.embed.remote import (
 )
 from paqad.errors import ConfigError
 from paqad.secrets import set_secret
+from testing.stubs import Reply, Request, serve
 
 OPENAI_KEY = "sk-test-OpenAIkey0123456789abcdefXYZ"
 VOYAGE_KEY = "pa-test-VoyageKey0123456789abcdefXYZ"
 #: Fast retries for tests: real sleeps, but tiny.
 FAST = RetryPolicy(max_attempts=4, max_total_s=10, timeout_s=5, backoff_base_s=0.01, backoff_cap_s=0.05)
 
-Reply = tuple[int, dict[str, str], bytes]
 
 
 def vector_for(text: str, dims: int) -> list[float]:
@@ -125,52 +124,31 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _serve(stub: Stub) -> Any:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            length = int(self.headers.get("Content-Length", "0"))
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = None
-            seen = Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-            stub.seen.append(seen)
-            reply = stub.script.pop(0) if stub.script else stub.answer
-            status, headers, payload = reply(seen) if callable(reply) else reply
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(payload)
+    """The stub on 127.0.0.1 (testing.stubs); ``stub.url`` is set while the block runs."""
 
-        def log_message(self, *args: Any) -> None:
-            pass
+    def handle(request: Request) -> Reply:
+        seen = Seen(request.path, request.headers, request.body)
+        stub.seen.append(seen)
+        reply = stub.script.pop(0) if stub.script else stub.answer
+        return reply(seen) if callable(reply) else reply
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    stub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    return server
+    return serve(handle)
 
 
 @pytest.fixture
 def openai_stub():
     stub = Stub("openai", OPENAI_KEY)
-    server = _serve(stub)
-    yield stub
-    server.shutdown()
-    server.server_close()
+    with _serve(stub) as server:
+        stub.url = server.url
+        yield stub
 
 
 @pytest.fixture
 def voyage_stub():
     stub = Stub("voyage", VOYAGE_KEY, dims=6)
-    server = _serve(stub)
-    yield stub
-    server.shutdown()
-    server.server_close()
+    with _serve(stub) as server:
+        stub.url = server.url
+        yield stub
 
 
 def openai(stub: Stub, **options: Any) -> OpenAIProvider:

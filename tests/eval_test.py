@@ -10,14 +10,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from paqad import tokenize
 from paqad.evaluation import EXIT_COULD_NOT_RUN, masked, questions
-from repo_factory import Repo, make_shop, wait_for
+from paqad.index.records import StoredUnit
+from testing.env import wait_for
+from testing.repos import Repo, make_shop
 
 FIXTURES = Path(__file__).parent / "fixtures" / "languages"
 
@@ -297,15 +298,15 @@ def test_strip_identifiers_removes_names_code_and_the_units_own_words() -> None:
 def test_mask_text_keeps_lines_and_syntax() -> None:
     src = 'def a():\n    """One line doc here."""\n    return 1\n\n\ndef b():\n    """First line of b.\n\n    Second paragraph.\n    """\n    return 2\n'
     units = [
-        questions.DocUnit("m.py::a", "m.py", "a", "python", 1, 3, "One line doc here."),
-        questions.DocUnit("m.py::b", "m.py", "b", "python", 6, 11, "First line of b.\n\nSecond paragraph."),
+        StoredUnit(id="m.py::a", path="m.py", name="a", language="python", start_line=1, end_line=3, docstring="One line doc here."),
+        StoredUnit(id="m.py::b", path="m.py", name="b", language="python", start_line=6, end_line=11, docstring="First line of b.\n\nSecond paragraph."),
     ]
     out = masked.mask_text(src, units)
     assert out.count("\n") == src.count("\n")
     assert "One line" not in out and "First line" not in out and "Second" not in out
     compile(out, "m.py", "exec")
     go = "package x\n\n// Server routes requests.\n// It is safe.\ntype Server struct{}\n"
-    unit = questions.DocUnit("x.go::Server", "x.go", "Server", "go", 5, 5, "Server routes requests.\nIt is safe.")
+    unit = StoredUnit(id="x.go::Server", path="x.go", name="Server", language="go", start_line=5, end_line=5, docstring="Server routes requests.\nIt is safe.")
     assert masked.mask_text(go, [unit]) == "package x\n\n// \n// \ntype Server struct{}\n"
 
 

@@ -7,7 +7,8 @@ import pytest
 from paqad import config
 from paqad.index import build
 from paqad.search import fusion, pipeline
-from repo_factory import LEXICAL, make_shop
+from testing.env import LEXICAL
+from testing.repos import make_shop
 
 T, F = 0.75, 0.35
 

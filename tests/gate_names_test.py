@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from repo_factory import LEXICAL
 
 from paqad import config
 from paqad.index import build
 from paqad.search import evidence, pipeline
+from testing.env import LEXICAL
 
 BASKET = '''class Basket:
     """The shopping basket every checkout step passes around."""
@@ -87,14 +87,13 @@ def test_the_cli_door_answers_the_name_and_keeps_the_diagnosis_shape(central, pa
 def test_the_early_refusal_agrees_with_full_scoring(central, query):
     """The pipeline refuses some queries before reading postings; names must not change its verdict:
     it must equal the gate computed after full scoring."""
-    from paqad.index import store
+    from paqad.index.reader import Index
     from paqad.search import lexical
     from paqad.search import query as query_mod
 
-    con = store.reader(central.root)
-    n_units = int(store.get_meta(con)["n_units"])
-    analyzed = query_mod.analyze(con, query, n_units)
-    full = evidence.assess(analyzed, lexical.score(con, analyzed), con)
+    index = Index.open(central.root)
+    analyzed = query_mod.analyze(index, query, index.meta().n_units)
+    full = evidence.assess(analyzed, lexical.score(index, analyzed), index)
     resp = pipeline.search(central.root, query)
     assert resp.answered == full.passed
     if not resp.answered:

@@ -4,23 +4,19 @@ and the promise that nothing else in paqad starts git or imports GitPython."""
 from __future__ import annotations
 
 import ast
-import http.server
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from repo_factory import Repo, make_shop
 
 import paqad
 from paqad import git
 from paqad.errors import PaqadError
+from testing.repos import Repo, make_shop
 
 PACKAGE = Path(paqad.__file__).parent
 BIN = Path(sys.executable).parent
@@ -126,39 +122,6 @@ def test_batch_mode_keeps_a_users_ssh_command_and_adds_batch_options(monkeypatch
 
 
 # ---- the network never prompts, never hangs ---------------------------------------------------
-
-
-class _WantsCredentials(http.server.BaseHTTPRequestHandler):
-    """What a private HTTPS host answers an anonymous client: 401 with a Basic challenge."""
-
-    def do_GET(self) -> None:
-        self.send_response(401)
-        self.send_header("WWW-Authenticate", 'Basic realm="private"')
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def private_remote() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WantsCredentials)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/shop.git"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture
-def silent_remote() -> Iterator[str]:
-    """A server that accepts the connection and never answers."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(8)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}/shop.git"
-    sock.close()
 
 
 def test_a_remote_that_asks_for_credentials_fails_fast_without_asking(repo, private_remote, tmp_path, monkeypatch):

@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from paqad import workspace
-from paqad.hooks import gitshims as githooks, runner
 from paqad.cli.hooks_cmd import pre_commit_stage
 from paqad.errors import PaqadError
+from paqad.hooks import gitshims as githooks
+from paqad.hooks import runner
 from paqad.index import build
-from repo_factory import GIT_ID, Repo, make_shop, wait_for
+from testing.env import wait_for
+from testing.repos import GIT_ID, Repo, make_shop
 
 LEGACY = b"#!/bin/sh\n# the user's own hook\necho \"legacy $# $*\" >> legacy.out\ncat >> legacy.out\nexit 3\n"
 
@@ -252,13 +254,13 @@ def test_checkout_and_merge_fire_their_events(indexed):
     assert {e["status"] for e in runner.read_log(repo.root)} <= {"ok", "coalesced"}
 
 
-def test_a_failing_action_does_not_fail_git(indexed):
+def test_a_broken_setting_does_not_fail_git(indexed):
     repo = indexed
-    (repo.root / ".paqad" / ".config").write_text("rag_top_n: lots\n")  # the action's config load fails
+    (repo.root / ".paqad" / ".config").write_text("rag_top_n: lots\n")  # the hook's settings check fails
     proc, _ = timed_git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
     assert proc.returncode == 0 and proc.stderr == ""
-    [run] = wait_for(lambda: finished_runs(repo.root))
-    assert run["status"] == "failed" and run["exit"] == 1 and "rag_top_n" in run["error"]
+    [run] = wait_for(lambda: [e for e in runner.read_log(repo.root) if e.get("status") == "error"])
+    assert run["exit"] == 2 and "rag_top_n" in run["error"] and not finished_runs(repo.root)  # no action started
 
 
 def test_a_broken_hooks_yaml_is_logged_and_git_still_succeeds(indexed):

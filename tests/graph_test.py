@@ -10,7 +10,8 @@ from paqad import config, graph
 from paqad.errors import UsageError
 from paqad.graph import model
 from paqad.index import build
-from repo_factory import LEXICAL
+from paqad.index.reader import Index
+from testing.env import LEXICAL
 
 STORE = '''\
 """Persistence helpers."""
@@ -69,7 +70,7 @@ def graph_repo(repo):
 
 
 def out_edges(root, unit_id, hops=1):
-    found = graph.neighbors(root, unit_id, hops=hops, direction="out", budget=100)
+    found = graph.neighbors(Index.shared(root), unit_id, hops=hops, direction="out", budget=100)
     return {(e["src"], e["type"], e["dst"], e.get("unresolved", "")) for n in found for e in n["edges"][-1:]}
 
 
@@ -103,7 +104,7 @@ def test_inherits_contains_and_file_imports(graph_repo):
 
 def test_direction_hops_budget_and_evidence(graph_repo):
     root = graph_repo.root
-    callers = graph.neighbors(root, "shop/store.py::normalize", hops=1, direction="in")
+    callers = graph.neighbors(Index.shared(root), "shop/store.py::normalize", hops=1, direction="in")
     assert [n["id"] for n in callers] == [P, "shop/store.py"]
     first = callers[0]
     assert first["evidence"] == f"shop/store.py::normalize <-calls- {P}"
@@ -111,19 +112,19 @@ def test_direction_hops_budget_and_evidence(graph_repo):
     assert (first["hops"], first["score"], first["path"], first["kind"]) == (1, 0.5, "shop/orders.py", "method")
     assert (first["start_line"], first["end_line"]) == (9, 13)
 
-    two = graph.neighbors(root, "shop/store.py::normalize", hops=2, direction="in")
+    two = graph.neighbors(Index.shared(root), "shop/store.py::normalize", hops=2, direction="in")
     cancel = next(n for n in two if n["id"] == "shop/orders.py::OrderStore.cancel")
     assert cancel["hops"] == 2 and cancel["score"] == 0.25
     assert cancel["evidence"] == f"shop/store.py::normalize <-calls- {P} <-calls- shop/orders.py::OrderStore.cancel"
     assert max(n["hops"] for n in two) == 2
-    assert len(graph.neighbors(root, "shop/store.py::normalize", hops=3, budget=2)) == 2
-    scores = [n["score"] for n in graph.neighbors(root, P, hops=3, budget=50)]
+    assert len(graph.neighbors(Index.shared(root), "shop/store.py::normalize", hops=3, budget=2)) == 2
+    scores = [n["score"] for n in graph.neighbors(Index.shared(root), P, hops=3, budget=50)]
     assert scores == sorted(scores, reverse=True)
-    assert all(n["hops"] <= 1 for n in graph.neighbors(root, P, hops=1, direction="both"))
+    assert all(n["hops"] <= 1 for n in graph.neighbors(Index.shared(root), P, hops=1, direction="both"))
 
 
 def test_expand_leaves_out_seeds_and_non_units_and_decays_the_seed_score(graph_repo):
-    found = graph.expand(graph_repo.root, [(P, 0.8), ("no/such.py::x", 1.0)], hops=1, budget=10)
+    found = graph.expand(Index.shared(graph_repo.root), [(P, 0.8), ("no/such.py::x", 1.0)], hops=1, budget=10)
     ids = [n["id"] for n in found]
     assert P not in ids and "shop/orders.py" not in ids and not any(i.startswith("?") for i in ids)
     assert ids[:3] == ["shop/store.py::normalize", "shop/store.py::BaseStore.save", "shop/fmt.py::render_receipt"]
@@ -138,7 +139,7 @@ def test_expand_leaves_out_seeds_and_non_units_and_decays_the_seed_score(graph_r
 )
 def test_bad_arguments_raise_usage_errors(graph_repo, kwargs, message):
     with pytest.raises(UsageError, match=message):
-        graph.neighbors(graph_repo.root, **kwargs)
+        graph.neighbors(Index.shared(graph_repo.root), **kwargs)
 
 
 def test_incremental_update_is_reflected(graph_repo, paqad_cli):
@@ -156,13 +157,13 @@ def test_incremental_update_is_reflected(graph_repo, paqad_cli):
 
 
 def test_graph_is_cached_until_the_index_changes(graph_repo):
-    first = model.load(graph_repo.root)
-    assert model.load(graph_repo.root) is first
+    first = model.load(Index.shared(graph_repo.root))
+    assert model.load(Index.shared(graph_repo.root)) is first
     build.update(graph_repo.root, config.load(graph_repo.root, environ=LEXICAL))  # nothing changed, but a commit
     graph_repo.write("shop/fmt.py", FMT + "\n\ndef extra(text):\n    return text\n")
     build.update(graph_repo.root, config.load(graph_repo.root, environ=LEXICAL))
-    assert model.load(graph_repo.root) is not first
-    assert "shop/fmt.py::extra" in model.load(graph_repo.root).graph
+    assert model.load(Index.shared(graph_repo.root)) is not first
+    assert "shop/fmt.py::extra" in model.load(Index.shared(graph_repo.root)).graph
 
 
 def test_cli_neighbors_json_text_and_errors(graph_repo, paqad_cli):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from paqad.hooks.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini
-from repo_factory import Repo
+from testing.hosts import RESOURCES, events, run_host
+from testing.repos import Repo, make_shop
 
 USER_CLAUDE = {
     "permissions": {"allow": ["Bash(npm test)"]},
@@ -19,13 +19,6 @@ USER_CLAUDE = {
         "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "ruff format"}]}],
     },
 }
-
-
-def write(root: Path, rel: str, text: str) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
 
 
 def ours(groups: list) -> list:
@@ -37,7 +30,7 @@ def test_json_hosts_keep_the_users_entries_and_install_once(repo, name):
     host = HOSTS[name]
     rel = host.CONFIG
     original = json.dumps(USER_CLAUDE, indent=4) + "\n"
-    write(repo.root, rel, original)
+    repo.write(rel, original)
     first = host.install(repo.root)
     assert first.action == "installed" and first.state == "installed"
     data = json.loads((repo.root / rel).read_text())
@@ -65,7 +58,7 @@ def test_json_hosts_created_from_nothing_are_removed_entirely(repo, name):
 
 
 def test_uninstall_after_the_user_edited_the_file_removes_only_paqads_entries(repo):
-    write(repo.root, claude.CONFIG, json.dumps(USER_CLAUDE))
+    repo.write(claude.CONFIG, json.dumps(USER_CLAUDE))
     claude.install(repo.root)
     data = json.loads((repo.root / claude.CONFIG).read_text())
     data["env"] = {"FOO": "1"}  # the user's later edit
@@ -78,21 +71,21 @@ def test_uninstall_after_the_user_edited_the_file_removes_only_paqads_entries(re
 def test_a_teammates_clone_without_the_backup_still_uninstalls_cleanly(repo, tmp_path):
     claude.install(repo.root)
     clone = Repo.init(tmp_path / "clone")
-    write(clone.root, claude.CONFIG, (repo.root / claude.CONFIG).read_text())
+    clone.write(claude.CONFIG, (repo.root / claude.CONFIG).read_text())
     claude.uninstall(clone.root)
     assert not (clone.root / ".claude").exists()
 
 
 def test_an_older_paqad_entry_is_replaced_not_duplicated(repo):
     old = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "paqad hook run prompt-submit --host claude --old"}]}]}}
-    write(repo.root, claude.CONFIG, json.dumps(old))
+    repo.write(claude.CONFIG, json.dumps(old))
     claude.install(repo.root)
     groups = json.loads((repo.root / claude.CONFIG).read_text())["hooks"]["UserPromptSubmit"]
     assert len(groups) == 1 and "--old" not in json.dumps(groups)
 
 
 def test_a_config_that_is_not_json_is_never_overwritten(repo):
-    path = write(repo.root, claude.CONFIG, "{ this is not json")
+    path = repo.write(claude.CONFIG, "{ this is not json")
     with pytest.raises(Exception, match="not valid JSON"):
         claude.install(repo.root)
     assert path.read_text() == "{ this is not json"
@@ -107,7 +100,7 @@ def test_claude_entries_call_paqad_from_path_with_a_timeout(repo):
 
 
 def test_codex_switches_the_hooks_feature_on_and_off_again(repo):
-    path = write(repo.root, codex.TOML, 'model = "o4"\n\n[features]\nweb_search = true\n\n[tui]\nx = 1\n')
+    path = repo.write(codex.TOML, 'model = "o4"\n\n[features]\nweb_search = true\n\n[tui]\nx = 1\n')
     before = path.read_text()
     codex.install(repo.root)
     text = path.read_text()
@@ -129,7 +122,7 @@ def test_codex_leaves_a_flag_the_user_set_and_adds_the_table_when_missing():
 
 
 def test_gemini_enables_hooks_and_uses_millisecond_timeouts(repo):
-    write(repo.root, gemini.CONFIG, json.dumps({"theme": "dark", "tools": {"sandbox": True}}))
+    repo.write(gemini.CONFIG, json.dumps({"theme": "dark", "tools": {"sandbox": True}}))
     gemini.install(repo.root)
     data = json.loads((repo.root / gemini.CONFIG).read_text())
     assert data["tools"] == {"sandbox": True, "enableHooks": True} and data["theme"] == "dark"
@@ -141,7 +134,7 @@ def test_gemini_enables_hooks_and_uses_millisecond_timeouts(repo):
 
 
 def test_cline_writes_executable_hook_files_and_leaves_the_users_alone(repo):
-    mine = write(repo.root, ".clinerules/hooks/TaskStart", "#!/bin/sh\necho '{\"cancel\": false}'\n")
+    mine = repo.write(".clinerules/hooks/TaskStart", "#!/bin/sh\necho '{\"cancel\": false}'\n")
     state = cline.install(repo.root)
     hook = repo.root / ".clinerules/hooks/UserPromptSubmit"
     assert os.access(hook, os.X_OK) and cline.ID_LINE in hook.read_text()
@@ -159,7 +152,7 @@ def test_cursor_keeps_version_1(repo):
 
 
 def test_copilot_owns_one_file_and_never_touches_others(repo):
-    other = write(repo.root, ".github/hooks/security.json", '{"version": 1, "hooks": {}}\n')
+    other = repo.write(".github/hooks/security.json", '{"version": 1, "hooks": {}}\n')
     copilot.install(repo.root)
     data = json.loads((repo.root / copilot.CONFIG).read_text())
     assert data["version"] == 1 and data["hooks"]["userPromptSubmitted"][0]["bash"] == base.command("prompt-submit", "copilot")
@@ -170,7 +163,7 @@ def test_copilot_owns_one_file_and_never_touches_others(repo):
 
 
 def test_copilot_refuses_a_foreign_file_with_its_name(repo):
-    write(repo.root, copilot.CONFIG, '{"version": 1, "hooks": {"sessionStart": []}}\n')
+    repo.write(copilot.CONFIG, '{"version": 1, "hooks": {"sessionStart": []}}\n')
     assert copilot.install(repo.root).action == "refused"
     assert copilot.uninstall(repo.root).action == "unchanged" and (repo.root / copilot.CONFIG).exists()
 
@@ -203,8 +196,28 @@ def test_cli_rejects_an_unknown_agent_before_writing_anything(repo, paqad_cli):
 
 
 def test_one_broken_host_config_does_not_stop_the_others(repo, paqad_cli):
-    write(repo.root, claude.CONFIG, "{ broken")
+    repo.write(claude.CONFIG, "{ broken")
     proc = paqad_cli("hooks", "install", "--agents", "claude,codex", "--json", cwd=repo.root)
     data = json.loads(proc.stdout)
     assert proc.returncode == 0 and [a["action"] for a in data["agents"]] == ["error", "installed"]
     assert "not valid JSON" in data["agents"][0]["note"]
+
+
+def test_every_recorded_host_event_runs_through_the_installed_command(repo, paqad_cli):
+    """Each host's installed command takes each JSON the host sends (tests/testing/resources/hosts)
+    and answers in that host's format: exit 0, nothing on stderr, stdout empty or one JSON object."""
+    make_shop(repo)
+    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
+    assert paqad_cli("hooks", "install", "--agents", "all", cwd=repo.root).returncode == 0
+    recorded = {host: events(host) for host in sorted(p.name for p in RESOURCES.iterdir())}
+    assert set(recorded) == set(HOSTS) and all("prompt" in evs for evs in recorded.values())
+    for host, evs in recorded.items():
+        for event in evs:
+            proc = run_host(repo.root, host, event, prompt="where is the session cookie signed")
+            assert (proc.returncode, proc.stderr) == (0, ""), (host, event, proc.stderr)
+            out = json.loads(proc.stdout) if proc.stdout.strip() else {}
+            assert isinstance(out, dict), (host, event, proc.stdout)
+            if (host, event) in (("claude", "prompt"), ("codex", "prompt"), ("gemini", "prompt")):
+                assert "shop/sessions.py:L" in out["hookSpecificOutput"]["additionalContext"], host
+            if host == "cline":
+                assert out["cancel"] is False and "shop/sessions.py:L" in out["contextModification"]

@@ -8,7 +8,6 @@ fails: corrupt index, held lock, no paqad on PATH, no git, garbage input all giv
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,73 +19,12 @@ import pytest
 from paqad import config
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
-from paqad.hooks.hosts import HOSTS, base
 from paqad.index import build, store
-from repo_factory import Repo, make_shop, wait_for
+from testing.env import wait_for
+from testing.hosts import host_json, run_host
+from testing.repos import Repo, make_shop
 
-BIN = Path(sys.executable).parent
 QUESTION = "where is the session cookie signed with hmac"
-
-
-def host_json(name: str, root: Path, prompt: str | None, event: str = "prompt") -> dict:
-    """What each host really sends (field names from its hook documentation)."""
-    cwd = str(root)
-    if name in ("claude", "codex"):
-        ev = {"prompt": "UserPromptSubmit", "session-start": "SessionStart"}[event]
-        data = {"session_id": "s-1", "transcript_path": "/tmp/t.jsonl", "cwd": cwd, "hook_event_name": ev}
-        if name == "claude":
-            data["permission_mode"] = "default"
-        else:
-            data.update(model="gpt-5-codex", turn_id="turn-1")
-        return {**data, "prompt": prompt} if event == "prompt" else {**data, "source": "startup"}
-    if name == "gemini":
-        ev = {"prompt": "BeforeAgent", "session-start": "SessionStart"}[event]
-        data = {"session_id": "g-1", "transcript_path": "/tmp/g.json", "cwd": cwd, "hook_event_name": ev, "timestamp": "2026-11-30T08:00:00Z"}
-        return {**data, "prompt": prompt} if event == "prompt" else data
-    if name == "cline":
-        return {"clineVersion": "3.36.0", "hookName": "UserPromptSubmit", "timestamp": "1764489600000", "taskId": "t-1",
-                "workspaceRoots": [cwd], "userId": "u-1", "userPromptSubmit": {"prompt": prompt, "attachments": []}}
-    if name == "cursor":
-        ev = {"prompt": "beforeSubmitPrompt", "session-start": "sessionStart", "tool": "postToolUse"}[event]
-        data = {"conversation_id": "c-1", "generation_id": "gen-1", "hook_event_name": ev, "workspace_roots": [cwd]}
-        if event == "prompt":
-            data.update(prompt=prompt, attachments=[])
-        if event == "tool":
-            data.update(tool_name="Read", tool_input={"path": "x"}, tool_output="...")
-        return data
-    if name == "copilot":
-        data = {"timestamp": 1764489600000, "cwd": cwd}
-        if event == "prompt":
-            data["prompt"] = prompt
-        if event == "session-start":
-            data.update(source="new", initialPrompt=None)
-        if event == "tool":
-            data.update(toolName="bash", toolArgs="{}", toolResult={"resultType": "success", "textResultForLlm": "ok"})
-        return data
-    raise AssertionError(name)
-
-
-def configured_command(root: Path, name: str, event: str = "prompt-submit") -> str:
-    """The command paqad wrote into the host's config for ``event``."""
-    host = HOSTS[name]
-    if name == "cline":
-        return str(root / ".clinerules/hooks/UserPromptSubmit")
-    data = json.loads((root / host.CONFIG).read_text())
-    for host_event, hint in host.EVENTS.items():
-        if hint == event:
-            entry = data["hooks"][host_event][-1]
-            hook = entry["hooks"][0] if "hooks" in entry else entry
-            return hook.get("command") or hook["bash"]
-    raise AssertionError(event)
-
-
-def run_host(root: Path, name: str, payload: dict | str, event: str = "prompt-submit", path: str | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    """Run the host's configured hook command through a shell, as the host does; time it."""
-    env = {**os.environ, "PATH": path if path is not None else f"{BIN}:{os.environ.get('PATH', '')}"}
-    text = payload if isinstance(payload, str) else json.dumps(payload)
-    started = time.perf_counter()
-    proc = subprocess.run(["sh", "-c", configured_command(root, name, event)], cwd=root, input=text, capture_output=True, text=True, env=env, timeout=60)
-    return proc, time.perf_counter() - started
 
 
 @pytest.fixture
@@ -103,7 +41,7 @@ def shop(repo: Repo, paqad_cli) -> Repo:
 
 @pytest.mark.parametrize("name", ["claude", "codex", "gemini"])
 def test_prompt_hook_answers_this_prompt_as_hook_specific_output(shop, name):
-    proc, seconds = run_host(shop.root, name, host_json(name, shop.root, QUESTION))
+    proc = run_host(shop.root, name, prompt=QUESTION)
     assert proc.returncode == 0 and proc.stderr == ""
     out = json.loads(proc.stdout)  # JSON only (Gemini requires it)
     expected = {"claude": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}[name]
@@ -115,21 +53,21 @@ def test_prompt_hook_answers_this_prompt_as_hook_specific_output(shop, name):
 
 
 def test_cline_gets_context_modification(shop):
-    proc, _ = run_host(shop.root, "cline", host_json("cline", shop.root, QUESTION))
+    proc = run_host(shop.root, "cline", prompt=QUESTION)
     out = json.loads(proc.stdout)
     assert proc.returncode == 0 and out["cancel"] is False and "shop/sessions.py:L" in out["contextModification"]
 
 
 def test_session_start_hands_over_the_last_context(shop):
-    run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
-    proc, _ = run_host(shop.root, "claude", host_json("claude", shop.root, None, "session-start"), event="session-start")
+    run_host(shop.root, "claude", prompt=QUESTION)
+    proc = run_host(shop.root, "claude", "session-start")
     out = json.loads(proc.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "SessionStart" and "shop/sessions.py:L" in out["additionalContext"]
 
 
 def test_a_trivial_prompt_prints_nothing_and_keeps_the_recorded_request(shop):
-    run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
-    proc, _ = run_host(shop.root, "claude", host_json("claude", shop.root, "thanks!"))
+    run_host(shop.root, "claude", prompt=QUESTION)
+    proc = run_host(shop.root, "claude", prompt="thanks!")
     assert (proc.returncode, proc.stdout) == (0, "")
     assert refresh.recorded_prompt(shop.root) == QUESTION
 
@@ -137,7 +75,7 @@ def test_a_trivial_prompt_prints_nothing_and_keeps_the_recorded_request(shop):
 def test_code_committed_just_now_is_in_the_next_prompts_context(shop):
     shop.write("shop/shipping.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier service.'''\n    return address\n")
     shop.commit("shipping")
-    proc, _ = run_host(shop.root, "claude", host_json("claude", shop.root, "how do we hand the parcel to the courier"))
+    proc = run_host(shop.root, "claude", prompt="how do we hand the parcel to the courier")
     assert "shop/shipping.py:L1-3" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
@@ -146,16 +84,16 @@ def test_code_committed_just_now_is_in_the_next_prompts_context(shop):
 
 @pytest.mark.parametrize(("name", "prompt_out", "key"), [("cursor", {"continue": True}, "additional_context"), ("copilot", None, "additionalContext")])
 def test_record_on_prompt_then_deliver_on_tool_use_once(shop, name, prompt_out, key):
-    proc, _ = run_host(shop.root, name, host_json(name, shop.root, QUESTION))
+    proc = run_host(shop.root, name, prompt=QUESTION)
     assert proc.returncode == 0
     assert (json.loads(proc.stdout) if proc.stdout else None) == prompt_out
     assert refresh.recorded_prompt(shop.root) == QUESTION  # recorded at once
     assert wait_for(lambda: (context.last_delivery(shop.root) or context.Delivery("x", "")).query == QUESTION)  # background refresh
-    proc, _ = run_host(shop.root, name, host_json(name, shop.root, None, "tool"), event="tool-use")
+    proc = run_host(shop.root, name, "tool")
     assert "shop/sessions.py:L" in json.loads(proc.stdout)[key]
-    proc, _ = run_host(shop.root, name, host_json(name, shop.root, None, "tool"), event="tool-use")
+    proc = run_host(shop.root, name, "tool")
     assert proc.stdout.strip() in ("", "{}")  # each refresh is handed over once, not on every tool call
-    proc, _ = run_host(shop.root, name, host_json(name, shop.root, None, "session-start"), event="session-start")
+    proc = run_host(shop.root, name, "session-start")
     assert "shop/sessions.py:L" in json.loads(proc.stdout)[key]
 
 
@@ -167,8 +105,8 @@ def test_corrupt_index_prints_nothing_and_exits_0(shop):
     current.write_bytes(b"this is not sqlite" * 100)
     for suffix in ("-wal", "-shm"):
         Path(str(current) + suffix).unlink(missing_ok=True)
-    proc, seconds = run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "") and seconds < 5
+    proc = run_host(shop.root, "claude", prompt=QUESTION)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "") and proc.seconds < 5
 
 
 def test_held_writer_lock_does_not_block_the_prompt(shop):
@@ -177,10 +115,10 @@ def test_held_writer_lock_does_not_block_the_prompt(shop):
     lock = build.writer_lock(shop.root, timeout=5)
     lock.acquire()
     try:
-        proc, seconds = run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+        proc = run_host(shop.root, "claude", prompt=QUESTION)
     finally:
         lock.release()
-    assert proc.returncode == 0 and seconds < 8
+    assert proc.returncode == 0 and proc.seconds < 8
     assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]  # the index as it is
 
 
@@ -190,21 +128,21 @@ def test_without_paqad_on_path_the_hook_is_silent(shop, tmp_path):
     for tool in ("sh", "git"):
         (bare / tool).symlink_to(shutil.which(tool))
     for name in ("claude", "codex", "gemini", "cursor", "copilot"):
-        proc, _ = run_host(shop.root, name, host_json(name, shop.root, QUESTION), path=str(bare))
+        proc = run_host(shop.root, name, prompt=QUESTION, path=str(bare))
         assert (proc.returncode, proc.stdout) == (0, ""), name
-    proc, _ = run_host(shop.root, "cline", host_json("cline", shop.root, QUESTION), path=str(bare))
+    proc = run_host(shop.root, "cline", prompt=QUESTION, path=str(bare))
     assert proc.returncode == 0 and json.loads(proc.stdout) == {"cancel": False}
 
 
 @pytest.mark.parametrize("payload", ["", "not json", "[1, 2]", '{"prompt": 5}'])
 def test_garbage_input_is_silent(shop, payload):
-    proc, _ = run_host(shop.root, "claude", payload)
+    proc = run_host(shop.root, "claude", stdin=payload)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
 def test_outside_git_or_without_paqad_set_up_it_is_silent(tmp_path, repo, paqad_cli):
     for cwd in (tmp_path, repo.root):
-        payload = json.dumps(host_json("claude", cwd, QUESTION))
+        payload = json.dumps(host_json("claude", cwd=cwd, prompt=QUESTION))
         proc = paqad_cli("hook", "run", "prompt-submit", "--host", "claude", cwd=cwd, input=payload)
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert not (tmp_path / ".paqad").exists() and not (repo.root / ".paqad").exists()
@@ -242,7 +180,7 @@ def test_cold_index_hands_over_what_there_is_and_refreshes(shop, monkeypatch):
 
 
 def test_the_hook_log_says_which_path_each_prompt_took(shop, paqad_cli):
-    run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
+    run_host(shop.root, "claude", prompt=QUESTION)
     status = json.loads(paqad_cli("hooks", "status", "--json", cwd=shop.root).stdout)
     run = status["last_prompt_hooks"]["context:claude"]
     assert run["status"] == "live" and run["seconds"] < 1.5
@@ -264,8 +202,8 @@ def test_a_killed_background_worker_never_blocks_the_next_prompt_or_commit(shop)
         time.sleep(rnd.uniform(0.05, 0.6))
         worker.send_signal(signal.SIGKILL)
         worker.wait()
-        proc, seconds = run_host(shop.root, "claude", host_json("claude", shop.root, QUESTION))
-        assert proc.returncode == 0 and seconds < 10
+        proc = run_host(shop.root, "claude", prompt=QUESTION)
+        assert proc.returncode == 0 and proc.seconds < 10
         assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
         started = time.perf_counter()
         shop.commit(f"extra {i}")
@@ -280,7 +218,7 @@ def test_with_the_default_model_the_prompt_hook_answers_within_its_budget(repo, 
     init = json.loads(paqad_cli("rag", "init", "--json", cwd=repo.root).stdout)
     assert init["vectors"]["provider"] == "local" and init["vectors"]["pending"] == 0
     assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
-    proc, seconds = run_host(repo.root, "claude", host_json("claude", repo.root, QUESTION))
+    proc = run_host(repo.root, "claude", prompt=QUESTION)
     assert proc.returncode == 0 and proc.stderr == ""
     assert "sign_cookie" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     run = json.loads(paqad_cli("hooks", "status", "--json", cwd=repo.root).stdout)["last_prompt_hooks"]["context:claude"]

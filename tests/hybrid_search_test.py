@@ -17,9 +17,10 @@ import pytest
 from paqad import config
 from paqad.cli import render
 from paqad.index import build, store, vectors
+from paqad.index.reader import Index
 from paqad.search import pipeline, vector
-from repo_factory import Repo, child_env, make_shop, unshare_works, wait_for
-
+from testing.env import child_env, unshare_works, wait_for
+from testing.repos import Repo, make_shop
 
 # The shop again, but nothing in it shares a word with "resend a payment after a transient error":
 # only meaning connects the question to retry_charge.
@@ -160,7 +161,7 @@ def test_provider_change_forces_a_full_rebuild_and_never_mixes_spaces(cards):
     back = build.update(cards.root, cfg(cards.root, "none"))
     assert back.mode.startswith("full (embedding_fingerprint changed") and back.vectors is None
     con = store.open_current(cards.root)
-    assert vector.matrix(con) is None and con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 0
+    assert vector.matrix(Index.open(cards.root)) is None and con.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 0
     con.close()
     same = build.update(cards.root, cfg(cards.root, "none"))
     assert same.mode == "incremental"
@@ -172,16 +173,17 @@ def test_fill_refuses_an_index_of_another_space(cards):
     assert report.stopped == "provider_mismatch" and report.embedded == 0
 
 
-def test_matrix_is_loaded_once_per_connection_and_refreshed_after_a_commit(cards):
+def test_matrix_is_loaded_once_per_generation_and_refreshed_after_a_commit(cards):
     c = cfg(cards.root, "local")
     build.build_full(cards.root, c)
-    con = store.reader(cards.root)
-    first = vector.matrix(con)
+    index = Index.open(cards.root)
+    first = vector.matrix(index)
     assert first is not None and first.vecs.shape[1] == 384 and first.vecs.dtype.name == "float32"
-    assert vector.matrix(con) is first
+    assert vector.matrix(index) is first
     cards.write("shop/extra.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier.'''\n    return address\n")
     build.update(cards.root, c)
-    again = vector.matrix(store.reader(cards.root))
+    index.refresh()
+    again = vector.matrix(index)
     assert again is not first and again.size == first.size + 1
 
 
@@ -257,7 +259,7 @@ def test_an_index_from_before_vectors_still_searches_and_updates(cards):
     raw.execute("DELETE FROM meta WHERE key LIKE 'embedding_%'")
     raw.commit()
     raw.close()
-    store.forget_reader(cards.root)
+    Index.forget(cards.root)
     assert pipeline.search(cards.root, "where is the session cookie signed").answered
     cards.write("shop/extra.py", "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier.'''\n    return address\n")
     assert build.update(cards.root, cfg(cards.root, "none")).mode == "incremental"

@@ -15,8 +15,10 @@ import pytest
 from paqad import config
 from paqad.errors import IndexCorruptError, IndexMissingError, LockedError
 from paqad.index import build, postings, store
+from paqad.index.reader import Index
 from paqad.search import pipeline
-from repo_factory import LEXICAL, make_shop
+from testing.env import LEXICAL
+from testing.repos import make_shop
 
 
 def _cfg(repo):
@@ -232,6 +234,6 @@ def test_a_crafted_posting_block_is_a_clear_error_not_a_crash(repo):
     con.execute("UPDATE postings SET mask = x'ff' || mask")  # one mask more than ids, in every block
     con.commit()
     con.close()
-    store.forget_reader(repo.root)
+    Index.forget(repo.root)
     with pytest.raises(IndexCorruptError):
         pipeline.search(repo.root, "retry the charge")

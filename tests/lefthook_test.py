@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from paqad.hooks import gitshims as githooks, lefthook
-from repo_factory import GIT_ID, make_shop, wait_for
+from paqad.hooks import gitshims as githooks
+from paqad.hooks import lefthook
+from testing.env import wait_for
+from testing.repos import GIT_ID, make_shop
 
 TEAM = "pre-commit:\n  commands:\n    lint:\n      run: echo lint  # the team's own hook\n"
 

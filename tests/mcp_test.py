@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
-import anyio
 import jsonschema
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
-from repo_factory import Repo, make_shop
+from testing.agents import call_all, text_of
+from testing.env import paqad_exe
+from testing.repos import Repo, make_shop
 
-EXE = shutil.which("paqad", path=str(Path(sys.executable).parent)) or shutil.which("paqad")
+EXE = paqad_exe()
 TOOLS = {"search", "research", "neighbors", "open", "describe_pending", "describe_put", "stats"}
 
 
@@ -28,24 +24,6 @@ def shop(repo: Repo, paqad_cli) -> Repo:
     done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     return repo
-
-
-def call_all(root: Path, calls: list[tuple[str, dict]]) -> tuple[list, list]:
-    """Start `paqad mcp --root ROOT` with the SDK's stdio client; list tools, then make each call."""
-
-    async def session() -> tuple[list, list]:
-        params = StdioServerParameters(command=EXE, args=["mcp", "--root", str(root)], env=dict(os.environ))
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-            init = await client.initialize()
-            assert init.server_info.name == "paqad"
-            tools = (await client.list_tools()).tools
-            return tools, [await client.call_tool(name, args) for name, args in calls]
-
-    return anyio.run(session)
-
-
-def text_of(result) -> str:
-    return "".join(c.text for c in result.content)
 
 
 def test_tools_answer_over_stdio_and_bad_calls_are_tool_errors(shop: Repo) -> None:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from repo_factory import GIT_ID, make_shop, wait_for
+from testing.env import wait_for
+from testing.repos import GIT_ID, make_shop
 
 REPO = Path(__file__).resolve().parent.parent
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]

@@ -12,8 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,8 @@ import numpy as np
 import pytest
 
 from paqad.secrets import set_secret
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
+from testing.stubs import Reply, Request, json_reply, serve
 
 # `rag init --provider X` must decide the provider, not the suite's lexical-only pin.
 pytestmark = pytest.mark.usefixtures("default_provider")
@@ -42,26 +41,14 @@ def bag_of_words(text: str, dims: int) -> list[float]:
 def stub():
     seen: list[dict[str, Any]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-            dims = DIMS[body["model"]]
-            data = json.dumps({"data": [{"embedding": bag_of_words(t, dims), "index": i} for i, t in enumerate(body["input"])], "model": body["model"]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def handle(request: Request) -> Reply:
+        body = request.body
+        seen.append({"path": request.path, "auth": request.headers.get("authorization"), "body": body})
+        dims = DIMS[body["model"]]
+        return json_reply(200, {"data": [{"embedding": bag_of_words(t, dims), "index": i} for i, t in enumerate(body["input"])], "model": body["model"]})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    server.shutdown()
-    server.server_close()
+    with serve(handle) as server:
+        yield server.url, seen
 
 
 @pytest.fixture(autouse=True)

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from paqad import config, git
-from paqad.delivery import context, prompt, refresh
 from paqad.cli import main as cli_main
-from paqad.cli.refresh_cmd import refresh_context
+from paqad.delivery import context, prompt, refresh
 from paqad.errors import PaqadError
 from paqad.index import build
-from repo_factory import Repo, make_shop
+from testing.repos import Repo, make_shop
 
 
 @pytest.fixture

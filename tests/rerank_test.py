@@ -2,7 +2,7 @@
 and really reorders; Cohere speaks the documented API to a stub on 127.0.0.1; every failure keeps
 the fused order, writes one audit line without the key, and exits 0.
 
-The local model is built here with ``onnx.helper``: the real cross-encoder interface
+The local model is built by ``testing.models`` with ``onnx.helper``: the real cross-encoder interface
 (``input_ids``, ``attention_mask``, ``token_type_ids`` int64 [batch, seq] -> ``logits`` float
 [batch, 1]) over a real ``tokenizers`` WordLevel tokenizer.json made from the test repository's
 words. Its logit is query-dependent and computable by hand:
@@ -16,124 +16,29 @@ registry package (see benchmarks/README.md, Reranking), so none is used here.
 from __future__ import annotations
 
 import dataclasses
-
 import json
-import re
-import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
 from paqad import audit, config
 from paqad.delivery import prompt
 from paqad.index import build
+from paqad.index.reader import Index
 from paqad.search import pipeline, rerank
 from paqad.search.request import SearchRequest
 from paqad.secrets import set_secret
-from repo_factory import Repo, make_shop
+from testing.models import TinyModel, make_model
+from testing.repos import Repo, make_shop
+from testing.stubs import Reply, Request, json_reply, serve
 
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
 KEY = "co-test-key-9f8e7d6c5b4a"
 QUERY = "charge refund transaction"
 TARGET = "shop/payments.py::PaymentGateway.charge"  # what both rerankers put first; fused puts refund first
-
-
-# ---------------------------------------------------------------------------- the tiny cross-encoder
-
-
-def build_tokenizer(words: list[str]) -> Tokenizer:
-    vocab = {tok: i for i, tok in enumerate(SPECIALS + sorted(set(words) - set(SPECIALS)))}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])]
-    )
-    return tok
-
-
-def build_model(weights: np.ndarray, shape: str = "ok") -> onnx.ModelProto:
-    """The cross-encoder graph; ``shape="bad"`` answers per-token logits [batch, seq] instead."""
-    ints = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask", "token_type_ids")]
-    dims = ["batch", 1] if shape == "ok" else ["batch", "seq"]
-    out = helper.make_tensor_value_info("logits", TensorProto.FLOAT, dims)
-    inits = [
-        helper.make_tensor("weight", TensorProto.FLOAT, [len(weights)], weights.astype(np.float32).tolist()),
-        helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
-        helper.make_tensor("ax1", TensorProto.INT64, [1], [1]),
-        helper.make_tensor("ax2", TensorProto.INT64, [1], [2]),
-        helper.make_tensor("ax12", TensorProto.INT64, [2], [1, 2]),
-    ]
-    n = helper.make_node
-    nodes = [
-        n("Gather", ["weight", "input_ids"], ["w_tok"]),
-        n("Cast", ["attention_mask"], ["mask_f"], to=TensorProto.FLOAT),
-        n("Cast", ["token_type_ids"], ["type_f"], to=TensorProto.FLOAT),
-        n("Mul", ["mask_f", "type_f"], ["doc_f"]),
-        n("Sub", ["one", "type_f"], ["not_type"]),
-        n("Mul", ["mask_f", "not_type"], ["query_f"]),
-        n("Mul", ["doc_f", "w_tok"], ["doc_w"]),
-        n("Unsqueeze", ["input_ids", "ax2"], ["ids_a"]),
-        n("Unsqueeze", ["input_ids", "ax1"], ["ids_b"]),
-        n("Equal", ["ids_a", "ids_b"], ["same"]),
-        n("Cast", ["same"], ["same_f"], to=TensorProto.FLOAT),
-        n("Unsqueeze", ["query_f", "ax2"], ["q3"]),
-        n("Unsqueeze", ["doc_w", "ax1"], ["d3"]),
-        n("Mul", ["same_f", "q3"], ["sq"]),
-        n("Mul", ["sq", "d3"], ["sqd"]),
-        n("ReduceSum", ["sqd", "ax12"], ["total"], keepdims=0),
-        n("Unsqueeze", ["total", "ax1"], ["logits"]) if shape == "ok" else n("Identity", ["w_tok"], ["logits"]),
-    ]
-    graph = helper.make_graph(nodes, "tiny-cross-encoder", ints, [out], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="paqad-tests")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
-
-
-@dataclass
-class TinyModel:
-    folder: Path
-    tokenizer: Tokenizer
-    weights: np.ndarray
-
-    def logit(self, query: str, doc: str) -> float:
-        """The model's answer, computed by hand from the same tokenizer (truncated like paqad does)."""
-        self.tokenizer.enable_truncation(max_length=rerank.MAX_PAIR_TOKENS, strategy="longest_first")
-        enc = self.tokenizer.encode(query, doc)
-        q = [i for i, t in zip(enc.ids, enc.type_ids) if t == 0]
-        return float(sum(self.weights[i] * q.count(i) for i, t in zip(enc.ids, enc.type_ids) if t == 1))
-
-
-def words_of(root: Path) -> list[str]:
-    found: set[str] = set()
-    for path in root.rglob("*"):
-        if path.is_file() and ".git" not in path.parts and ".paqad" not in path.parts:
-            found.update(w.lower() for w in re.findall(r"\w+", path.read_text(encoding="utf-8", errors="replace")))
-            found.update(w.lower() for w in re.findall(r"\w+", str(path.relative_to(root))))
-    return sorted(found)
-
-
-def make_model(folder: Path, root: Path, boost: dict[str, float] | None = None, shape: str = "ok") -> TinyModel:
-    tok = build_tokenizer(words_of(root) + QUERY.split())
-    vocab = tok.get_vocab()
-    weights = np.ones(len(vocab), dtype=np.float32)
-    for special in SPECIALS:
-        weights[vocab[special]] = 0.0
-    for word, value in (boost or {}).items():
-        weights[vocab[word]] = value
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save(str(folder / "tokenizer.json"))
-    onnx.save(build_model(weights, shape), str(folder / "model.onnx"))
-    return TinyModel(folder, Tokenizer.from_file(str(folder / "tokenizer.json")), weights)
 
 
 # ---------------------------------------------------------------------------- fixtures
@@ -159,7 +64,7 @@ def cfg_for(root: Path, **settings: str) -> config.Config:
 
 def run_search(root: Path, query: str = QUERY, gate: bool = True, **settings: Any) -> pipeline.SearchResponse:
     cfg = cfg_for(root, **settings)
-    return pipeline.run(root, SearchRequest.from_settings(cfg, root, query, top_n=10, gate=gate))
+    return pipeline.run(Index.shared(root), SearchRequest.from_settings(cfg, root, query, top_n=10, gate=gate))
 
 
 def fallback_lines(root: Path) -> list[str]:
@@ -194,10 +99,10 @@ def test_local_reorders_by_the_model_and_keeps_scores(shop: Repo, tiny: TinyMode
     for a, b in zip(ranked.results, ranked.results[1:]):
         assert a.signals["rerank"] > b.signals["rerank"] or fused_pos[a.id] < fused_pos[b.id]
     # ... and the logits are what the model computes for (query, that unit's text).
-    con = pipeline.store.reader(shop.root)
+    stored = Index.shared(shop.root).units_by_id([r.id for r in ranked.results], ("path", "qualified_name", "text"))
     for res in ranked.results:
-        path, qname, text = con.execute("SELECT path, qualified_name, text FROM units WHERE id = ?", (res.id,)).fetchone()
-        assert res.signals["rerank"] == pytest.approx(tiny.logit(QUERY, rerank.document_text(path, qname, text)), abs=1e-4)
+        u = stored[res.id]
+        assert res.signals["rerank"] == pytest.approx(tiny.logit(QUERY, rerank.document_text(u.path, u.qualified_name, u.text)), abs=1e-4)
     # It really moved something: charge outranks what the fused order put first.
     assert ids(ranked) != ids(fused)
     assert ranked.results[0].id == TARGET != fused.results[0].id
@@ -330,34 +235,15 @@ class Stub:
 def cohere_stub():
     stub = Stub()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            stub.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-            time.sleep(stub.delay)
-            status, answer = stub.reply(body)
-            data = json.dumps(answer).encode()
-            try:
-                self.send_response(status)
-                if status == 429:
-                    self.send_header("Retry-After", "0")
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
+    def handle(request: Request) -> Reply:
+        stub.requests.append({"path": request.path, "auth": request.headers.get("authorization"), "body": request.body})
+        time.sleep(stub.delay)
+        status, answer = stub.reply(request.body)
+        return json_reply(status, answer, {"Retry-After": "0"} if status == 429 else None)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    stub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield stub
-    server.shutdown()
-    server.server_close()
+    with serve(handle) as server:
+        stub.url = server.url
+        yield stub
 
 
 @pytest.fixture(autouse=True)

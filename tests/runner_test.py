@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from paqad import workspace
-from paqad.hooks import runner
 from paqad.errors import ConfigError
+from paqad.hooks import runner
 
 
 @pytest.fixture

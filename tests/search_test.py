@@ -9,9 +9,11 @@ import sys
 import pytest
 
 from paqad import config
-from paqad.index import build, store
+from paqad.index import build
+from paqad.index.reader import Index
 from paqad.search import evidence, pipeline
-from repo_factory import LEXICAL, make_shop
+from testing.env import LEXICAL
+from testing.repos import make_shop
 
 
 @pytest.fixture
@@ -109,22 +111,23 @@ def test_json_shape_is_versioned(shop):
 def test_the_plain_python_and_numpy_scorers_agree_exactly(repo):
     """A fresh process scores a small index without numpy; it must rank exactly as numpy does
     (benchmarks/check_scorers.py checks the same on every ruler question)."""
-    from paqad.search import lexical, query as query_mod
+    from paqad.search import lexical
+    from paqad.search import query as query_mod
 
     make_shop(repo)
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
-    con = store.open_current(repo.root)
-    n = int(store.get_meta(con)["n_units"])
+    index = Index.open(repo.root)
+    n = index.meta().n_units
     for q in ["retry a failed charge with backoff", "where is the session cookie signed", "charge", "refund the card payment"]:
-        plain = lexical._score_plain(con, query_mod.analyze(con, q, n).scored(), lexical.POOL)
-        fast = lexical._score_numpy(con, query_mod.analyze(con, q, n).scored(), lexical.POOL)
+        plain = lexical._score_plain(index, query_mod.analyze(index, q, n).scored(), lexical.POOL)
+        fast = lexical._score_numpy(index, query_mod.analyze(index, q, n).scored(), lexical.POOL)
         assert plain.ranked, q
         assert plain.total == fast.total
         assert [(c.uid, c.bm25f, c.relevance, c.rarity) for c in plain.ranked] == [(c.uid, c.bm25f, c.relevance, c.rarity) for c in fast.ranked]
         lexical.fill_matched(plain.ranked, plain.terms, plain.postings)
         lexical.fill_matched(fast.ranked, fast.terms, fast.postings)
         assert [c.matched for c in plain.ranked] == [c.matched for c in fast.ranked] and plain.ranked[0].matched
-    con.close()
+    index.close()
 
 
 def test_a_fresh_lexical_search_does_not_import_numpy(repo):

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from paqad.eligibility import scaffold, stackpacks
 from paqad.cli import stackpack_cmd
+from paqad.cli.main import cli
 from paqad.cli.stackpack_cmd import stackpack
+from paqad.eligibility import scaffold, stackpacks
+from paqad.eligibility.stackpacks import RepoContext, StackPack
 from paqad.errors import ConfigError, UsageError
 from paqad.parse import parser_names
-from paqad.eligibility.stackpacks import RepoContext, StackPack
 
 REQUIRED_PACKS = {
     "python", "javascript", "typescript", "go", "rust", "java", "kotlin", "c", "cpp", "csharp",
@@ -338,7 +339,7 @@ def repo(tmp_path, monkeypatch) -> Path:
 
 def test_cli_list_json_parses_and_marks_detection(repo):
     (repo / "go.mod").write_text("module x\n", encoding="utf-8")
-    result = CliRunner().invoke(stackpack, ["list", "--json"])
+    result = CliRunner().invoke(cli, ["stackpack", "list", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     by_name = {p["name"]: p for p in data["packs"]}
@@ -349,45 +350,45 @@ def test_cli_list_json_parses_and_marks_detection(repo):
 
 
 def test_cli_list_table(repo):
-    result = CliRunner().invoke(stackpack, ["list"])
+    result = CliRunner().invoke(cli, ["stackpack", "list"])
     assert result.exit_code == 0
     assert result.stdout.splitlines()[0].split() == ["NAME", "DETECTED", "LANGUAGES", "FILES"]
     assert "(no stack detected: every pack is used)" in result.stdout
 
 
 def test_cli_show_python(repo):
-    result = CliRunner().invoke(stackpack, ["show", "python"])
+    result = CliRunner().invoke(cli, ["stackpack", "show", "python"])
     assert result.exit_code == 0
     assert "name: python\n" in result.stdout and "parser: python-ast\n" in result.stdout
-    as_json = json.loads(CliRunner().invoke(stackpack, ["show", "python", "--json"]).stdout)
+    as_json = json.loads(CliRunner().invoke(cli, ["stackpack", "show", "python", "--json"]).stdout)
     assert as_json["files"][0]["grammar"] == "python" and as_json["origin"] == "builtin"
 
 
 def test_cli_show_unknown_pack_exits_2_with_one_line(repo):
-    result = CliRunner().invoke(stackpack, ["show", "cobol"])
+    result = CliRunner().invoke(cli, ["stackpack", "show", "cobol"])
     assert result.exit_code == 2
     assert result.stderr.startswith("paqad: error: no stack pack named 'cobol'; choose from: c, cpp")
     assert result.stderr.count("\n") == 1
 
 
 def test_cli_new_writes_then_refuses(repo):
-    first = CliRunner().invoke(stackpack, ["new", "dart"])
+    first = CliRunner().invoke(cli, ["stackpack", "new", "dart"])
     assert first.exit_code == 0 and first.stdout == "wrote .paqad/stackpacks/dart.yaml\n"
     assert stackpacks.load_packs(repo)["dart"].origin.endswith("dart.yaml")
-    second = CliRunner().invoke(stackpack, ["new", "dart"])
+    second = CliRunner().invoke(cli, ["stackpack", "new", "dart"])
     assert second.exit_code == 2
     assert second.stderr == "paqad: error: .paqad/stackpacks/dart.yaml already exists; edit it or remove it first\n"
 
 
 def test_cli_new_stdout_writes_nothing(repo):
-    result = CliRunner().invoke(stackpack, ["new", "dart", "--stdout"])
+    result = CliRunner().invoke(cli, ["stackpack", "new", "dart", "--stdout"])
     assert result.exit_code == 0 and result.stdout == scaffold.scaffold("dart")
     assert not (repo / ".paqad").exists()
 
 
 def test_cli_broken_user_pack_exits_2_on_one_line(repo):
     _write(repo / ".paqad" / "stackpacks", "go.yaml", GO_PACK + "colour: blue\n")
-    result = CliRunner().invoke(stackpack, ["show", "go"])
+    result = CliRunner().invoke(cli, ["stackpack", "show", "go"])
     assert result.exit_code == 2
     assert result.stderr.startswith("paqad: error: invalid stack pack ==> File ") and result.stderr.count("\n") == 1
     assert "==> At StackPack(name='go') =====> Additional keys found: colour." in result.stderr

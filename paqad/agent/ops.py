@@ -6,10 +6,10 @@ in-band validation and the MCP tool schemas. Every failure a request can cause c
 ``Session.call`` as an ``OpError`` with a stable ``code`` (documented in README, "Agent protocol
 and MCP"); nothing a request sends can end the session.
 
-The index is loaded once per session (``store.reader`` keeps the connection) and each request
-checks whether it changed on disk: a rebuild publishes a new generation (``CURRENT`` names a new
-file, so the reader reopens), an incremental update commits to the same file (SQLite's
-``PRAGMA data_version`` moves, and WAL readers see it). Both are counted in ``stats``.
+The session holds one :class:`~paqad.index.reader.Index` (its connection, vector matrix, graph
+and query provider) and each request refreshes it: a rebuild publishes a new generation
+(``CURRENT`` names a new file, so the reader reopens), an incremental update commits to the same
+file (SQLite's ``PRAGMA data_version`` moves, and WAL readers see it). Both are counted in ``stats``.
 """
 
 from __future__ import annotations
@@ -19,18 +19,22 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import filelock
 
-from paqad import __version__, config as config_mod
+from paqad import __version__
+from paqad import config as config_mod
 from paqad.agent import research as research_mod
 from paqad.agent import span as span_mod
 from paqad.agent.params import Param, ParamError, schema, validate
-from paqad.search.request import SearchRequest
 from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, LockedError, PaqadError, UsageError
+from paqad.index.reader import Index
+from paqad.index.records import SPAN_FIELDS
+from paqad.search.request import SearchRequest
 
 PROTOCOL_VERSION = 1
 MAX_QUERY_CHARS = 8_000
@@ -45,7 +49,7 @@ MAX_DESCRIPTION_CHARS = 4_000  # raw; paqad.describe keeps at most 1,000 after c
 RESERVED = ("id", "action")
 
 
-class OpError(Exception):
+class OpError(PaqadError):
     """A request that failed in-band: ``code`` is stable, ``message`` says what to do."""
 
     def __init__(self, code: str, message: str) -> None:
@@ -69,8 +73,8 @@ class Action:
 
 
 class Session:
-    """One agent session on one repository: the index watch, counters and a request lock (MCP
-    may call from worker threads; the SQLite connection is shared, so requests run one at a time)."""
+    """One agent session on one repository: its ``Index``, counters and a request lock (MCP may
+    call from worker threads; the index's connection is shared, so requests run one at a time)."""
 
     def __init__(self, root: Path, overrides: dict[str, str] | None = None) -> None:
         self.root = root
@@ -78,8 +82,7 @@ class Session:
         self.started = time.time()
         self.requests = 0
         self.errors = 0
-        self.index_changes = 0
-        self._seen: tuple[str, int] | None = None
+        self._index: Index | None = None
         self._lock = threading.Lock()
 
     def call(self, action: str, raw: dict[str, Any]) -> dict:
@@ -103,17 +106,24 @@ class Session:
     def config(self) -> config_mod.Config:
         return config_mod.load(self.root, self.overrides)
 
-    def index(self) -> sqlite3.Connection:
-        """The live index, reopened when a rebuild published a new generation; counts changes."""
-        from paqad.index import store
+    def index(self) -> Index:
+        """The session's index, refreshed (reopened when a rebuild published a new generation;
+        a commit to the same file noticed): opened on first use, so a session may start before
+        the repository is indexed."""
+        if self._index is None:
+            self._index = Index(self.root)
+        self._index.refresh()
+        return self._index
 
-        con = store.reader(self.root)
-        path = store.current_path(self.root)
-        seen = (path.name if path else "", int(con.execute("PRAGMA data_version").fetchone()[0]))
-        if self._seen is not None and seen != self._seen:
-            self.index_changes += 1
-        self._seen = seen
-        return con
+    @property
+    def index_changes(self) -> int:
+        """Generations and commits the session noticed between its requests."""
+        return self._index.changes if self._index is not None else 0
+
+    def close(self) -> None:
+        """Close the session's index connection (the doors call it when the client goes)."""
+        if self._index is not None:
+            self._index.close()
 
 
 def translate(exc: BaseException) -> OpError:
@@ -148,44 +158,44 @@ def op_search(s: Session, query: str, top_n: int | None, budget: int, source_cha
     from paqad.search import pipeline
 
     request = _request(s, query, top_n, budget, source_chars, gate)
-    s.index()
-    return pipeline.run(s.root, request).to_dict()
+    return pipeline.run(s.index(), request).to_dict()
 
 
 def op_research(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, hops: int, per_hop: int) -> dict:
     from paqad.search import pipeline
 
     request = _request(s, query, top_n, budget, source_chars)
-    con = s.index()
-    answer = pipeline.run(s.root, request).to_dict()
-    return research_mod.expand(con, s.root, answer, hops, per_hop)
+    index = s.index()
+    answer = pipeline.run(index, request).to_dict()
+    return research_mod.expand(index, answer, hops, per_hop)
 
 
 def op_neighbors(s: Session, unit_id: str, hops: int, direction: str, budget: int) -> dict:
     from paqad import graph
 
-    s.index()
-    return {"unit_id": unit_id, "neighbors": graph.neighbors(s.root, unit_id, hops=hops, direction=direction, budget=budget)}
+    return {"unit_id": unit_id, "neighbors": graph.neighbors(s.index(), unit_id, hops=hops, direction=direction, budget=budget)}
 
 
 def op_open(s: Session, path: str | None, unit_id: str | None, start_line: int | None, end_line: int | None, max_lines: int, max_bytes: int) -> dict:
     if (path is None) == (unit_id is None):
         raise ParamError("give exactly one of path or unit_id")
     if unit_id is not None:
-        row = s.index().execute("SELECT path, start_line, end_line FROM units WHERE id = ?", (unit_id,)).fetchone()
-        if row is None:
+        unit = s.index().unit(unit_id, SPAN_FIELDS)
+        if unit is None:
             raise OpError("not_found", f"no unit {unit_id[:200]!r} in the index")
-        path, start_line, end_line = row[0], start_line or int(row[1]), end_line or int(row[2])
+        path, start_line, end_line = unit.path, start_line or unit.start_line, end_line or unit.end_line
     start = start_line or 1
     if end_line is not None and end_line < start:
         raise ParamError(f"end_line {end_line} is before start_line {start}")
+    if path is None:  # unreachable: exactly one of path and unit_id was given, and a unit has a path
+        raise ParamError("give exactly one of path or unit_id")
     return asdict(span_mod.read_span(s.root, path, start, end_line, max_lines, max_bytes))
 
 
 def op_describe_pending(s: Session, limit: int, offset: int) -> dict:
     from paqad import describe
 
-    return describe.pending(s.root, limit=limit, offset=offset)
+    return describe.pending(s.index(), limit=limit, offset=offset)
 
 
 def op_describe_put(s: Session, unit_id: str, text: str, content_hash: str | None) -> dict:
@@ -195,19 +205,22 @@ def op_describe_put(s: Session, unit_id: str, text: str, content_hash: str | Non
 
 
 def op_stats(s: Session) -> dict:
-    from paqad.search import pipeline
+    from paqad.index import status as status_mod
 
     try:
-        index = pipeline.status(s.root)
-        if index.get("built"):
-            s.index()  # so index_generation / index_changes_seen are current
+        try:
+            session_index: Index | None = s.index()  # refreshed, so index_generation / index_changes_seen are current
+        except IndexMissingError:
+            session_index = None
+        index = status_mod.status(s.root, session_index) if session_index is not None else {"built": False}
     except PaqadError as exc:
         index = {"built": False, "error": str(exc)}
+    generation = s._index.generation if s._index is not None else None
     return {
         **_hello(), "root": str(s.root), "index": index,
         "session": {
             "requests": s.requests, "errors": s.errors, "uptime_s": round(time.time() - s.started, 3),
-            "index_generation": s._seen[0] if s._seen else None, "index_changes_seen": s.index_changes,
+            "index_generation": generation.name if generation else None, "index_changes_seen": s.index_changes,
         },
     }
 

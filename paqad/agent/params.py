@@ -12,11 +12,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from paqad.errors import UsageError
+
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _ARTICLE = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}
 
 
-class ParamError(ValueError):
+class ParamError(UsageError, ValueError):
     """A request parameter is missing, of the wrong type or out of range (code ``bad_params``)."""
 
 

@@ -16,27 +16,26 @@ silent: nothing to expand from), ``hops`` (the hop limit, including 0), ``no_new
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from paqad.index.records import StoredUnit
 from paqad.search import query as query_mod
 from paqad.tokenize import terms
 
+if TYPE_CHECKING:
+    from paqad.index.reader import Index
+
 MAX_HOPS = 3
-_FIELDS = "name, qualified_name, signature, docstring, calls, imports, bases, path, text"
+_FIELDS = ("name", "qualified_name", "signature", "docstring", "calls", "imports", "bases", "path", "text")
 
 
-def query_terms(con: sqlite3.Connection, text: str) -> dict[int, str]:
+def query_terms(index: Index, text: str) -> dict[int, str]:
     """The query's distinctive terms as {term id: term}."""
-    from paqad.index import store
-
-    n_units = int(store.get_meta(con).get("n_units", "0"))
-    analyzed = query_mod.analyze(con, text, n_units)
+    analyzed = query_mod.analyze(index, text, index.meta().n_units)
     return {t.tid: t.term for t in analyzed.terms if t.status == "distinctive" and t.tid is not None}
 
 
-def terms_in(con: sqlite3.Connection, unit_ids: list[str], wanted: dict[int, str]) -> set[str]:
+def terms_in(index: Index, unit_ids: list[str], wanted: dict[int, str]) -> set[str]:
     """Which of ``wanted`` occur in any of the units ``unit_ids``: the unit's fields (name,
     signature, docstring, relations, path, body) through the index's own tokenizer, so a term
     counts where ranking would have matched it."""
@@ -44,23 +43,26 @@ def terms_in(con: sqlite3.Connection, unit_ids: list[str], wanted: dict[int, str
         return set()
     targets = set(wanted.values())
     found: set[str] = set()
-    for i in range(0, len(unit_ids), 200):
-        ids = unit_ids[i : i + 200]
-        sql = f"SELECT {_FIELDS} FROM units WHERE id IN ({','.join('?' * len(ids))})"
-        for row in con.execute(sql, ids):
-            found.update(targets.intersection(terms(" ".join(str(v) for v in row))))
+    for unit in index.units_by_id(unit_ids, _FIELDS).values():
+        found.update(targets.intersection(terms(_searchable(unit))))
     return found
 
 
-def expand(con: sqlite3.Connection, root: Path, answer: dict, hops: int, per_hop: int) -> dict:
+def _searchable(u: StoredUnit) -> str:
+    """The unit's indexed fields as one text: its names, signature, docstring, relations (the
+    names themselves, not their JSON encoding), path and body."""
+    return " ".join(str(v) for v in [u.name, u.qualified_name, u.signature, u.docstring, *u.calls, *u.imports, *u.bases, u.path, u.text])
+
+
+def expand(index: Index, answer: dict, hops: int, per_hop: int) -> dict:
     """Add ``related`` and ``expansion`` to a search answer (a ``SearchResponse`` dict)."""
-    wanted = query_terms(con, answer["query"])
+    wanted = query_terms(index, answer["query"])
     results = answer.get("results") or []
-    covered = terms_in(con, [r["id"] for r in results], wanted)
+    covered = terms_in(index, [r["id"] for r in results], wanted)
     info: dict[str, Any] = {"hops_run": 0, "query_terms": sorted(wanted.values()), "covered_by_results": sorted(covered)}
     related: list[dict] = []
     if answer.get("answered") and results:
-        info["stopped"] = _expand_hops(con, root, results, wanted, covered, (hops, per_hop), related, info)
+        info["stopped"] = _expand_hops(index, results, wanted, covered, (hops, per_hop), related, info)
     else:
         info["stopped"] = "not_answered"
     info["missing_terms"] = sorted(set(wanted.values()) - covered)
@@ -68,7 +70,7 @@ def expand(con: sqlite3.Connection, root: Path, answer: dict, hops: int, per_hop
 
 
 def _expand_hops(
-    con: sqlite3.Connection, root: Path, results: list[dict], wanted: dict[int, str], covered: set[str],
+    index: Index, results: list[dict], wanted: dict[int, str], covered: set[str],
     limits: tuple[int, int], related: list[dict], info: dict[str, Any],
 ) -> str:
     """Hop by hop while a hop adds evidence; fills ``related`` and ``covered``; returns why it stopped."""
@@ -82,11 +84,11 @@ def _expand_hops(
     for hop in range(1, min(hops, MAX_HOPS) + 1):
         info["hops_run"] = hop
         added: set[str] = set()
-        for node in graph.expand(root, seeds, hops=hop, budget=per_hop * hop):
+        for node in graph.expand(index, seeds, hops=hop, budget=per_hop * hop):
             if node.get("hops") != hop or node.get("id") in seen:
                 continue
             seen.add(node["id"])
-            has = terms_in(con, [node["id"]], wanted)
+            has = terms_in(index, [node["id"]], wanted)
             if not has:
                 continue
             new = has - covered - added

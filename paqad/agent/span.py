@@ -16,13 +16,14 @@ from pathlib import Path
 
 from paqad import workspace
 from paqad.eligibility import collect
+from paqad.errors import UsageError
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file larger than this is not a source file worth a span
 REFUSED_DIRS = (".git", workspace.DIRNAME)
 BINARY_SNIFF = 8192
 
 
-class SpanError(Exception):
+class SpanError(UsageError):
     """A request ``open`` cannot serve; ``code`` is the in-band error code."""
 
     def __init__(self, code: str, message: str) -> None:

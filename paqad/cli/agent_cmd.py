@@ -3,23 +3,32 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
-from paqad.cli.common import AppContext, emit_json, run_guarded
+from paqad.cli.common import AppContext, emit_json
+from paqad.errors import UsageError
+
+if TYPE_CHECKING:
+    from paqad.agent.ops import Session
 
 ROOT_OPT = click.option("--root", "root_opt", metavar="DIR", default=None, help="Repository to serve (default: the global --root, else the git work tree around the current folder).")
 MCP_MISSING = "paqad mcp needs the MCP Python SDK: pip install 'paqad[mcp]' (or: pip install 'mcp>=2.3,<3')"
 
 
-def _session(app: AppContext, root_opt: str | None):
+def _session(app: AppContext, root_opt: str | None) -> Session:
+    """The session for the repository; a bad ``--root`` fails here, before the session starts
+    (one line, exit 2). The settings are not checked here: once the session runs, a broken
+    configuration is an in-band ``config_error`` reply per request, so fixing the file mends a
+    running session."""
     from paqad.agent.ops import Session
 
-    ctx = AppContext(root_opt or app.root_option, app.overrides)
-    return Session(run_guarded(ctx.root), app.overrides)
+    return Session(AppContext(root_opt or app.root_option, app.overrides).locate(), app.overrides)
 
 
-def _protect_stdout():
+def _protect_stdout() -> BinaryIO:
     """The real stdout for replies; anything else that prints (a library, a warning) goes to stderr,
     so a stray line can never corrupt the protocol stream."""
     out = sys.stdout.buffer
@@ -29,8 +38,8 @@ def _protect_stdout():
 
 @click.command("agent")
 @ROOT_OPT
-@click.pass_obj
-def agent(app: AppContext, root_opt: str | None) -> None:
+@click.pass_context
+def agent(ctx: click.Context, root_opt: str | None) -> None:
     """Serve the JSON-lines agent protocol on stdin/stdout: one JSON request per line, one reply per line.
 
     Actions: hello, search, research, neighbors, open, describe_pending, describe_put, stats.
@@ -40,8 +49,8 @@ def agent(app: AppContext, root_opt: str | None) -> None:
     """
     from paqad.agent import protocol
 
-    session = _session(app, root_opt)
-    sys.exit(protocol.serve(session, sys.stdin.buffer, _protect_stdout()))
+    session = _session(ctx.obj, root_opt)
+    ctx.exit(protocol.serve(session, sys.stdin.buffer, _protect_stdout()))
 
 
 @click.group("mcp", invoke_without_command=True)
@@ -58,25 +67,25 @@ def mcp_group(ctx: click.Context, root_opt: str | None) -> None:
         return
     try:
         from paqad.agent import mcp_server
-    except ImportError:
-        click.echo(f"paqad: error: {MCP_MISSING}", err=True)
-        sys.exit(2)
+    except ImportError as exc:
+        raise UsageError(MCP_MISSING) from exc
     session = _session(ctx.obj, root_opt)
     # No stdout guard here: the SDK's stdio transport serves the wire from a private duplicate
     # of fd 1 and points fd 1 itself at stderr while it runs.
-    sys.exit(run_guarded(mcp_server.serve, session))
+    ctx.exit(mcp_server.serve(session))
 
 
 HOST_OPT = click.option("--host", "hosts", default="all", metavar="LIST", help="Hosts, comma-separated: claude, codex, cursor, vscode, all (default: all).")
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 
-def _root(ctx: click.Context) -> object:
+def _root(ctx: click.Context) -> Path:
     app: AppContext = ctx.obj
-    return run_guarded(AppContext(ctx.meta.get("paqad_mcp_root") or app.root_option, app.overrides).root)
+    return AppContext(ctx.meta.get("paqad_mcp_root") or app.root_option, app.overrides).root()
 
 
-def _report(states: list[dict], as_json: bool) -> None:
+def _report(ctx: click.Context, states: list[dict], as_json: bool) -> None:
+    """The hosts' states; exit 1 (after the table) when a host's file could not be merged."""
     if as_json:
         emit_json({"hosts": states})
         return
@@ -84,7 +93,7 @@ def _report(states: list[dict], as_json: bool) -> None:
         note = f"  ({s['note']})" if s.get("note") else ""
         click.echo(f"{s['host']:<8} {s['action']:<10} {s['path']}{note}")
     if any(s["action"] == "error" for s in states):
-        sys.exit(1)
+        ctx.exit(1)
 
 
 @mcp_group.command("install")
@@ -103,9 +112,9 @@ def mcp_install(ctx: click.Context, hosts: str, as_json: bool) -> None:
     from paqad.hooks import mcp_install as inst
 
     root = _root(ctx)
-    names = run_guarded(inst.host_names, hosts)
+    names = inst.host_names(hosts)
     states = [inst.install(root, name).to_dict() for name in names]
-    _report(states, as_json)
+    _report(ctx, states, as_json)
 
 
 @mcp_group.command("uninstall")
@@ -121,7 +130,7 @@ def mcp_uninstall(ctx: click.Context, hosts: str, as_json: bool) -> None:
     from paqad.hooks import mcp_install as inst
 
     root = _root(ctx)
-    names = run_guarded(inst.host_names, hosts)
+    names = inst.host_names(hosts)
     states = [inst.uninstall(root, name).to_dict() for name in names]
-    _report(states, as_json)
+    _report(ctx, states, as_json)
 

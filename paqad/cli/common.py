@@ -1,19 +1,20 @@
-"""Shared CLI plumbing: the repository root, config with ``-c`` overrides, JSON output, errors."""
+"""Shared CLI plumbing: the repository root, config with ``-c`` overrides, JSON output.
+
+Errors are not handled here: commands raise, and :mod:`paqad.cli.errors` phrases them once,
+around dispatch.
+"""
 
 from __future__ import annotations
 
 import json
-import sys
-import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
-from paqad import __version__, config, git, workspace
-from paqad.errors import PaqadError, UsageError
+from paqad import config, git
+from paqad.errors import UsageError
 
 
 @dataclass
@@ -23,13 +24,38 @@ class AppContext:
     root_option: str | None
     overrides: dict[str, str] = field(default_factory=dict)
 
-    def root(self) -> Path:
+    _checked: Path | None = field(default=None, init=False, repr=False)
+
+    def locate(self) -> Path:
+        """The repository: ``--root`` (or the current folder), widened to its git work tree.
+
+        Only the doors that report configuration errors in-band (``paqad agent``, ``paqad mcp``)
+        call this directly; every other command goes through :meth:`root`.
+        """
         start = Path(self.root_option or ".").resolve()
         if not start.is_dir():
             raise UsageError(f"--root {self.root_option}: not a directory")
-        return git.toplevel(start) or start
+        top = git.toplevel(start)
+        if top is None and git.is_bare(start):
+            raise UsageError(f"{start} is a bare git repository: it has no work tree to index; run paqad in a clone of it")
+        return top or start
+
+    def root(self) -> Path:
+        """The repository, once its settings (files, ``PAQAD_*``, ``-c``) are known to be valid.
+
+        Every command refuses a broken configuration before it does anything, whether or not it
+        reads the setting that is broken: one rule (git does the same with a bad config file), so
+        a typo in ``.paqad/.config`` or ``-c`` is one ``paqad: error:`` line and exit 2 everywhere,
+        never a half-done command. ``config set`` included: fix a broken file by editing it.
+        """
+        if self._checked is None:
+            root = self.locate()
+            config.load(root, self.overrides)
+            self._checked = root
+        return self._checked
 
     def config(self) -> config.Config:
+        """The settings, read afresh (a command may have just changed them, as ``rag init`` does)."""
         return config.load(self.root(), self.overrides)
 
 
@@ -45,38 +71,3 @@ def parse_overrides(values: tuple[str, ...]) -> dict[str, str]:
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def run_guarded(fn, *args: Any, **kwargs: Any) -> Any:
-    """Turn library errors into one stderr line and the documented exit code."""
-    try:
-        return fn(*args, **kwargs)
-    except PaqadError as exc:
-        click.echo(f"paqad: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except git.GitError as exc:
-        click.echo(f"paqad: error: {exc}", err=True)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        click.echo("paqad: interrupted", err=True)
-        sys.exit(130)
-    except Exception as exc:  # the unexpected tier: log the traceback, print one line
-        where = _write_crash_log(exc)
-        click.echo(f"paqad: unexpected error: {type(exc).__name__}: {exc} (details in {where})", err=True)
-        sys.exit(1)
-
-
-def _write_crash_log(exc: BaseException) -> str:
-    text = f"# paqad {__version__} crash at {time.strftime('%Y-%m-%dT%H:%M:%S')}\n\n```\n{traceback.format_exc()}```\n"
-    root = git.toplevel(Path.cwd()) or Path.cwd()
-    target = workspace.logs_dir(root) / "crash.log"
-    try:
-        if workspace.paqad_dir(root).is_dir():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("a", encoding="utf-8") as handle:
-                handle.write(text)
-            return str(target)
-    except OSError:
-        pass
-    sys.stderr.write(text)
-    return "the traceback above"

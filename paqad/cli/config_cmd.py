@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from paqad import config as config_mod
-from paqad.cli.common import AppContext, emit_json, run_guarded
+from paqad.cli.common import AppContext, emit_json
 from paqad.settings import SETTINGS
 
 
@@ -25,7 +25,7 @@ def config_list(app: AppContext, as_json: bool) -> None:
 
     Example: paqad config list --json
     """
-    cfg = run_guarded(app.config)
+    cfg = app.config()
     rows = [{"key": k, "value": v.value, "source": v.source, "help": SETTINGS[k].help} for k, v in cfg.items()]
     if as_json:
         emit_json(rows)
@@ -44,9 +44,9 @@ def config_get(app: AppContext, key: str, as_json: bool) -> None:
 
     Example: paqad config get rag_top_n
     """
-    cfg = run_guarded(app.config)
+    cfg = app.config()
     if key not in SETTINGS:
-        run_guarded(config_mod.load, app.root(), {key: ""})
+        config_mod.load(app.root(), {key: ""})  # raises the ConfigError that names the key and suggests one
     if as_json:
         emit_json({"key": key, "value": cfg[key], "source": cfg.source(key)})
     else:
@@ -63,7 +63,7 @@ def config_set(app: AppContext, key: str, value: str, team: bool) -> None:
 
     Example: paqad config set rag_max_file_size 300000
     """
-    path = run_guarded(config_mod.set_value, app.root(), key, value, team)
+    path = config_mod.set_value(app.root(), key, value, team)
     click.echo(f"{key} = {value} (written to {path.relative_to(app.root())})")
 
 

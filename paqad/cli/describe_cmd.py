@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from paqad import describe
-from paqad.cli.common import AppContext, emit_json, run_guarded
+from paqad.cli.common import AppContext, emit_json
 from paqad.errors import UsageError
+from paqad.index.reader import Index
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -33,7 +34,7 @@ def describe_status(app: AppContext, as_json: bool) -> None:
 
     Example: paqad describe status --json
     """
-    data = run_guarded(describe.status, app.root())
+    data = describe.status(Index.shared(app.root()))
     if as_json:
         emit_json(data)
         return
@@ -56,7 +57,7 @@ def describe_pending(app: AppContext, limit: int, offset: int, as_json: bool) ->
 
     Example: paqad describe pending --limit 5 --json
     """
-    data = run_guarded(describe.pending, app.root(), limit, offset)
+    data = describe.pending(Index.shared(app.root()), limit, offset)
     if as_json:
         emit_json(data)
         return
@@ -78,8 +79,8 @@ def describe_put(app: AppContext, unit_id: str, text: str | None, file_: Path | 
 
     Example: paqad describe put "src/cart.py::Cart.total" "Sums line items after discounts and tax." --hash 3f2a9c0d1e2b4a5f
     """
-    body = run_guarded(_text_from, text, file_)
-    data = run_guarded(describe.put, app.root(), unit_id, body, content_hash)
+    body = _text_from(text, file_)
+    data = describe.put(app.root(), unit_id, body, content_hash)
     emit_json(data) if as_json else click.echo(f"stored the description of {data['id']} ({data['content_hash']}); `paqad rag update` applies it")
 
 
@@ -108,7 +109,7 @@ def describe_promote(app: AppContext, as_json: bool) -> None:
 
     Example: paqad describe promote | git apply
     """
-    diff = run_guarded(describe.promote, app.root())
+    diff = describe.promote(app.root())
     if as_json:
         emit_json({"diff": diff, "files": diff.count("\ndiff --git ") + diff.startswith("diff --git ")})
     else:

@@ -8,11 +8,14 @@ from pathlib import Path
 
 import click
 
-from paqad import workspace
-from paqad.hooks import gitshims as githooks, runner
-from paqad.cli.common import AppContext, emit_json, run_guarded
+from paqad import config as config_mod
+from paqad import git, workspace
+from paqad.cli.common import AppContext, emit_json
+from paqad.cli.errors import one_line
 from paqad.errors import ConfigError, PaqadError, UsageError
 from paqad.git import no_git_env
+from paqad.hooks import gitshims as githooks
+from paqad.hooks import runner
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -118,7 +121,7 @@ def hooks_install(app: AppContext, agents: str | None, with_mcp: bool, as_json: 
 
     Example: paqad hooks install --agents claude,codex --mcp
     """
-    data = run_guarded(_install, app.root(), agents)
+    data = _install(app.root(), agents)
     if with_mcp:
         data["mcp"] = _install_mcp(app.root(), data["agents"])
     if as_json:
@@ -147,7 +150,7 @@ def hooks_uninstall(app: AppContext, agents: str | None, as_json: bool) -> None:
 
     Example: paqad hooks uninstall
     """
-    data = run_guarded(_uninstall, app.root(), agents)
+    data = _uninstall(app.root(), agents)
     if as_json:
         return emit_json(data)
     _render_states([githooks.HookState(**h) for h in data["hooks"]])
@@ -182,7 +185,7 @@ def hooks_status(app: AppContext, as_json: bool) -> None:
 
     Example: paqad hooks status --json
     """
-    data = run_guarded(_status, app.root())
+    data = _status(app.root())
     if as_json:
         return emit_json(data)
     via = f" (core.hooksPath={data['core_hooks_path']})" if data["core_hooks_path"] else ""
@@ -227,6 +230,30 @@ def _safe_exit() -> None:
     sys.exit(0)
 
 
+def _log_reason(app: AppContext, root: Path | None, event: str, exc: BaseException) -> None:
+    """Why a hook did nothing, as an ``error`` line in ``.paqad/logs/hooks.log``: a hook exits 0
+    and prints nothing, so the log (and ``paqad hooks status``) is where the reason shows.
+
+    The repository is the hook's own, else (a ``--root`` that does not exist) the one around the
+    current folder, where git or the agent host ran the hook; one without ``.paqad/`` gets nothing.
+    """
+    if isinstance(exc, SystemExit):
+        return
+    try:
+        if root is None:
+            try:
+                root = app.locate()
+            except PaqadError:
+                root = git.toplevel(Path.cwd())
+        if root is None or not workspace.paqad_dir(root).is_dir():
+            return
+        code = exc.exit_code if isinstance(exc, PaqadError) else 1
+        text = one_line(exc) if isinstance(exc, PaqadError) else f"{type(exc).__name__}: {one_line(exc)}"
+        runner.log_result(root, runner.RunResult(event, "-", "-", "error", code, error=text[: runner.ERROR_MAX_CHARS]))
+    except BaseException:  # noqa: BLE001 - logging the reason must not fail the hook either
+        pass
+
+
 def hook_main(argv: list[str] | None = None) -> int:
     """What the git shim calls: ``paqad hook ARGV`` without importing the rest of the CLI (fast). Returns 0."""
     try:
@@ -242,15 +269,22 @@ MAX_STDIN = 1_000_000
 def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
     """An agent host's hook: read its JSON, answer on stdout within the budget, exit 0 at once."""
     out = ""
+    root: Path | None = None
     try:
         _scrub_git_env()
         from paqad.hooks import hosts
 
         host = hosts.HOSTS[host_name]
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN)
-        root = Path(app.root_option).resolve() if app.root_option else None
-        out = hosts.handle(host, host.read_event(raw, event), root)
-    except BaseException:  # noqa: BLE001 - a prompt hook never fails the prompt
+        parsed = host.read_event(raw, event)
+        # --root, else the folder the host says it runs in; its settings are checked here so a
+        # broken one is logged (hosts.handle itself stays silent on any failure)
+        root = app.locate() if app.root_option else hosts.repo_root(parsed)
+        if root is not None and workspace.paqad_dir(root).is_dir():
+            config_mod.load(root, app.overrides)
+        out = hosts.handle(host, parsed, root)
+    except BaseException as exc:  # noqa: BLE001 - a prompt hook never fails the prompt
+        _log_reason(app, root, event, exc)
         out = ""
     try:
         if out:
@@ -282,10 +316,10 @@ def hook_run(app: AppContext, event: str | None, hook_args: tuple[str, ...], fro
         if from_pre_commit or not event:
             event = pre_commit_stage(dict(os.environ))
         for result in runner.run_event(app.root(), event):
-            if result.status == "error" and result.exit == 2:  # a broken hooks.yaml: say so, once
+            if result.status == runner.RunStatus.ERROR and result.exit == 2:  # a broken hooks.yaml: say so, once
                 click.echo(f"paqad: hooks skipped: {result.error}", err=True)
-    except BaseException:  # noqa: BLE001 - a hook never fails git and never prints a traceback
-        pass
+    except BaseException as exc:  # noqa: BLE001 - a hook never fails git and never prints a traceback
+        _log_reason(app, None, event or "-", exc)
     _safe_exit()
 
 
@@ -301,9 +335,9 @@ def hook_run_action(app: AppContext, action: str, event: str) -> None:
     timed_out = False
     try:
         results = runner.run_action(app.root(), event, action)
-        timed_out = any(r.status == "timeout" for r in results)
-    except BaseException:  # noqa: BLE001
-        pass
+        timed_out = any(r.status == runner.RunStatus.TIMEOUT for r in results)
+    except BaseException as exc:  # noqa: BLE001 - the detached child has nobody to tell but the log
+        _log_reason(app, None, event, exc)
     if timed_out:
         os._exit(0)  # the abandoned worker thread must not keep this process alive
     _safe_exit()

@@ -8,6 +8,7 @@ import click
 
 from paqad import __version__
 from paqad.cli.common import AppContext, parse_overrides
+from paqad.cli.errors import error_handler
 
 # Command name -> "module:attribute". Groups are imported only when their command runs, so a
 # prompt hook (`paqad hook run`) does not pay for the search stack's imports, nor `paqad config`
@@ -26,7 +27,18 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use."""
+    """A group whose subcommands are imported on first use, and dispatched inside the error handler."""
+
+    def invoke(self, ctx: click.Context) -> None:
+        """Run the group callback and the subcommand inside :func:`error_handler`: the one place a
+        command's exception becomes a stderr line and an exit code (inside click's own handling,
+        so ^C reaches the handler as KeyboardInterrupt rather than as click's ``Abort``).
+
+        A command's return value is dropped: with ``standalone_mode=False`` click returns an
+        ``Exit``'s code from ``main``, so the only value that comes back is an exit code.
+        """
+        with error_handler(lambda: ctx.params.get("root")):
+            super().invoke(ctx)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -57,12 +69,14 @@ def cli(ctx: click.Context, root: str | None, overrides: tuple[str, ...]) -> Non
     ctx.obj = AppContext(root, parse_overrides(overrides))
 
 
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point; returns the exit code (0 ok, 2 usage/config, 1 other)."""
+    """Console-script entry point; returns the exit code (0 ok, 2 usage/config, 1 other, 130 ^C).
+
+    Command errors are phrased by :func:`error_handler` during dispatch; what reaches here is
+    click's own: a usage error (exit 2), ``ctx.exit(code)``, or an ``Abort`` (EOF at a prompt).
+    """
     try:
-        cli.main(args=argv, prog_name="paqad", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="paqad", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
@@ -73,4 +87,4 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 1
-    return 0
+    return code if isinstance(code, int) else 0

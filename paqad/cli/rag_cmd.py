@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from paqad import config as config_mod, workspace
+from paqad import config as config_mod
+from paqad import workspace
 from paqad.cli import render
-from paqad.cli.common import AppContext, emit_json, run_guarded
+from paqad.cli.common import AppContext, emit_json
 from paqad.errors import UsageError
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
@@ -21,10 +22,12 @@ from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 # commands that use them: a fresh `rag search` or `rag update` process pays only for its own path.
 if TYPE_CHECKING:
     from paqad.eligibility import collect
+    from paqad.evaluation.compare import EvalReport
     from paqad.index import build
     from paqad.search import pipeline
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.group("rag")
@@ -75,15 +78,15 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
     Example: paqad rag init --provider local   (or: OPENAI_API_KEY=... paqad rag init --provider openai)
     """
     root = app.root()
-    run_guarded(workspace.ensure, root)
-    run_guarded(config_mod.set_value, root, "rag_enabled", "true")
+    workspace.ensure(root)
+    config_mod.set_value(root, "rag_enabled", "true")
     if provider is not None:
-        run_guarded(config_mod.set_value, root, "rag_embedding_provider", provider)
+        config_mod.set_value(root, "rag_embedding_provider", provider)
     if not background:
-        report = run_guarded(_with_progress, True, root, app.config())
+        report = _with_progress(True, root, app.config())
         _build_output(report, as_json)
         return
-    report, pid = run_guarded(_init_in_background, root, app.config())
+    report, pid = _init_in_background(root, app.config())
     if as_json:
         emit_json({**dataclasses.asdict(report), "embedding_in_background": {"pid": pid} if pid else None})
         return
@@ -113,7 +116,7 @@ def rag_update(app: AppContext, as_json: bool) -> None:
 
     Example: paqad rag update
     """
-    report = run_guarded(_with_progress, False, app.root(), app.config())
+    report = _with_progress(False, app.root(), app.config())
     _build_output(report, as_json)
 
 
@@ -125,11 +128,11 @@ def rag_rebuild(app: AppContext, as_json: bool) -> None:
 
     Example: paqad rag rebuild
     """
-    report = run_guarded(_with_progress, True, app.root(), app.config())
+    report = _with_progress(True, app.root(), app.config())
     _build_output(report, as_json)
 
 
-def _query_options(fn):
+def _query_options(fn: F) -> F:
     fn = click.option("--top-n", type=click.IntRange(1, 500), default=None, help="How many passages (default: rag_top_n).")(fn)
     fn = click.option("--budget", type=click.IntRange(0, 10_000_000), default=SEARCH_BUDGET_CHARS, show_default=True, help="Total characters of source across results.")(fn)
     fn = click.option("--rerank", type=click.Choice(["off", "local", "cohere"]), default=None, help="Rerank the top candidates for this query (default: rag_rerank).")(fn)
@@ -140,12 +143,13 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     if not query.strip():
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
+    from paqad.index.reader import Index
     from paqad.search import pipeline  # lazily: numpy and the search stack only when searching
     from paqad.search.request import SearchRequest
 
     root = app.root()
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
-    resp = pipeline.run(root, request)
+    resp = pipeline.run(Index.shared(root), request)
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see .paqad/audit.log", err=True)
     return resp
@@ -168,8 +172,8 @@ def rag_search(
 
     Example: paqad rag search "where is the session cookie signed" --json --graph --hops 2
     """
-    resp = run_guarded(_run_query, app, query, top_n, budget, True, rerank)
-    expansions = run_guarded(_expand, app.root(), resp, hops, graph_budget) if with_graph else None
+    resp = _run_query(app, query, top_n, budget, True, rerank)
+    expansions = _expand(app.root(), resp, hops, graph_budget) if with_graph else None
     if as_json:
         data = resp.to_dict()
         if expansions is not None:
@@ -182,8 +186,9 @@ def rag_search(
 def _expand(root: Path, resp: pipeline.SearchResponse, hops: int, budget: int) -> list[dict]:
     """Graph neighbours of the delivered results (none when search stayed silent)."""
     from paqad import graph
+    from paqad.index.reader import Index
 
-    return graph.expand(root, [(r.id, r.score) for r in resp.results], hops, budget)
+    return graph.expand(Index.shared(root), [(r.id, r.score) for r in resp.results], hops, budget)
 
 
 @rag_group.command("neighbors")
@@ -200,8 +205,9 @@ def rag_neighbors(app: AppContext, unit_id: str, hops: int, direction: str, budg
     Example: paqad rag neighbors "src/app.py::App.run" --hops 2 --direction in
     """
     from paqad import graph
+    from paqad.index.reader import Index
 
-    found = run_guarded(graph.neighbors, app.root(), unit_id, hops, direction, budget)
+    found = graph.neighbors(Index.shared(app.root()), unit_id, hops, direction, budget)
     if as_json:
         emit_json({"schema_version": 1, "id": unit_id, "hops": hops, "direction": direction, "neighbors": found})
     else:
@@ -218,7 +224,7 @@ def rag_probe(app: AppContext, query: str, top_n: int | None, budget: int, reran
 
     Example: paqad rag probe "where is the session cookie signed"
     """
-    resp = run_guarded(_run_query, app, query, top_n or 10, budget, False, rerank)
+    resp = _run_query(app, query, top_n or 10, budget, False, rerank)
     emit_json(resp.to_dict()) if as_json else click.echo(render.search_text(resp, probe=True))
 
 
@@ -231,10 +237,10 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     Example: paqad rag status --json
     """
     root = app.root()
-    cfg = run_guarded(app.config)
-    from paqad.search import pipeline
+    cfg = app.config()
+    from paqad.index import status as status_mod
 
-    data = {"root": str(root), "rag_enabled": cfg["rag_enabled"], "index": run_guarded(pipeline.status, root)}
+    data = {"root": str(root), "rag_enabled": cfg["rag_enabled"], "index": status_mod.status(root)}
     if as_json:
         emit_json(data)
         return
@@ -258,8 +264,8 @@ def rag_explain(app: AppContext, path: str, as_json: bool) -> None:
     Example: paqad rag explain src/app/views.py
     """
     root = app.root()
-    rel = run_guarded(_relative, root, path)
-    decision = run_guarded(_explain, root, rel, app)
+    rel = _relative(root, path)
+    decision = _explain(root, rel, app)
     if as_json:
         emit_json(dataclasses.asdict(decision))
     else:
@@ -297,24 +303,15 @@ def rag_clear(app: AppContext, yes: bool, as_json: bool) -> None:
     Example: paqad rag clear --yes
     """
     if not yes:
-        run_guarded(_raise, UsageError("this deletes the index; confirm with --yes"))
+        raise UsageError("this deletes the index; confirm with --yes")
     root = app.root()
-    folder = workspace.vectors_dir(root)
-    from paqad.index import build
-
-    with build.writer_lock(root):
-        existed = folder.exists()
-        shutil.rmtree(folder, ignore_errors=True)
+    existed = workspace.clear_index(root)
     if workspace.paqad_dir(root).exists():
-        run_guarded(config_mod.set_value, root, "rag_enabled", "false")
+        config_mod.set_value(root, "rag_enabled", "false")
     if as_json:
         emit_json({"cleared": existed, "rag_enabled": False})
     else:
         click.echo("Index deleted; retrieval is off." if existed else "No index to delete; retrieval is off.")
-
-
-def _raise(exc: Exception) -> None:
-    raise exc
 
 
 @rag_group.command("eval")
@@ -322,8 +319,8 @@ def _raise(exc: Exception) -> None:
 @click.option("--limit", type=click.IntRange(1, 1000), default=40, show_default=True, help="Docstring questions to sample from this repository.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the (repeatable) question sample.")
 @JSON_OPT
-@click.pass_obj
-def rag_eval(app: AppContext, mode: str, limit: int, seed: int, as_json: bool) -> None:
+@click.pass_context
+def rag_eval(ctx: click.Context, mode: str, limit: int, seed: int, as_json: bool) -> None:
     """Does retrieval pay here? Compare a grep loop with paqad's delivered context on questions made
     from this repository (masked docstrings, unanswerable subjects, .paqad/eval.yaml).
 
@@ -333,20 +330,21 @@ def rag_eval(app: AppContext, mode: str, limit: int, seed: int, as_json: bool) -
     """
     from paqad.evaluation import report
 
-    rep = run_guarded(_run_eval, app, mode, limit, seed)
+    rep = _run_eval(ctx.obj, mode, limit, seed)
     emit_json({**rep.to_dict(), "exit_code": rep.exit_code}) if as_json else click.echo(report.render_text(rep))
-    raise SystemExit(rep.exit_code)
+    ctx.exit(rep.exit_code)  # the verdict, not an error: 0 pays, 1 does not
 
 
-def _run_eval(app: AppContext, mode: str, limit: int, seed: int):
+def _run_eval(app: AppContext, mode: str, limit: int, seed: int) -> EvalReport:
     """``compare.run``; an unexpected failure is logged and becomes EvalCannotRun (exit 3), never 1."""
-    from paqad.cli.common import _write_crash_log
+    from paqad.cli.errors import write_crash_log
     from paqad.errors import PaqadError
     from paqad.evaluation import EvalCannotRun, compare
 
+    root = app.root()
     try:
-        return compare.run(app.root(), app.config(), mode, limit, seed)
+        return compare.run(root, app.config(), mode, limit, seed)
     except PaqadError:
         raise
     except Exception as exc:  # noqa: BLE001 - "does not pay" must not be confused with a crash
-        raise EvalCannotRun(f"the evaluation could not run: {type(exc).__name__}: {exc} (details in {_write_crash_log(exc)})") from exc
+        raise EvalCannotRun(f"the evaluation could not run: {type(exc).__name__}: {exc} (details in {write_crash_log(root, exc)})") from exc

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from paqad.cli.common import AppContext, emit_json, run_guarded
+from paqad.cli.common import AppContext, emit_json
 
 if TYPE_CHECKING:
     from paqad.delivery import refresh
@@ -47,8 +47,8 @@ def refresh_context(app: AppContext, prompt: str | None, no_sync: bool, no_drift
     # pay for the search stack that `paqad.delivery.refresh` front-loads.
     from paqad.delivery import drift, refresh
 
-    report = run_guarded(lambda: refresh.refresh(root, app.config(), prompt=prompt, sync=not no_sync))
-    moved = None if no_drift else run_guarded(lambda: drift.check(root, app.config(), files=(report.working_set or {}).get("files")))
+    report = refresh.refresh(root, app.config(), prompt=prompt, sync=not no_sync)
+    moved = None if no_drift else drift.check(root, app.config(), files=(report.working_set or {}).get("files"))
     if as_json:
         return emit_json({**report.to_dict(), "drift": moved.to_dict() if moved else None})
     click.echo(render_report(report))

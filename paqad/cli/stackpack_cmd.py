@@ -1,15 +1,13 @@
 """``paqad stackpack``: list, show and scaffold stack packs.
 
-Thin commands over :mod:`paqad.eligibility.stackpacks`: each parses its arguments, calls the library,
-renders text or ``--json`` and exits 0, or 2 with one ``error:`` line on stderr for bad input
-(1 for other paqad errors). Registered by the main CLI with ``cli.add_command(stackpack)``.
+Thin commands over :mod:`paqad.eligibility.stackpacks`: each parses its arguments, calls the library
+and renders text or ``--json``; a library error is phrased by :mod:`paqad.cli.errors` (one line,
+exit 2 for a bad pack or name). Registered in ``paqad/cli/main.py``'s ``COMMANDS``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +15,9 @@ import click
 import yaml
 
 from paqad import git
-from paqad.eligibility import scaffold, stackpacks
 from paqad.cli.common import AppContext
-from paqad.errors import PaqadError, UsageError
-
+from paqad.eligibility import scaffold, stackpacks
+from paqad.errors import UsageError
 
 
 def _repo_root() -> Path:
@@ -38,16 +35,6 @@ def _candidate_paths(root: Path) -> list[str]:
         return git.listed_files(root)
     except git.GitError:
         return []
-
-
-@contextlib.contextmanager
-def _exit_on_error() -> Iterator[None]:
-    """Turn a library error into one stderr line and its exit code (2 for config/usage)."""
-    try:
-        yield
-    except PaqadError as e:
-        click.echo("paqad: error: " + " ".join(str(e).split()), err=True)
-        raise SystemExit(e.exit_code) from None
 
 
 def _pack_summary(pack: stackpacks.StackPack, detected: set[str], active: set[str]) -> dict[str, Any]:
@@ -101,9 +88,8 @@ def list_cmd(as_json: bool) -> None:
     Example: paqad stackpack list --json
     """
     root = _repo_root()
-    with _exit_on_error():
-        packs = stackpacks.load_packs(root)
-        detected = set(stackpacks.detect(root, packs, _candidate_paths(root)))
+    packs = stackpacks.load_packs(root)
+    detected = set(stackpacks.detect(root, packs, _candidate_paths(root)))
     active = {p.name for p in stackpacks.active_packs(packs, detected)}
     summaries = [_pack_summary(p, detected, active) for p in packs.values()]
     if as_json:
@@ -120,10 +106,9 @@ def show_cmd(name: str, as_json: bool) -> None:
 
     Example: paqad stackpack show python
     """
-    with _exit_on_error():
-        packs = stackpacks.load_packs(_repo_root())
-        if name not in packs:
-            raise UsageError(f"no stack pack named {name!r}; choose from: {', '.join(packs)}")
+    packs = stackpacks.load_packs(_repo_root())
+    if name not in packs:
+        raise UsageError(f"no stack pack named {name!r}; choose from: {', '.join(packs)}")
     click.echo(render_pack(packs[name], as_json))
 
 
@@ -137,10 +122,9 @@ def new_cmd(name: str, to_stdout: bool) -> None:
 
     Example: paqad stackpack new dart
     """
-    with _exit_on_error():
-        if to_stdout:
-            click.echo(scaffold.scaffold(name), nl=False)
-            return
-        root = _repo_root()
-        target = scaffold.write_user_pack(root, name)
+    if to_stdout:
+        click.echo(scaffold.scaffold(name), nl=False)
+        return
+    root = _repo_root()
+    target = scaffold.write_user_pack(root, name)
     click.echo(f"wrote {target.relative_to(root).as_posix()}")

@@ -21,12 +21,14 @@ it answered.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import filelock
 
@@ -41,7 +43,19 @@ CONTEXT_FILE = "session-context.md"
 STATE_FILE = "context.json"
 HINT = "These are hints from paqad's index, not the truth: verify each one in the live file before relying on it."
 FILE_HEADER = "# Session context\n\nWritten by paqad (`paqad rag refresh-context`); regenerated on every refresh.\n"
-CASES = ("passages", "pointers", "low-confidence", "dark", "skipped")
+
+
+class DeliveryCase(enum.StrEnum):
+    """Which row of the delivery table a query landed in (``case`` in context.json and reports)."""
+
+    PASSAGES = "passages"  # 1 to MAX_PASSAGES confident passages, with their text
+    POINTERS = "pointers"  # more confident passages than that: path:Lstart-end pointers only
+    LOW_CONFIDENCE = "low-confidence"  # none confident; a few above the relief floor, marked so
+    DARK = "dark"  # nothing above the relief floor: nothing is said
+    SKIPPED = "skipped"  # nothing to look up (a trivial prompt, no query)
+
+
+CASES = tuple(DeliveryCase)
 
 
 @dataclass
@@ -64,7 +78,7 @@ class Passage:
 class Delivery:
     """What was delivered for one query, and why."""
 
-    case: str  # one of CASES
+    case: str  # a DeliveryCase
     query: str
     passages: list[Passage] = field(default_factory=list)
     best_score: float | None = None
@@ -77,7 +91,7 @@ class Delivery:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Delivery":
+    def from_dict(cls, data: dict[str, Any]) -> Delivery:
         passages = [Passage(**p) for p in data.get("passages", [])]
         return cls(**{**data, "passages": passages})
 
@@ -91,15 +105,15 @@ def select(root: Path, query: str, results: Iterable[Any], threshold: float, flo
     best = max((float(r.score) for r in ranked), default=None)
     high = [r for r in ranked if float(r.score) >= threshold]
     low = [r for r in ranked if floor <= float(r.score) < threshold]
-    out = Delivery("dark", query, best_score=best, threshold=threshold, floor=floor, reason=reason)
+    out = Delivery(DeliveryCase.DARK, query, best_score=best, threshold=threshold, floor=floor, reason=reason)
     if 1 <= len(high) <= MAX_PASSAGES:
-        out.case, out.passages = "passages", _live(root, high, MAX_PASSAGES, bodies=True)
+        out.case, out.passages = DeliveryCase.PASSAGES, _live(root, high, MAX_PASSAGES, bodies=True)
     elif len(high) > MAX_PASSAGES:
-        out.case, out.passages = "pointers", _live(root, high, MAX_POINTERS, bodies=False)
+        out.case, out.passages = DeliveryCase.POINTERS, _live(root, high, MAX_POINTERS, bodies=False)
     elif low:
-        out.case, out.passages = "low-confidence", _live(root, low, MAX_LOW, bodies=True)
+        out.case, out.passages = DeliveryCase.LOW_CONFIDENCE, _live(root, low, MAX_LOW, bodies=True)
     if not out.passages:
-        out.case = "dark"
+        out.case = DeliveryCase.DARK
     return out
 
 
@@ -143,9 +157,9 @@ def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
     """The section body (no heading): what the agent reads, in the file and on hook stdout."""
     shown = delivery.passages if max_passages is None else delivery.passages[:max_passages]
     head = f"For: {_quote(delivery.query)}"
-    if delivery.case == "skipped":
+    if delivery.case == DeliveryCase.SKIPPED:
         return f"{head}\nNo retrieval for this prompt ({delivery.reason or 'nothing to look up'}).\n"
-    if delivery.case == "dark":
+    if delivery.case == DeliveryCase.DARK:
         best = "none" if delivery.best_score is None else f"{delivery.best_score:.2f}"
         why = f" ({delivery.reason})" if delivery.reason else ""
         return (
@@ -153,11 +167,11 @@ def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
             f"{delivery.floor:.2f}{why}. Search the code directly.\n"
         )
     parts = [head, HINT]
-    if delivery.case == "pointers":
+    if delivery.case == DeliveryCase.POINTERS:
         parts.append(f"{len(delivery.passages)} places match strongly; open the ones that fit:")
         parts.extend(f"- {p.span} (score {p.score:.2f})" for p in shown)
     else:
-        label = "LOW CONFIDENCE, " if delivery.case == "low-confidence" else ""
+        label = "LOW CONFIDENCE, " if delivery.case == DeliveryCase.LOW_CONFIDENCE else ""
         for p in shown:
             cut = " (truncated)" if p.truncated else ""
             body, fence = (p.text or "").rstrip(), _fence(p.text or "")

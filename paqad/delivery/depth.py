@@ -19,8 +19,8 @@ Step-up: when fewer than ``MIN_USABLE`` usable passages came back, go one depth 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Iterable
 
 DEPTHS = ("none", "standard", "deep")
 DEEP_FACTOR = 3

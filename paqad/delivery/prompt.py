@@ -14,12 +14,14 @@ from __future__ import annotations
 import enum
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from paqad import deadline as deadline_mod
-from paqad.delivery import context, depth as depth_mod
+from paqad.delivery import context
+from paqad.delivery import depth as depth_mod
 from paqad.delivery.refresh import Report, record_prompt, refresh
 from paqad.errors import IndexMissingError, LockedError
 

@@ -14,12 +14,14 @@ import functools
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from paqad import git, workspace
-from paqad.delivery import context, depth as depth_mod
+from paqad.delivery import context
+from paqad.delivery import depth as depth_mod
 from paqad.errors import PaqadError
 from paqad.index import build  # noqa: F401 - imported before a prompt's budget clock starts,
 from paqad.search import pipeline  # noqa: F401 - so the budget is spent searching, not importing
@@ -131,10 +133,11 @@ def _search(root: Path, query: str, top_n: int, cfg: Any = None, deadline: float
     """The search with the repository's settings (floor, relief, reranking). ``deadline`` (monotonic)
     is the prompt hook's: reranking and the query embedding stop before it, so neither blocks the hook."""
     from paqad import config
+    from paqad.index.reader import Index
     from paqad.search.request import SearchRequest
 
     settings = config.load(root) if cfg is None else cfg
-    return pipeline.run(root, SearchRequest.from_settings(settings, root, query, top_n=top_n, deadline=deadline))
+    return pipeline.run(Index.shared(root), SearchRequest.from_settings(settings, root, query, top_n=top_n, deadline=deadline))
 
 
 def search_at_depth(search: Callable[[str, int], Any], query: str, chosen: depth_mod.Depth, top_n: int, floor: float) -> tuple[Any, list[depth_mod.Depth]]:

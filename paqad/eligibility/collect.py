@@ -1,12 +1,16 @@
 """Which files get indexed: four filters, always in this order, each decision explainable.
 
-1. ``type``   the file is a type some stack pack (or the always-on prose/data packs) knows;
+1. ``type``   the file is a type some stack pack (or the always-on prose/data packs) knows; a
+              type no pack knows is still indexed as plain text (``UNKNOWN_TYPE_RULE``) unless
+              it is data (CSV, SVG, ...), HTML, a dotfile, a licence or has no suffix;
 2. ``hard``   hard exclusions: ``.paqad/``, agent folders, lockfiles, files paqad writes;
 3. ``ignore`` ignore rules: git's own (every nested ``.gitignore``, ``.git/info/exclude``; asked
               of git itself so the semantics are exactly git's), common build and dependency
               folders, stack-pack excluded folders, secrets files, ``rag.ignore.yaml`` excludes;
               ``rag.ignore.yaml`` ``include`` re-admits what this filter dropped, except secrets;
-4. ``check``  file checks: symlink, empty, binary, not UTF-8, too little text, too large.
+4. ``check``  file checks: symlink, empty, binary, not UTF-8, too little text, too large (source
+              code up to ``rag_max_file_size``, anything else up to 150 KiB), minified (by name
+              or by line length), generated (a generator's header); see :mod:`.content`.
 """
 
 from __future__ import annotations
@@ -19,13 +23,13 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from paqad import git
-from paqad.eligibility import ignorefile, stackpacks
+from paqad.eligibility import content, ignorefile, stackpacks
 
 AGENT_DIRS = frozenset(
     {".paqad", ".git", ".claude", ".cursor", ".codex", ".gemini", ".clinerules", ".cline", ".windsurf", ".continue", ".aider.tags.cache.v3", ".roo", ".kiro", ".amazonq", ".junie"}
 )
 LOCKFILES = frozenset(
-    {"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Cargo.lock", "go.sum", "Gemfile.lock", "composer.lock", "Podfile.lock", "Package.resolved", "pubspec.lock", "mix.lock", "flake.lock", "packages.lock.json", "gradle.lockfile"}
+    {"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Cargo.lock", "go.sum", "Gemfile.lock", "composer.lock", "Podfile.lock", "Package.resolved", "pubspec.lock", "mix.lock", "flake.lock", "packages.lock.json", "gradle.lockfile", ".terraform.lock.hcl"}
 )
 PAQAD_FILES = frozenset({"paqad.descriptions.json", "session-context.md"})
 BUILD_DIRS = frozenset(
@@ -33,6 +37,9 @@ BUILD_DIRS = frozenset(
 )
 SECRET_PATTERNS = (".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", ".netrc", ".npmrc", ".pypirc", "credentials*", "secrets.*", "secrets.env", "*.keystore", "*.jks", ".htpasswd")
 MIN_VISIBLE_CHARS = 50
+# Files of a type no stack pack claims: one ``document`` unit, split into overlapping chunks by
+# ``rag_max_unit_lines``, so a repository in an unfamiliar language is never silently empty.
+UNKNOWN_TYPE_RULE = stackpacks.FileRule(language="text", parser="text", grammar="text")
 
 
 @dataclass(frozen=True)
@@ -84,18 +91,23 @@ class Eligibility:
     def decide(self, path: str, read_text: bool = False) -> tuple[Decision, str | None]:
         """Run the four filters on one repository-relative path; return the decision and the text."""
         rule = stackpacks.rule_for(path, self.active_packs, self.context)
+        kept = "kept: {language} ({parser}:{grammar})"
         if rule is None:
-            return Decision(path, False, "type", f"no stack pack handles {_kind_of(path)}"), None
+            not_text = content.unknown_type_reason(path)
+            if not_text:
+                return Decision(path, False, "type", f"no stack pack handles {_kind_of(path)}; {not_text}"), None
+            rule = UNKNOWN_TYPE_RULE
+            kept = f"kept: text (no stack pack handles {_kind_of(path)}; the unknown-type rule indexes it as plain text in chunks)"
         hard = hard_exclusion(path)
         if hard:
             return Decision(path, False, "hard", hard, rule), None
         ignored = self._ignore_reason(path)
         if ignored:
             return Decision(path, False, "ignore", ignored, rule), None
-        failed, text = file_check(self.root / path, self.max_file_size)
+        failed, text = file_check(self.root / path, self.max_file_size, rule.parser)
         if failed:
             return Decision(path, False, "check", failed, rule), None
-        return Decision(path, True, None, f"kept: {rule.language} ({rule.parser}:{rule.grammar})", rule), text
+        return Decision(path, True, None, kept.format(language=rule.language, parser=rule.parser, grammar=rule.grammar), rule), text
 
     def _ignore_reason(self, path: str) -> str | None:
         secret = secrets_match(path)
@@ -122,7 +134,8 @@ class Eligibility:
 
     def collect(self) -> Collection:
         """Decide every candidate; read the text of the kept ones."""
-        kept, dropped = [], []
+        kept: list[Decision] = []
+        dropped: list[Decision] = []
         for path in self.listed:
             decision, _ = self.decide(path)
             (kept if decision.kept else dropped).append(decision)
@@ -157,8 +170,12 @@ def secrets_match(path: str) -> str | None:
     return None
 
 
-def file_check(full: Path, max_size: int) -> tuple[str | None, str | None]:
-    """Filter 4. Returns (reason it failed, None) or (None, decoded text)."""
+def file_check(full: Path, max_size: int, parser: str = "tree-sitter") -> tuple[str | None, str | None]:
+    """Filter 4. Returns (reason it failed, None) or (None, decoded text).
+
+    ``parser`` says what the file is: source code (``python-ast``, ``tree-sitter``) may be up to
+    ``max_size``; prose, data and unknown types up to ``content.OTHER_MAX_BYTES`` as well.
+    """
     try:
         st = full.lstat()
     except OSError as exc:
@@ -171,11 +188,24 @@ def file_check(full: Path, max_size: int) -> tuple[str | None, str | None]:
         return "empty file", None
     if st.st_size > max_size:
         return f"larger than rag_max_file_size ({st.st_size} > {max_size} bytes)", None
+    if parser not in content.SOURCE_PARSERS and st.st_size > content.OTHER_MAX_BYTES:
+        limit = content.OTHER_MAX_BYTES
+        return f"larger than {limit} bytes, the limit for files that are not source code ({st.st_size} bytes)", None
+    if content.minified_name(full.name):
+        return f"minified (named as build output: {full.name})", None
     try:
         data = full.read_bytes()
     except OSError as exc:
         return f"cannot read ({exc.strerror})", None
-    return _content_check(data)
+    failed, text = _content_check(data)
+    if text is not None:
+        failed = content.long_lines(text, parser) or _generated(text)
+    return (failed, None) if failed else (None, text)
+
+
+def _generated(text: str) -> str | None:
+    marker = content.generated_marker(text)
+    return f"generated (its header says so: {marker!r})" if marker else None
 
 
 def _content_check(data: bytes) -> tuple[str | None, str | None]:
@@ -185,8 +215,7 @@ def _content_check(data: bytes) -> tuple[str | None, str | None]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return f"not valid UTF-8 (byte {exc.start})", None
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     visible = _visible_chars(text, MIN_VISIBLE_CHARS)
     if visible < MIN_VISIBLE_CHARS:
         return f"too little text ({visible} visible characters < {MIN_VISIBLE_CHARS})", None

@@ -29,8 +29,8 @@ import pathspec
 import yaml
 
 from paqad import resources, yamlio
-from paqad.errors import ConfigError, NotARepositoryError, PaqadError
 from paqad.eligibility.pack_schema import DEFAULT_MODULE_DEPTH, PACK_SCHEMA, check_pack_semantics
+from paqad.errors import ConfigError, NotARepositoryError, PaqadError
 
 BUILTIN = "builtin"
 USER_PACK_DIR = ".paqad/stackpacks"

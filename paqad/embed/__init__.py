@@ -12,7 +12,8 @@ built with another preparation must be recomputed.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from paqad.embed.base import TEXT_PREP_VERSION, Provider
 from paqad.errors import ConfigError

@@ -12,7 +12,7 @@ path; silent only when no word occurs anywhere. Characters: what ``grep -n WORD`
 that read more would pay more, so this flatters the off arm.
 
 **on** (``PaqadArm``): what ``refresh.refresh`` does for a prompt, without syncing or writing
-files: the depth for a prompt (standard ``rag_top_n``), ``pipeline.search`` on the masked copy as
+files: the depth for a prompt (standard ``rag_top_n``), ``pipeline.run`` on the masked copy as
 ``refresh._search`` calls it, one step up to deep when fewer than ``depth.MIN_USABLE`` passages
 reach the relief floor, ``context.select`` with the configured threshold and floor (spans read from
 the live files, so a delivered docstring is counted, against paqad), and the hook's rendering
@@ -25,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paqad.delivery import context, depth as depth_mod, refresh
 from paqad.config import Config
+from paqad.delivery import context, refresh
+from paqad.delivery import depth as depth_mod
 from paqad.evaluation.questions import content_words
 from paqad.hooks.hosts.claude import LIMIT as HOOK_LIMIT
+from paqad.index.reader import Index
 from paqad.search import pipeline
 from paqad.search.request import SearchRequest
 
@@ -105,7 +107,7 @@ class PaqadArm:
 
     def _search(self, question: str, top_n: int) -> pipeline.SearchResponse:
         """The prompt hook's search (its settings, its request), on the masked copy of the index."""
-        return pipeline.run(self.index_root, SearchRequest.from_settings(self.cfg, self.root, question, top_n=top_n))
+        return pipeline.run(Index.shared(self.index_root), SearchRequest.from_settings(self.cfg, self.root, question, top_n=top_n))
 
     def _answer(self, delivery: context.Delivery, level: str, resp: pipeline.SearchResponse | None) -> ArmAnswer:
         files = list(dict.fromkeys(p.path for p in delivery.passages))

@@ -9,12 +9,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paqad.eligibility import collect
 from paqad.config import Config
+from paqad.eligibility import collect
 from paqad.errors import ConfigError, IndexCorruptError, PaqadError, UsageError
-from paqad.evaluation import MODES, EvalCannotRun, arms, masked, questions as qmod, report, teamfile
-from paqad.evaluation.questions import DocUnit, Question
+from paqad.evaluation import MODES, EvalCannotRun, arms, masked, report, teamfile
+from paqad.evaluation import questions as qmod
+from paqad.evaluation.questions import Question
 from paqad.index import store
+from paqad.index.reader import Index
+from paqad.index.records import StoredUnit
 
 DEFAULT_LIMIT = 40
 DEFAULT_SEED = 0
@@ -77,14 +80,14 @@ def _run_in(root: Path, cfg: Config, live: Path, scratch: Path, limit: int, seed
     # Step 1: a snapshot of the live index, and the documented units in it.
     copy = masked.copy_index(live, scratch)
     try:
-        units, meta, unit_ids = _read_units(copy)
+        units, meta, unit_ids = _read_units(scratch)
     except IndexCorruptError as exc:  # name the live index, not the copy, in the fix
         raise EvalCannotRun(str(exc).replace(str(copy), str(live))) from exc
     # Step 2: the team's questions first, so a malformed file stops the run before any work.
     team = teamfile.load(root, unit_ids.__contains__)
     # Step 3: sample docstring questions and mask their docstrings in the copy (and the grep view).
     picked = qmod.sample(qmod.docstring_candidates(units), seed)[:limit]
-    by_file: dict[str, list[DocUnit]] = {}
+    by_file: dict[str, list[StoredUnit]] = {}
     for unit, _para, _q in picked:
         by_file.setdefault(unit.path, []).append(unit)
     elig = collect.Eligibility(root, cfg["rag_max_file_size"])
@@ -117,19 +120,20 @@ def _run_in(root: Path, cfg: Config, live: Path, scratch: Path, limit: int, seed
     )
 
 
-def _read_units(copy: Path) -> tuple[list[DocUnit], dict[str, str], set[str]]:
-    con = store.connect(copy, readonly=True)
+#: What a docstring question needs of a unit.
+_DOC_FIELDS = ("id", "path", "name", "language", "kind", "start_line", "end_line", "docstring", "part", "is_test")
+
+
+def _read_units(scratch: Path) -> tuple[list[StoredUnit], dict[str, str], set[str]]:
+    """The copy's documented code units (first parts, not tests), its meta and every unit id."""
+    index = Index.open(scratch)
     try:
-        meta = store.get_meta(con)
-        ids = {row[0] for row in con.execute("SELECT id FROM units")}
-        kinds = ",".join(f"'{k}'" for k in sorted(qmod.CODE_KINDS))
-        rows = con.execute(
-            "SELECT id, path, name, language, start_line, end_line, docstring FROM units"
-            f" WHERE docstring != '' AND part = 1 AND is_test = 0 AND kind IN ({kinds})"
-        ).fetchall()
+        units = index.all_units(_DOC_FIELDS)
+        meta = index.meta().values
     finally:
-        con.close()
-    return [DocUnit(*row) for row in rows], meta, ids
+        index.close()
+    docs = [u for u in units if u.docstring != "" and u.part == 1 and not u.is_test and u.kind in qmod.CODE_KINDS]
+    return docs, meta, {u.id for u in units}
 
 
 def _grep_view(elig: collect.Eligibility, masked_texts: dict[str, str]) -> dict[str, str]:
@@ -145,7 +149,7 @@ def _grep_view(elig: collect.Eligibility, masked_texts: dict[str, str]) -> dict[
 def _ask_all(test_set: list[Question], off: arms.GrepLoop, on: arms.PaqadArm) -> list[dict[str, Any]]:
     rows = []
     for q in test_set:
-        row = {"id": q.id, "source": q.source, "question": q.text, "answers": q.answers, "unit": q.unit, "accepted": q.accepted}
+        row: dict[str, Any] = {"id": q.id, "source": q.source, "question": q.text, "answers": q.answers, "unit": q.unit, "accepted": q.accepted}
         for key, arm in (("off", off), ("on", on)):
             ans = arm.ask(q.text)
             row[key] = {"rank": ans.rank_of(q.answers) if q.answers else None, "silent": ans.silent, "chars": ans.chars,

@@ -2,16 +2,16 @@
 docstrings masked, built by the code an incremental update uses, and removed afterwards.
 
 Step 1  ``scratch_root``: a folder ``.paqad/state/eval-<pid>-<hex>`` laid out like a repository's
-        ``.paqad/`` (so ``pipeline.search`` can be pointed at it), removed on exit, on ^C, SIGTERM
+        ``.paqad/`` (so an ``Index`` can be opened on it), removed on exit, on ^C, SIGTERM
         and SIGHUP; one left by a run killed with SIGKILL is swept by the next run.
 Step 2  ``copy_index``: SQLite's online backup of the live index, read through a read-only
         connection: a consistent snapshot, and the live file is never written.
 Step 3  ``mask_text``: in each affected file, the text of each docstring line is cut out of the
         source line that carries it (quotes and comment markers stay, so the file still parses and
         every line keeps its number).
-Step 4  ``apply_masks``: the masked files are parsed by the builder's own ``build._parse_one``
-        (reading the masked text through ``MaskedView``) and swapped into the copy with
-        ``build._apply_changes``, the incremental updater's own step (postings, document
+Step 4  ``apply_masks``: the masked files are parsed by the builder (``build.parse_text``: the
+        masked text, indexed as an update would index the file) and swapped into the copy with
+        ``build.apply_files``, the incremental updater's own step (postings, document
         frequencies, field totals); a unit whose docstring survived the masking (an escape in the
         literal, say) is reported back and its question is not asked.
 Step 5  with an embedding provider, the masked units' vectors are filled in the copy.
@@ -24,16 +24,17 @@ import os
 import secrets
 import shutil
 import signal
-import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from paqad import workspace
-from paqad.eligibility import collect
+from paqad import describe, workspace
 from paqad.config import Config
-from paqad.evaluation.questions import DocUnit, content_words
+from paqad.eligibility import collect
+from paqad.evaluation.questions import content_words
 from paqad.index import build, store, vectors
+from paqad.index.reader import Index
+from paqad.index.records import StoredUnit
 
 PREFIX = "eval-"
 STALE_AFTER_S = 24 * 3600  # a scratch folder whose owner cannot be checked is removed after this
@@ -53,7 +54,7 @@ def scratch_root(root: Path) -> Iterator[Path]:
         with _signals_raise():
             yield path
     finally:
-        store.forget_reader(path)
+        Index.forget(path)
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -110,15 +111,7 @@ def copy_index(live: Path, scratch: Path) -> Path:
     folder = workspace.vectors_dir(scratch)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / "index-000001.sqlite"
-    src = sqlite3.connect(f"{live.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        dst = sqlite3.connect(target)
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-    finally:
-        src.close()
+    store.snapshot(live, target)
     (folder / "CURRENT").write_text(target.name + "\n", encoding="utf-8")
     return target
 
@@ -126,7 +119,7 @@ def copy_index(live: Path, scratch: Path) -> Path:
 # ---- Step 3: masking the text --------------------------------------------------------------
 
 
-def mask_text(text: str, units: list[DocUnit]) -> str:
+def mask_text(text: str, units: list[StoredUnit]) -> str:
     """``text`` with each unit's docstring lines cut out of the source lines that carry them."""
     lines = text.splitlines(keepends=True)
     for unit in units:
@@ -146,46 +139,28 @@ def mask_text(text: str, units: list[DocUnit]) -> str:
 
 
 def apply_masks(
-    root: Path, cfg: Config, copy: Path, by_file: dict[str, list[DocUnit]], elig: collect.Eligibility
+    root: Path, cfg: Config, copy: Path, by_file: dict[str, list[StoredUnit]], elig: collect.Eligibility
 ) -> tuple[dict[str, str], set[str]]:
     """Mask, re-parse and swap the files into the copy; (masked texts by path, unit ids still unmasked)."""
-    view = MaskedView(elig)
-    failed, changed = set(), []
+    texts: dict[str, str] = {}
+    failed: set[str] = set()
+    changed: list[build.ParsedFile] = []
+    sidecar = describe.for_index(root)
     for path, units in sorted(by_file.items()):
         decision, text = elig.decide(path)
         if not decision.kept or text is None:
             failed.update(u.id for u in units)
             continue
-        view.texts[path] = mask_text(text, units)
-        # The builder's own parse step, reading the masked text through the view: the same units,
-        # fields and (with a descriptions sidecar) descriptions an update would index.
-        item = build._parse_one(root, view, path, cfg, build._sidecar(root, log=False))
+        texts[path] = mask_text(text, units)
+        # The builder's own parse step on the masked text: the same units, fields and (with a
+        # descriptions sidecar) descriptions an update would index.
+        item = build.parse_text(root, elig, path, texts[path], cfg, sidecar)
         after = {u.id: u for u in item.units} if item is not None else {}
         failed.update(u.id for u in units if u.id not in after or content_words(after[u.id].docstring))
         if item is not None:
             changed.append(item)
-    con = store.connect(copy)
-    try:
-        with store.transaction(con):
-            build._apply_changes(con, changed, [])
-    finally:
-        con.close()
-    return view.texts, failed
-
-
-class MaskedView:
-    """An ``Eligibility`` whose ``decide`` hands out the masked text of the masked files."""
-
-    def __init__(self, elig: collect.Eligibility) -> None:
-        self.elig = elig
-        self.texts: dict[str, str] = {}
-
-    def decide(self, path: str, read_text: bool = False) -> tuple[collect.Decision, str | None]:
-        decision, text = self.elig.decide(path)
-        return decision, self.texts.get(path, text)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.elig, name)
+    build.apply_files(copy, changed)
+    return texts, failed
 
 
 # ---- Step 5: vectors -----------------------------------------------------------------------
@@ -193,11 +168,11 @@ class MaskedView:
 
 def fill_vectors(scratch: Path, cfg: Config) -> vectors.VectorReport | None:
     """Embed the masked units in the copy when the index has vectors (cache first); None otherwise."""
-    con = store.connect(store.current_path(scratch), readonly=True)
+    index = Index.open(scratch)
     try:
-        has_vectors = bool(store.get_meta(con).get("embedding_fingerprint"))
+        has_vectors = index.meta().has_vectors
     finally:
-        con.close()
+        index.close()
     if not has_vectors:
         return None
     return vectors.fill(scratch, cfg, build.writer_lock(scratch))

@@ -17,10 +17,12 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from paqad import tokenize
+from paqad.index.records import StoredUnit
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_CONTENT_WORDS = 4
@@ -147,20 +149,7 @@ def strip_identifiers(paragraph: str, name: str) -> str:
     return re.sub(r"\s+([,.;:!?])", r"\1", out)
 
 
-@dataclass(frozen=True)
-class DocUnit:
-    """The index columns a docstring question needs."""
-
-    id: str
-    path: str
-    name: str
-    language: str
-    start_line: int
-    end_line: int
-    docstring: str
-
-
-def docstring_candidates(units: Iterable[DocUnit]) -> list[tuple[DocUnit, str, str]]:
+def docstring_candidates(units: Iterable[StoredUnit]) -> list[tuple[StoredUnit, str, str]]:
     """(unit, original first paragraph, question) for every usable unit, sorted by unit id.
 
     A paragraph, or a question, that several units share is skipped: its answer is ambiguous."""
@@ -180,7 +169,7 @@ def sample(candidates: list, seed: int) -> list:
     return order
 
 
-def docstring_question(number: int, unit: DocUnit, question: str) -> Question:
+def docstring_question(number: int, unit: StoredUnit, question: str) -> Question:
     return Question(f"doc-{number:03d}", question, "docstring", [unit.path], unit=unit.id)
 
 
@@ -196,7 +185,8 @@ def unanswerable(texts: Iterable[str]) -> tuple[list[Question], list[str]]:
         present.update(m.lower() for m in pattern.findall(text))
         if present >= words:
             break
-    kept, dropped = [], []
+    kept: list[Question] = []
+    dropped: list[str] = []
     for question, distinctive in SUBJECTS:
         if present.intersection(distinctive):
             dropped.append(question)

@@ -1,10 +1,10 @@
 """The code graph as a networkx ``DiGraph``, built from the index's own tables and cached.
 
 Built from ``units`` (no second store), so the graph is always the same generation as the index
-it is read from. The cache is keyed by the reader connection (one per index file, see
-``store.reader``) and SQLite's ``PRAGMA data_version``, which changes on that connection when
-another connection commits: an incremental ``rag update`` or a rebuild yields a fresh graph on the
-next call, and nothing is rebuilt while the index is unchanged.
+it is read from. The ``Index`` caches it per generation (its file and SQLite's ``PRAGMA
+data_version``, which changes on the reader's connection when another connection commits): an
+incremental ``rag update`` or a rebuild yields a fresh graph on the next call, and nothing is
+rebuilt while the index is unchanged.
 
 Nodes: unit ids (``path::qualified_name``, attribute ``node="unit"``), file paths
 (``node="file"``) and unresolved names (``?name``, ``node="unresolved"``). Edges carry
@@ -16,25 +16,24 @@ same pair (a class that contains and calls a method) the first in ``EDGE_TYPES``
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paqad.errors import IndexCorruptError
 from paqad.graph import resolve
-from paqad.index import store
+from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from paqad.index.reader import Index
 
 EDGE_TYPES = ("contains", "inherits", "calls", "imports")
 
 
 @dataclass
 class CodeGraph:
-    graph: "nx.DiGraph"
+    graph: nx.DiGraph
     build_ms: float
     units: int
     edges: int
@@ -44,36 +43,18 @@ class CodeGraph:
         return self.aliases.get(unit_id, unit_id)
 
 
-_CACHE: dict[Path, tuple[sqlite3.Connection, int, CodeGraph]] = {}
+def load(index: Index) -> CodeGraph:
+    """The graph of ``index``'s generation, rebuilt only when the index changed."""
+    return index.cached("graph", lambda: build(index))
 
 
-def load(root: Path) -> CodeGraph:
-    """The graph of the live index at ``root``, rebuilt only when the index changed."""
-    con = store.reader(root)
-    key = root.resolve()
-    try:
-        version = int(con.execute("PRAGMA data_version").fetchone()[0])
-        cached = _CACHE.get(key)
-        if cached is not None and cached[0] is con and cached[1] == version:
-            return cached[2]
-        built = build(con)
-    except sqlite3.DatabaseError as exc:
-        store.forget_reader(root)
-        raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
-    _CACHE[key] = (con, version, built)
-    return built
-
-
-def forget(root: Path) -> None:
-    _CACHE.pop(root.resolve(), None)
-
-
-def build(con: sqlite3.Connection) -> CodeGraph:
+def build(index: Index) -> CodeGraph:
     """Read the units, resolve names (``resolve.Resolver``) and assemble the DiGraph."""
     import networkx as nx  # lazily: the prompt hook never builds a graph
 
     started = time.perf_counter()
-    units, texts = resolve.read_units(con)
+    with index.guard():
+        units, texts = resolve.read_units(index)
     resolver = resolve.Resolver(units, texts)
     g = nx.DiGraph()
     for path, fs in resolver.files.items():
@@ -98,7 +79,7 @@ def build(con: sqlite3.Connection) -> CodeGraph:
     return CodeGraph(g, round(ms, 1), len(units), g.number_of_edges(), aliases)
 
 
-def _merge_parts(units: list[resolve.Unit]) -> dict[str, tuple[int, list[str]]]:
+def _merge_parts(units: list[StoredUnit]) -> dict[str, tuple[int, list[str]]]:
     """Split units (``id#2``, ``id#3``...) fold into their first part's node: first id → (last
     line of the whole declaration, the other parts' ids)."""
     out: dict[str, tuple[int, list[str]]] = {}

@@ -1,5 +1,5 @@
 """Turn the raw names the index stores into typed edges: ``contains``, ``calls``, ``imports``,
-``inherits``. Pure Python over rows read from the index; no networkx here.
+``inherits``. Pure Python over the index's ``StoredUnit`` records; no networkx here.
 
 The parsers record callees by their last name (``self.save()`` and ``save()`` are both ``save``),
 imports as dotted modules or specifiers, and bases as written. A call is resolved, in order:
@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
 import posixpath
 import re
-import sqlite3
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+from paqad.index.records import GRAPH_FIELDS, StoredUnit
+
+if TYPE_CHECKING:
+    from paqad.index.reader import Index
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
@@ -53,29 +57,13 @@ class Edge(NamedTuple):
     unresolved: str = ""  # "", "ambiguous" or "unknown"
 
 
-@dataclass(slots=True)
-class Unit:
-    id: str
-    path: str
-    language: str
-    kind: str
-    name: str
-    qualified_name: str
-    start_line: int
-    end_line: int
-    part: int
-    calls: list[str]
-    imports: list[str]
-    bases: list[str]
-
-
 @dataclass
 class FileSyms:
     """One file's units by qualified name (first parts only), its imports and Python aliases."""
 
     path: str
     language: str
-    by_qname: dict[str, Unit] = field(default_factory=dict)
+    by_qname: dict[str, StoredUnit] = field(default_factory=dict)
     imports: list[str] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> dotted import entry
     modules: set[str] | None = None  # memo of Resolver.imported_modules
@@ -87,19 +75,9 @@ class FileSyms:
         return next((e for e in self.imports if e == name or e.endswith("." + name)), None)
 
 
-UNIT_COLUMNS = "id, path, language, kind, name, qualified_name, start_line, end_line, part, calls, imports, bases"
-
-
-def read_units(con: sqlite3.Connection) -> tuple[list[Unit], dict[str, str]]:
-    """Every unit's graph facts, and the text of Python module units that contain an ``as``."""
-    units = [
-        Unit(*row[:9], json.loads(row[9]), json.loads(row[10]), json.loads(row[11]))
-        for row in con.execute(f"SELECT {UNIT_COLUMNS} FROM units ORDER BY uid")
-    ]
-    texts = dict(
-        con.execute("SELECT path, text FROM units WHERE kind = 'module' AND language = 'python' AND instr(text, ' as ') > 0")
-    )
-    return units, texts
+def read_units(index: Index) -> tuple[list[StoredUnit], dict[str, str]]:
+    """Every unit's graph facts (no text), and the text of Python module units that contain an ``as``."""
+    return index.all_units(GRAPH_FIELDS), index.module_texts_containing("python", " as ")
 
 
 def python_aliases(text: str) -> dict[str, str]:
@@ -142,11 +120,11 @@ def _import_statements(text: str) -> Iterable[str]:
 class Resolver:
     """Symbol tables over every unit of one index generation, and the resolution rules."""
 
-    def __init__(self, units: list[Unit], module_texts: dict[str, str]) -> None:
+    def __init__(self, units: list[StoredUnit], module_texts: dict[str, str]) -> None:
         self.units = units
         self.files: dict[str, FileSyms] = {}
-        self.by_name: dict[tuple[str, str], list[Unit]] = defaultdict(list)
-        self.dir_top: dict[tuple[str, str], list[Unit]] = defaultdict(list)  # Go: (folder, name)
+        self.by_name: dict[tuple[str, str], list[StoredUnit]] = defaultdict(list)
+        self.dir_top: dict[tuple[str, str], list[StoredUnit]] = defaultdict(list)  # Go: (folder, name)
         self.py_modules: dict[str, set[str]] = defaultdict(set)
         self.paths: set[str] = set()
         self.by_basename: dict[str, list[str]] = defaultdict(list)
@@ -155,9 +133,9 @@ class Resolver:
         for path, text in module_texts.items():
             if path in self.files:
                 self.files[path].aliases = python_aliases(text)
-        self._class_bases: dict[str, list[Unit]] = {}
+        self._class_bases: dict[str, list[StoredUnit]] = {}
 
-    def _register(self, u: Unit) -> None:
+    def _register(self, u: StoredUnit) -> None:
         fs = self.files.get(u.path)
         if fs is None:
             fs = self.files[u.path] = FileSyms(u.path, u.language)
@@ -185,7 +163,7 @@ class Resolver:
         for u in self.units:
             if u.kind in TYPE_KINDS and u.part == 1 and u.bases:
                 targets = [self.resolve_base(u, b) for b in u.bases]
-                self._class_bases[u.id] = [t for t in targets if isinstance(t, Unit)]
+                self._class_bases[u.id] = [t for t in targets if isinstance(t, StoredUnit)]
                 out += [_edge(u.id, "inherits", t, b) for b, t in zip(u.bases, targets)]
         for u in self.units:
             if u.part != 1:  # a split unit's parts share one node (their calls are copies)
@@ -199,7 +177,7 @@ class Resolver:
             out += [Edge(fs.path, "imports", dst) for dst in sorted(self.imported_files(fs)) if dst != fs.path]
         return out
 
-    def _container(self, u: Unit) -> str:
+    def _container(self, u: StoredUnit) -> str:
         if "." in u.qualified_name and u.kind != "module":
             parent = self.files[u.path].by_qname.get(u.qualified_name.rsplit(".", 1)[0])
             if parent is not None:
@@ -208,14 +186,14 @@ class Resolver:
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def resolve_call(self, u: Unit, name: str, kinds: frozenset[str] = CODE_KINDS) -> Unit | str:
+    def resolve_call(self, u: StoredUnit, name: str, kinds: frozenset[str] = CODE_KINDS) -> StoredUnit | str:
         """The unit ``name`` means when ``u`` calls it, or "ambiguous"/"unknown"."""
         found = self._in_scope(u, name, kinds) or self._via_imports(u, name, kinds)
         if found is not None:
             return found
         return self._unique(u, name, kinds)
 
-    def _in_scope(self, u: Unit, name: str, kinds: frozenset[str]) -> Unit | None:
+    def _in_scope(self, u: StoredUnit, name: str, kinds: frozenset[str]) -> StoredUnit | None:
         fs = self.files[u.path]
         parts = [_AT_SUFFIX.sub("", p) for p in u.qualified_name.split(".")] if u.qualified_name else []
         common = name in _common_names(u.language)
@@ -228,7 +206,7 @@ class Resolver:
             hit = fs.by_qname.get(f"{prefix}.{name}" if prefix else name)
             if hit is not None and hit.kind in kinds:
                 return hit
-            if in_class:
+            if in_class and owner is not None:
                 inherited = self._in_bases(owner, name, kinds, BASE_DEPTH)
                 if inherited is not None:
                     return inherited
@@ -237,7 +215,7 @@ class Resolver:
             return same[0] if len(same) == 1 else None
         return None
 
-    def _in_bases(self, cls: Unit, name: str, kinds: frozenset[str], depth: int) -> Unit | None:
+    def _in_bases(self, cls: StoredUnit, name: str, kinds: frozenset[str], depth: int) -> StoredUnit | None:
         for base in self._class_bases.get(cls.id, []) if depth > 0 else []:
             hit = self.files[base.path].by_qname.get(f"{base.qualified_name}.{name}")
             if hit is not None and hit.kind in kinds:
@@ -247,7 +225,7 @@ class Resolver:
                 return deeper
         return None
 
-    def _via_imports(self, u: Unit, name: str, kinds: frozenset[str]) -> Unit | None:
+    def _via_imports(self, u: StoredUnit, name: str, kinds: frozenset[str]) -> StoredUnit | None:
         fs = self.files[u.path]
         if fs.language == "python":
             entry = fs.entry_for(name)
@@ -260,7 +238,7 @@ class Resolver:
         members = {t.id: t for m in self.imported_modules(fs) if (t := self.files[m].by_qname.get(name)) and t.kind in kinds}
         return next(iter(members.values())) if len(members) == 1 else None
 
-    def _unique(self, u: Unit, name: str, kinds: frozenset[str]) -> Unit | str:
+    def _unique(self, u: StoredUnit, name: str, kinds: frozenset[str]) -> StoredUnit | str:
         if name in _common_names(u.language):
             return "unknown"
         defs = [t for t in self.by_name.get((family(u.language), name), []) if t.kind in kinds and t.id != u.id]
@@ -268,7 +246,7 @@ class Resolver:
             return defs[0]
         return "ambiguous" if defs else "unknown"
 
-    def resolve_base(self, u: Unit, base: str) -> Unit | str:
+    def resolve_base(self, u: StoredUnit, base: str) -> StoredUnit | str:
         """A base class as written (``Base``, ``mod.Base``, ``pkg.mod.Base``)."""
         if "." in base and u.language == "python":
             head, rest = base.split(".", 1)
@@ -297,7 +275,7 @@ class Resolver:
         found = self.py_modules.get(".".join(rest), set())
         return next(iter(found)) if len(found) == 1 else None
 
-    def python_symbol(self, importer: str, entry: str, depth: int) -> Unit | None:
+    def python_symbol(self, importer: str, entry: str, depth: int) -> StoredUnit | None:
         """``x.y`` imported from ``importer``: the unit ``y`` in module ``x`` (through re-exports)."""
         head, name = split_entry(entry)
         module = self.python_module(importer, head) if head else None
@@ -387,8 +365,8 @@ def _module_keys(path: str) -> list[str]:
     return [".".join(parts[i:]) for i in range(len(parts))] if parts else []
 
 
-def _edge(src: str, type_: str, target: Unit | str, name: str) -> Edge:
-    if isinstance(target, Unit):
+def _edge(src: str, type_: str, target: StoredUnit | str, name: str) -> Edge:
+    if isinstance(target, StoredUnit):
         return Edge(src, type_, target.id)
     return Edge(src, type_, unresolved_id(name), target)
 

@@ -12,8 +12,9 @@ within ``hops``. Unresolved names (``?name``) are leaves, never walked through (
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -34,7 +35,7 @@ class _Item:
 
 
 def walk(
-    g: "nx.DiGraph", seeds: list[tuple[str, float]], hops: int, direction: str, budget: int, units_only: bool = False
+    g: nx.DiGraph, seeds: list[tuple[str, float]], hops: int, direction: str, budget: int, units_only: bool = False
 ) -> Iterator[_Item]:
     """Yield up to ``budget`` nodes other than the seeds (only units with ``units_only``), in
     descending score, each once with its best path."""
@@ -65,7 +66,7 @@ def walk(
             counter += 1
 
 
-def _steps(g: "nx.DiGraph", node: str, direction: str) -> Iterator[tuple[str, str, bool]]:
+def _steps(g: nx.DiGraph, node: str, direction: str) -> Iterator[tuple[str, str, bool]]:
     if direction in ("out", "both"):
         for nxt, data in g.succ[node].items():
             yield nxt, data["type"], True
@@ -85,7 +86,7 @@ def evidence(path: tuple) -> str:
     return " ".join(parts)
 
 
-def edges(g: "nx.DiGraph", path: tuple) -> list[dict]:
+def edges(g: nx.DiGraph, path: tuple) -> list[dict]:
     """The path's edges in their real direction, with the unresolved marker where there is one."""
     out = []
     for src, etype, dst, forward in path:
@@ -98,7 +99,7 @@ def edges(g: "nx.DiGraph", path: tuple) -> list[dict]:
     return out
 
 
-def describe(g: "nx.DiGraph", item: _Item) -> dict:
+def describe(g: nx.DiGraph, item: _Item) -> dict:
     """The public dict of one neighbour (the shape ``neighbors`` and ``expand`` return)."""
     data = g.nodes[item.node]
     out = {

@@ -5,8 +5,8 @@ a commit or a prompt. Heavy imports happen inside each action, in the process th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 Action = Callable[[Path], "str | None"]
 

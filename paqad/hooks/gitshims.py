@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from paqad import git, resources, workspace
-from paqad.hooks import lefthook
 from paqad.errors import NotARepositoryError, PaqadError
+from paqad.hooks import lefthook
 from paqad.hooks.runner import GIT_EVENTS
 
 HOOKS = GIT_EVENTS

@@ -27,13 +27,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from paqad.errors import UsageError
+from paqad.errors import ConfigError, UsageError
 from paqad.hooks import hosts
 from paqad.hooks.hosts import base
 
 SERVER = base.MCP_SERVER
 
-class MergeError(Exception):
+class MergeError(ConfigError):
     """The host's file cannot be merged into safely; it is left untouched."""
 
 

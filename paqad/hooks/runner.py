@@ -25,6 +25,7 @@ seconds, error. Nothing here raises out of ``run_event``: a hook must never fail
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import subprocess
@@ -38,9 +39,9 @@ import filelock
 import yaml
 
 from paqad import deadline, workspace, yamlio
-from paqad.hooks.actions import ACTIONS
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
+from paqad.hooks.actions import ACTIONS
 
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 AGENT_EVENTS = ("prompt-submit", "session-start")
@@ -84,6 +85,18 @@ post-rewrite: [rag-update]
 """
 
 
+class RunStatus(enum.StrEnum):
+    """What became of one action for one event (the ``status`` of a ``hooks.log`` line)."""
+
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"  # still running at its timeout; abandoned, never waited for
+    STARTED = "started"  # a detached child took it
+    COALESCED = "coalesced"  # already running: it runs once more when it finishes
+    DEBOUNCED = "debounced"  # started too recently
+    ERROR = "error"  # could not be run at all (a broken hooks.yaml, a spawn failure)
+
+
 @dataclass
 class RunResult:
     """What happened to one action for one event; also the shape of a ``hooks.log`` line."""
@@ -91,7 +104,7 @@ class RunResult:
     event: str
     action: str
     mode: str  # foreground | background
-    status: str  # ok | failed | timeout | started | coalesced | debounced | error
+    status: str  # a RunStatus (agent hosts log their own AnswerStatus here)
     exit: int | None = None
     seconds: float = 0.0
     error: str | None = None
@@ -225,7 +238,7 @@ def read_log(root: Path) -> list[dict[str, Any]]:
     return out
 
 
-FINISHED = ("ok", "failed", "timeout")
+FINISHED = (RunStatus.OK, RunStatus.FAILED, RunStatus.TIMEOUT)
 
 
 def last_runs(root: Path) -> dict[str, dict[str, Any]]:
@@ -290,11 +303,11 @@ def execute(root: Path, event: str, spec: ActionSpec, mode: str) -> RunResult:
     started = time.time()
     _record_start(root, spec.action, started)
     outcome = deadline.run_within(lambda: ACTIONS[spec.action](root), spec.timeout, name=f"paqad-{spec.action}")
-    result = RunResult(event, spec.action, mode, "ok", 0, round(time.time() - started, 3))
+    result = RunResult(event, spec.action, mode, RunStatus.OK, 0, round(time.time() - started, 3))
     if outcome.timed_out:
-        result.status, result.exit, result.error = "timeout", None, f"still running after {spec.timeout:g}s; abandoned"
+        result.status, result.exit, result.error = RunStatus.TIMEOUT, None, f"still running after {spec.timeout:g}s; abandoned"
     elif outcome.error is not None:
-        result.status, result.exit, result.error = "failed", 1, _error_text(outcome.error)
+        result.status, result.exit, result.error = RunStatus.FAILED, 1, _error_text(outcome.error)
     else:
         result.detail = outcome.value
     log_result(root, result)
@@ -313,7 +326,7 @@ def run_held(root: Path, event: str, spec: ActionSpec, held: filelock.BaseFileLo
             while True:
                 result = execute(root, event, spec, mode)
                 results.append(result)
-                if result.status == "timeout":
+                if result.status == RunStatus.TIMEOUT:
                     return results  # the worker may still hold resources; do not stack another run
                 if mode == "background":  # hold the lock for the debounce window: a burst becomes one rerun
                     time.sleep(max(0.0, spec.debounce - result.seconds))
@@ -360,22 +373,22 @@ def spawn(argv: list[str], root: Path) -> int:
 def _run_background(root: Path, event: str, spec: ActionSpec) -> RunResult:
     lock = claim(root, spec.action, event)
     if lock is None:
-        return _logged(root, RunResult(event, spec.action, "background", "coalesced", detail="already running; it will run once more"))
+        return _logged(root, RunResult(event, spec.action, "background", RunStatus.COALESCED, detail="already running; it will run once more"))
     lock.release()  # the child takes it; a claim in between coalesces into the child's run
     try:
         pid = spawn(child_argv(root, event, spec.action), root)
     except OSError as exc:
-        return _logged(root, RunResult(event, spec.action, "background", "error", 1, error=_error_text(exc)))
-    return RunResult(event, spec.action, "background", "started", detail=f"pid {pid}")
+        return _logged(root, RunResult(event, spec.action, "background", RunStatus.ERROR, 1, error=_error_text(exc)))
+    return RunResult(event, spec.action, "background", RunStatus.STARTED, detail=f"pid {pid}")
 
 
 def _run_foreground(root: Path, event: str, spec: ActionSpec) -> RunResult:
     started = last_start(root, spec.action)
     if started is not None and 0 <= time.time() - started < spec.debounce:
-        return _logged(root, RunResult(event, spec.action, "foreground", "debounced", detail=f"started {time.time() - started:.1f}s ago"))
+        return _logged(root, RunResult(event, spec.action, "foreground", RunStatus.DEBOUNCED, detail=f"started {time.time() - started:.1f}s ago"))
     lock = claim(root, spec.action, event)
     if lock is None:
-        return _logged(root, RunResult(event, spec.action, "foreground", "coalesced", detail="already running; it will run once more"))
+        return _logged(root, RunResult(event, spec.action, "foreground", RunStatus.COALESCED, detail="already running; it will run once more"))
     return run_held(root, event, spec, lock, "foreground")[-1]
 
 
@@ -396,14 +409,14 @@ def run_event(root: Path, event: str) -> list[RunResult]:
             raise ConfigError(f"unknown event {event!r}; choose from {', '.join(EVENTS)}")
         specs = load_config(root).get(event, ())
     except ConfigError as exc:
-        return [_logged(root, RunResult(event, "-", "-", "error", 2, error=str(exc)))]
+        return [_logged(root, RunResult(event, "-", "-", RunStatus.ERROR, 2, error=str(exc)))]
     results = []
     for spec in specs:
         try:
             run = _run_background if spec.background else _run_foreground
             results.append(run(root, event, spec))
         except Exception as exc:  # noqa: BLE001 - the last line of defence for a hook
-            results.append(_logged(root, RunResult(event, spec.action, "-", "error", 1, error=_error_text(exc))))
+            results.append(_logged(root, RunResult(event, spec.action, "-", RunStatus.ERROR, 1, error=_error_text(exc))))
     return results
 
 
@@ -437,7 +450,7 @@ def run_action(root: Path, event: str, action: str) -> list[RunResult]:
             raise ConfigError(f"unknown action {action!r}; choose from {', '.join(sorted(ACTIONS))}")
         lock = claim(root, action, event)
         if lock is None:
-            return [_logged(root, RunResult(event, action, "background", "coalesced", detail="already running; it will run once more"))]
+            return [_logged(root, RunResult(event, action, "background", RunStatus.COALESCED, detail="already running; it will run once more"))]
         return run_held(root, event, spec, lock, "background")
     except Exception as exc:  # noqa: BLE001
-        return [_logged(root, RunResult(event, action, "background", "error", 1, error=_error_text(exc)))]
+        return [_logged(root, RunResult(event, action, "background", RunStatus.ERROR, 1, error=_error_text(exc)))]

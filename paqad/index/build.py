@@ -15,6 +15,7 @@ gain, lose or change a description.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import sqlite3
@@ -27,8 +28,8 @@ from pathlib import Path
 import filelock
 
 from paqad import __version__, audit, describe, workspace
-from paqad.eligibility import collect, stackpacks
 from paqad.config import Config
+from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, LockedError
 from paqad.index import fields, postings, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
@@ -73,13 +74,11 @@ class BuildReport:
 
 
 def writer_lock(root: Path, timeout: float = LOCK_TIMEOUT_S) -> filelock.FileLock:
-    """The single-writer lock. An OS-level lock: a killed holder releases it, so it is never stale."""
-    path = workspace.state_dir(root) / "index.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(path), timeout=timeout)
+    """The single-writer lock (:func:`paqad.workspace.index_lock`)."""
+    return workspace.index_lock(root, timeout)
 
 
-def _locked(root: Path, timeout: float):
+def _locked(root: Path, timeout: float) -> filelock.FileLock:
     lock = writer_lock(root, timeout)
     try:
         lock.acquire()
@@ -163,11 +162,39 @@ def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config, si
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:
         return None
+    return _parsed(root, elig, path, decision.rule, text, cfg, sidecar)
+
+
+def parse_text(root: Path, elig: collect.Eligibility, path: str, text: str, cfg: Config, sidecar: describe.Sidecar | None = None) -> ParsedFile | None:
+    """``path`` parsed from ``text`` instead of its contents, exactly as an update would index it
+    (the file's eligibility decision and stat, the sidecar's descriptions); None when ``path`` is
+    not indexed. ``rag eval`` indexes docstring-masked files through this and :func:`apply_files`."""
+    decision, _ = elig.decide(path)
+    if not decision.kept or decision.rule is None:
+        return None
+    return _parsed(root, elig, path, decision.rule, text, cfg, sidecar if sidecar is not None else _sidecar(root, log=False))
+
+
+def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] | None = None) -> None:
+    """Replace ``changed`` files (and drop ``removed`` ones) in the index file ``index_file``, in
+    one transaction, by the incremental update's own step (postings, document frequencies, field
+    totals). For a private copy of an index (``rag eval``'s): the live one is written by :func:`update`."""
+    con = store.connect(index_file)
+    try:
+        with store.transaction(con):
+            _apply_changes(con, changed, removed or [])
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(f"index {index_file} update failed ({exc}); {store.REBUILD_HINT}") from exc
+    finally:
+        con.close()
+
+
+def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile:
     st = (root / path).stat()
-    units = parse_file(path, text, decision.rule.parser, decision.rule.grammar, cfg["rag_max_unit_lines"])
+    units = parse_file(path, text, rule.parser, rule.grammar, cfg["rag_max_unit_lines"])
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     is_test = stackpacks.is_test_path(path, elig.active_packs)
-    item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, decision.rule.language, units, is_test)
+    item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, rule.language, units, is_test)
     item.descriptions = [describe.description_for(sidecar, u.id, u.content_hash) for u in units]
     item.counts = [fields.field_terms(u, d) for u, d in zip(units, item.descriptions)]
     return item
@@ -226,7 +253,7 @@ def _insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]
             u.content_hash, json.dumps(lengths), int(is_test),
         ),
     )
-    return int(cur.lastrowid)
+    return int(cur.lastrowid or 0)
 
 
 def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
@@ -332,15 +359,15 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     changed, unchanged, dropped, seen = [], 0, 0, set()
     for path in elig.listed:
         state = _file_state(root, elig, path, stored.get(path), cfg, sidecar)
-        if state == "same" and path in redescribed:
-            state = _parse_one(root, elig, path, cfg, sidecar) or "dropped"
-        if state == "dropped":
+        if state is FileState.SAME and path in redescribed:
+            state = _parse_one(root, elig, path, cfg, sidecar) or FileState.DROPPED
+        if state is FileState.DROPPED:
             dropped += 1
             continue
         seen.add(path)
-        if state == "same":
+        if state is FileState.SAME:
             unchanged += 1
-        elif state is not None:
+        else:
             changed.append(state)
     removed = [p for p in stored if p not in seen]
     try:
@@ -375,21 +402,30 @@ def _redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[se
     return paths, count
 
 
-def _file_state(root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config, sidecar: describe.Sidecar):
-    """'same' when size and mtime (or content hash) match the index, a ParsedFile when changed."""
+class FileState(enum.Enum):
+    """What an update found for a listed file that did not change or cannot be indexed."""
+
+    SAME = "same"  # size and mtime (or the content hash) match the index
+    DROPPED = "dropped"  # gone, unreadable or no longer eligible
+
+
+def _file_state(
+    root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config, sidecar: describe.Sidecar
+) -> FileState | ParsedFile:
+    """``SAME`` when size and mtime (or content hash) match the index, a ParsedFile when changed."""
     full = root / path
     if old is not None:
         try:
             st = full.lstat()
         except OSError:
-            return "dropped"
+            return FileState.DROPPED
         if st.st_size == old[1] and st.st_mtime_ns == old[2] and not full.is_symlink():
-            return "same"
+            return FileState.SAME
     item = _parse_one(root, elig, path, cfg, sidecar)
     if item is None:
-        return "dropped"
+        return FileState.DROPPED
     if old is not None and item.hash == old[0]:
-        return "same"
+        return FileState.SAME
     return item
 
 
@@ -442,5 +478,5 @@ def _ensure_terms(con: sqlite3.Connection, item: ParsedFile) -> dict[str, int]:
             con.execute("UPDATE terms SET df = df + ? WHERE tid = ?", (df[term], row[0]))
             tids[term] = row[0]
         else:
-            tids[term] = int(con.execute("INSERT INTO terms(term, df) VALUES (?, ?)", (term, df[term])).lastrowid)
+            tids[term] = int(con.execute("INSERT INTO terms(term, df) VALUES (?, ?)", (term, df[term])).lastrowid or 0)
     return tids

@@ -156,7 +156,7 @@ def add_units(con: sqlite3.Connection, units: Iterable[tuple[int, Iterable[tuple
         con.execute("INSERT OR REPLACE INTO postings(tid, blk, uids, w, mask) VALUES (?, ?, ?, ?, ?)", (tid, blk, *packed))
 
 
-def read(con: sqlite3.Connection, tid: int) -> tuple["np.ndarray", "np.ndarray", "np.ndarray"]:
+def read(con: sqlite3.Connection, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One term's whole posting list as (uids int64, w float64, mask int64), sorted by uid."""
     import numpy as np
 

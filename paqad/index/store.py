@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from paqad import workspace
 from paqad.errors import IndexCorruptError, IndexMissingError
@@ -109,35 +109,6 @@ def open_current(root: Path, readonly: bool = True) -> sqlite3.Connection:
     return connect(path, readonly=readonly)
 
 
-_READERS: dict[Path, tuple[str, int, sqlite3.Connection]] = {}
-
-
-def reader(root: Path) -> sqlite3.Connection:
-    """A read-only connection to the live index, reused while ``CURRENT`` names the same file.
-
-    A long-lived process (the agent protocol, the benchmarks) pays the open once; WAL readers
-    see committed incremental updates on their own, and a rebuild changes ``CURRENT``.
-    """
-    path = current_path(root)
-    if path is None:
-        raise IndexMissingError("no index yet; run `paqad rag init` (or `paqad rag rebuild`)")
-    key = root.resolve()
-    ino = path.stat().st_ino
-    cached = _READERS.get(key)
-    if cached and cached[0] == path.name and cached[1] == ino:
-        return cached[2]
-    forget_reader(root)
-    con = connect(path, readonly=True)
-    _READERS[key] = (path.name, ino, con)
-    return con
-
-
-def forget_reader(root: Path) -> None:
-    cached = _READERS.pop(root.resolve(), None)
-    if cached:
-        cached[2].close()
-
-
 def create(path: Path) -> sqlite3.Connection:
     """A fresh database for a full build, written without WAL until it is complete."""
     path.unlink(missing_ok=True)
@@ -166,6 +137,20 @@ def publish(root: Path, path: Path) -> None:
         base = old.name.split(".sqlite")[0] + ".sqlite"
         if base != path.name:
             old.unlink(missing_ok=True)
+
+
+def snapshot(live: Path, target: Path) -> None:
+    """A consistent copy of the index file ``live`` at ``target`` (SQLite's online backup, read
+    through a read-only connection: the live file is never written, its readers never blocked)."""
+    src = sqlite3.connect(f"{live.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
 
 
 @contextmanager

@@ -18,15 +18,17 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import filelock
 
 from paqad import workspace
 from paqad.embed import TEXT_PREP_VERSION, get_provider, unit_text
 from paqad.index import store
+from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,11 +44,9 @@ _CACHE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS cache(fingerprint TEXT NOT NULL, text_sha TEXT NOT NULL, prep INTEGER NOT NULL,"
     " dims INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(fingerprint, text_sha, prep)) WITHOUT ROWID"
 )
-_UNIT_COLUMNS = (
-    "uid, id, content_hash, kind, name, qualified_name, path, signature, docstring, text,"
-    " COALESCE((SELECT d.text FROM descriptions d WHERE d.uid = units.uid), '')"
-)
-_PROVIDERS: dict[tuple[str, str], Any] = {}
+#: What the embedded text is made of (``embed.unit_text``), plus what proves a unit unchanged.
+_EMBED_FIELDS = ("uid", "id", "content_hash", "kind", "name", "qualified_name", "path", "signature", "docstring", "text")
+_PROVIDERS: dict[tuple[str, ...], Any] = {}  # the process's loaded models, shared by the builder and every Index
 
 Progress = Callable[[int, int], None]
 
@@ -225,31 +225,35 @@ def _chunks(items: list[int], size: int) -> Iterator[tuple[int, list[int]]]:
         yield i, items[i : i + size]
 
 
-def _unit_rows(con: sqlite3.Connection, uids: list[int]) -> list[tuple]:
-    marks = ",".join("?" * len(uids))
-    return con.execute(f"SELECT {_UNIT_COLUMNS} FROM units WHERE uid IN ({marks}) ORDER BY uid", uids).fetchall()
-
-
 @dataclass
-class _UnitView:
-    """The fields of a stored unit that ``unit_text`` reads."""
+class _Pending:
+    """A unit to embed and the agent-written description applied to it ("" when none)."""
 
-    kind: str
-    name: str
-    qualified_name: str
-    path: str
-    signature: str
-    docstring: str
-    text: str
+    unit: StoredUnit
+    description: str
 
 
-def embedded_text(row: tuple) -> str:
-    """The exact text embedded for a ``_UNIT_COLUMNS`` row, with the unit's applied description."""
-    return unit_text(_UnitView(*row[3:10]), description=row[10] if len(row) > 10 else "")  # type: ignore[arg-type]
+def _unit_rows(con: sqlite3.Connection, uids: list[int]) -> list[_Pending]:
+    marks = ",".join("?" * len(uids))
+    cur = con.cursor()
+    cur.row_factory = sqlite3.Row
+    sql = (
+        f"SELECT {', '.join(_EMBED_FIELDS)}, COALESCE((SELECT d.text FROM descriptions d WHERE d.uid = units.uid), '') AS description"
+        f" FROM units WHERE uid IN ({marks}) ORDER BY uid"
+    )
+    out = []
+    for row in cur.execute(sql, uids).fetchall():
+        out.append(_Pending(StoredUnit.from_row(row, _EMBED_FIELDS), row["description"]))
+    return out
 
 
-def _vectors_for(rows: list[tuple], provider: Provider, report: VectorReport, cache: EmbedCache) -> list[bytes]:
-    texts = [embedded_text(r) for r in rows]
+def embedded_text(unit: StoredUnit, description: str = "") -> str:
+    """The exact text embedded for a stored unit, with its applied description."""
+    return unit_text(unit, description=description)  # type: ignore[arg-type]  # reads the fields a CodeUnit and a StoredUnit share
+
+
+def _vectors_for(rows: list[_Pending], provider: Provider, report: VectorReport, cache: EmbedCache) -> list[bytes]:
+    texts = [embedded_text(r.unit, r.description) for r in rows]
     shas = [text_sha(t) for t in texts]
     found = cache.get(report.fingerprint, shas, provider.dims)
     missing = sorted({s: t for s, t in zip(shas, texts) if s not in found}.items())
@@ -263,10 +267,12 @@ def _vectors_for(rows: list[tuple], provider: Provider, report: VectorReport, ca
     return [found[s] for s in shas]
 
 
-def _write_batch(con: sqlite3.Connection, rows: list[tuple], blobs: list[bytes]) -> None:
+def _write_batch(con: sqlite3.Connection, rows: list[_Pending], blobs: list[bytes]) -> None:
     """Store vectors for units that are still what was embedded (an update may have replaced them)."""
     with store.transaction(con):
         for row, blob in zip(rows, blobs):
-            now = con.execute("SELECT id, content_hash FROM units WHERE uid = ?", (row[0],)).fetchone()
-            if now == (row[1], row[2]):
-                con.execute("INSERT OR REPLACE INTO vectors(uid, vec) VALUES (?, ?)", (row[0], blob))
+            u = row.unit
+            now = con.execute("SELECT id, content_hash FROM units WHERE uid = ?", (u.uid,)).fetchone()
+            if now == (u.id, u.content_hash):
+                con.execute("INSERT OR REPLACE INTO vectors(uid, vec) VALUES (?, ?)", (u.uid, blob))
+

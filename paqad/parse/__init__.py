@@ -16,7 +16,7 @@ Long units are split afterwards by :mod:`paqad.parse.split`, never here.
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from collections.abc import Callable
 
 from paqad.parse.split import split_long_units
 from paqad.units import CodeUnit

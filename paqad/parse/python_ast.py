@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import ast
 from collections import deque
+from collections.abc import Iterator
 
 from paqad.parse.leftover import module_unit
 from paqad.units import CodeUnit
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SIGNATURE_MAX = 300
+# The declarations that become units.
+_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 
 def parse(path: str, text: str, grammar: str = "python") -> list[CodeUnit]:
@@ -54,7 +57,7 @@ def _child_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
     return bodies
 
 
-def _unit(node: ast.AST, prefix: str, in_class: bool, path: str, lines: list[str]) -> CodeUnit:
+def _unit(node: _Def, prefix: str, in_class: bool, path: str, lines: list[str]) -> CodeUnit:
     start, end = node.lineno, node.end_lineno or node.lineno
     is_class = isinstance(node, ast.ClassDef)
     kind = "class" if is_class else ("method" if in_class else "function")
@@ -70,11 +73,11 @@ def _unit(node: ast.AST, prefix: str, in_class: bool, path: str, lines: list[str
         signature=_signature(node, lines),
         docstring=ast.get_docstring(node, clean=True) or "",
         calls=_calls(node),
-        bases=[_dotted(b) for b in node.bases if _dotted(b)] if is_class else [],
+        bases=[_dotted(b) for b in node.bases if _dotted(b)] if isinstance(node, ast.ClassDef) else [],
     )
 
 
-def _signature(node: ast.AST, lines: list[str]) -> str:
+def _signature(node: _Def, lines: list[str]) -> str:
     """The header from ``def``/``class`` to the colon that opens the body, on one line."""
     body_start = node.body[0].lineno if node.body else node.lineno
     header = lines[node.lineno - 1 : max(node.lineno, body_start - 1)]
@@ -123,7 +126,7 @@ def _dotted(expr: ast.expr) -> str:
     return ""
 
 
-def _statements(body: list[ast.stmt]):
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement, nested ones included, without descending into expressions (imports are
     statements, so walking expressions, most of a module's nodes, is wasted work)."""
     for node in body:

@@ -24,14 +24,16 @@ from __future__ import annotations
 import bisect
 import math
 import re
-import sqlite3
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paqad import tokenize
 from paqad.index.fields import idf
 from paqad.search.lexical import Scored
 from paqad.search.query import PROSE_SHARE, UBIQUITY, AnalyzedQuery
+
+if TYPE_CHECKING:
+    from paqad.index.reader import Index
 
 COVERAGE_BAR = 0.6
 CONCENTRATION_BAR = 0.6
@@ -105,12 +107,12 @@ class Evidence:
         return data
 
 
-def assess(query: AnalyzedQuery, result: Scored, con: sqlite3.Connection | None = None) -> Evidence:
-    """The evidence figures and the refusal reason. ``con`` lets a word that is a declaration's
+def assess(query: AnalyzedQuery, result: Scored, index: Index | None = None) -> Evidence:
+    """The evidence figures and the refusal reason. ``index`` lets a word that is a declaration's
     whole name count (``exact_names``); without it only the name-field shares are used."""
     named = named_terms(query, result)
-    if con is not None:
-        for term in exact_names(con, query, result):
+    if index is not None:
+        for term in exact_names(index, query, result):
             named.setdefault(term, named_weight(1 << 30, query.n_units))
     present = query.distinctive
     absent = query.absent
@@ -174,7 +176,7 @@ def named_terms(query: AnalyzedQuery, result: Scored) -> dict[str, float]:
     return out
 
 
-def exact_names(con: sqlite3.Connection, query: AnalyzedQuery, result: Scored) -> list[str]:
+def exact_names(index: Index, query: AnalyzedQuery, result: Scored) -> list[str]:
     """Ubiquitous scored terms written in the query as a word that is some unit's whole name."""
     if not EXACT_NAMES or not result.postings or len(query.terms) > NAMED_MAX_TERMS:
         return []
@@ -187,18 +189,9 @@ def exact_names(con: sqlite3.Connection, query: AnalyzedQuery, result: Scored) -
             continue
         uids, _, masks = result.postings[whole]
         named_uids = [int(u) for u, m in zip(uids, masks) if m & NAME_BIT][:EXACT_NAME_LOOKUP]
-        if named_uids and _any_named(con, named_uids, word.lower()):
+        if named_uids and any(u.name.lower() == word.lower() for u in index.units(named_uids, ("name",)).values()):
             out.append(whole)
     return out
-
-
-def _any_named(con: sqlite3.Connection, uids: list[int], name: str) -> bool:
-    for i in range(0, len(uids), 500):
-        chunk = uids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        if con.execute(f"SELECT 1 FROM units WHERE uid IN ({marks}) AND lower(name) = ? LIMIT 1", [*chunk, name]).fetchone():
-            return True
-    return False
 
 
 def named_weight(n_name: int, n_units: int) -> float:

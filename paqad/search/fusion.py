@@ -15,6 +15,10 @@ The calibrated score (``calibrated``) is what the floor compares; see its docstr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from paqad.search.evidence import Evidence
 
 RRF_K = 60
 #: Lexical share of the blend; BLEND_LEXICAL_WEAK when most of the query's distinctive words are not
@@ -109,7 +113,7 @@ NO_EVIDENCE_CONF = 0.3
 BEHIND_SLOPE = 0.55
 
 
-def lexical_strength(ev) -> float:
+def lexical_strength(ev: Evidence) -> float:
     """How far the query's lexical evidence clears its bars (1.0 = exactly at the bars)."""
     from paqad.search import evidence as ev_mod
 

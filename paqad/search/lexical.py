@@ -17,17 +17,17 @@ ruler question), without the ~0.1 s numpy import. Anything larger, any process p
 from __future__ import annotations
 
 import bisect
-import sqlite3
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from paqad.index import postings as postings_mod
 from paqad.index.fields import FIELD_CREDIT, FIELDS, best_field
 from paqad.search.query import PROSE_SHARE, AnalyzedQuery, QueryTerm
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from paqad.index.reader import Index
 
 IDENT_MASK = 0b01011  # name, signature, relations
 POOL = 200  # candidates materialised for evidence, dedupe and output
@@ -65,21 +65,21 @@ class Scored:
         fill_matched([c for c in cands if not c.matched], self.terms, self.postings)
 
 
-def score(con: sqlite3.Connection, query: AnalyzedQuery, pool: int = POOL) -> Scored:
+def score(index: Index, query: AnalyzedQuery, pool: int = POOL) -> Scored:
     """Units matching at least one scored term, best BM25F first (the top ``pool`` of them)."""
     global _plain_spent
     scored = query.scored()
     volume = sum(qt.df for qt in scored)
     if "numpy" not in sys.modules and _plain_spent + volume <= PY_MAX_POSTINGS:
         _plain_spent += volume
-        return _score_plain(con, scored, pool)
-    return _score_numpy(con, scored, pool)
+        return _score_plain(index, scored, pool)
+    return _score_numpy(index, scored, pool)
 
 
-def _score_numpy(con: sqlite3.Connection, scored: list[QueryTerm], pool: int) -> Scored:
+def _score_numpy(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
     import numpy as np
 
-    postings = {qt.term: _postings(con, qt) for qt in scored}
+    postings = {qt.term: _postings(index, qt) for qt in scored}
     _mark_prose(scored, {t: p[2] for t, p in postings.items()})
     size = 1 + max((int(p[0].max()) for p in postings.values() if p[0].size), default=0)
     bm25, rel, rarity = np.zeros(size), np.zeros(size), np.zeros(size)
@@ -97,10 +97,10 @@ def _score_numpy(con: sqlite3.Connection, scored: list[QueryTerm], pool: int) ->
     return Scored(ranked, int(matched.size), scored, postings)
 
 
-def _score_plain(con: sqlite3.Connection, scored: list[QueryTerm], pool: int) -> Scored:
+def _score_plain(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
     """``_score_numpy`` without numpy: each float is computed by the same operations in the same
     order (``idf * weight`` times the posting's weight, added in term order), so results match."""
-    postings = {qt.term: postings_mod.read_arrays(con, qt.tid) if qt.tid is not None else ([], [], []) for qt in scored}
+    postings = {qt.term: index.posting_arrays(qt.tid) if qt.tid is not None else ([], [], []) for qt in scored}
     _mark_prose(scored, {t: p[2] for t, p in postings.items()})
     bm25: dict[int, float] = {}
     rel: dict[int, float] = {}
@@ -121,21 +121,21 @@ def _score_plain(con: sqlite3.Connection, scored: list[QueryTerm], pool: int) ->
     return Scored(ranked, len(matched), scored, postings)
 
 
-def _postings(con: sqlite3.Connection, qt: QueryTerm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _postings(index: Index, qt: QueryTerm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if qt.tid is None:
         import numpy as np
 
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
-    return postings_mod.read(con, qt.tid)
+    return index.postings(qt.tid)
 
 
-def mark_prose_counts(con: sqlite3.Connection, terms: list[QueryTerm]) -> None:
+def mark_prose_counts(index: Index, terms: list[QueryTerm]) -> None:
     """The same reclassification as scoring does, from the field masks alone: used to refuse a
     query before scoring it."""
     for qt in terms:
         if qt.status != "distinctive" or qt.tid is None:
             continue
-        total, ident = postings_mod.counts(con, qt.tid, IDENT_MASK)
+        total, ident = index.posting_counts(qt.tid, IDENT_MASK)
         if total:
             qt.ident_share = (ident or 0) / total
             if qt.ident_share < PROSE_SHARE:

@@ -4,20 +4,25 @@ vector candidates → fusion → calibrated score → confidence floor → resul
 ``search`` applies the evidence gate and the floor and may return no results with a diagnosis;
 ``probe`` returns the top candidates before either, with every signal, for debugging. Neither
 writes to the index. Without vectors (provider ``none``, or all still pending) it is lexical only.
+
+The search reads an :class:`~paqad.index.reader.Index` (a session's, or the process's shared one
+for ``root``), refreshed once at the start, so one answer comes from one index generation.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from paqad.errors import IndexCorruptError
-from paqad.index import store, vectors
+from paqad.index import status as status_mod
+from paqad.index.reader import Index
+from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
 from paqad.search import evidence as evidence_mod
-from paqad.search import fusion, lexical, query as query_mod, rerank as rerank_mod, vector
+from paqad.search import fusion, lexical, vector
+from paqad.search import query as query_mod
+from paqad.search import rerank as rerank_mod
 from paqad.search.request import DEFAULT_RELIEF_FLOOR, DEFAULT_THRESHOLD, SearchRequest
 from paqad.settings import SEARCH_BUDGET_CHARS
 
@@ -78,17 +83,18 @@ def search(
     rerank: rerank_mod.RerankConfig | None = None,
     deadline: float | None = None,
 ) -> SearchResponse:
-    """:func:`run` with the parameters spelled out, for tests and benchmarks that set them by hand.
+    """:func:`run` with the parameters spelled out, for tests and benchmarks that set them by hand,
+    on the process's shared ``Index`` for ``root`` (opened on first use, reused after).
 
     Doors never call this: they build their request from the settings
     (:meth:`~paqad.search.request.SearchRequest.from_settings`) and call :func:`run`.
     """
     request = SearchRequest(text, top_n, source_chars, budget_chars, gate, threshold, relief_floor, rerank, deadline)
-    return run(root, request)
+    return run(Index.shared(root), request)
 
 
-def run(root: Path, request: SearchRequest) -> SearchResponse:
-    """Answer ``request.query`` from the index at ``root``; with ``gate`` off this is ``probe``.
+def run(index: Index, request: SearchRequest) -> SearchResponse:
+    """Answer ``request.query`` from ``index``; with ``gate`` off this is ``probe``.
 
     ``gate`` applies the evidence tests and the confidence floor: results scoring at or above
     ``threshold`` are returned; if none does, up to ``fusion.RELIEF_MAX`` at or above
@@ -99,33 +105,28 @@ def run(root: Path, request: SearchRequest) -> SearchResponse:
     not refused, before the floor; scores are kept and any failure keeps the fused order.
     """
     started = time.perf_counter()
-    con = store.reader(root)
+    index.refresh()
     r = request
-    try:
-        return _search(
-            con, r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline, root
-        )
-    except sqlite3.DatabaseError as exc:
-        store.forget_reader(root)
-        raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
+    with index.guard():
+        return _search(index, r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline)
 
 
 def _search(
-    con: sqlite3.Connection, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float, threshold: float, relief: float,
-    rerank: rerank_mod.RerankConfig | None = None, deadline: float | None = None, root: Path | None = None,
+    index: Index, text: str, top_n: int, source_chars: int, budget: int, gate: bool, started: float, threshold: float, relief: float,
+    rerank: rerank_mod.RerankConfig | None = None, deadline: float | None = None,
 ) -> SearchResponse:
-    n_units = int(store.get_meta(con).get("n_units", "0"))
-    analyzed = query_mod.analyze(con, text, n_units)
-    mat = vector.matrix(con)
-    early = _early_refusal(con, analyzed, gate, mat)
+    n_units = index.meta().n_units
+    analyzed = query_mod.analyze(index, text, n_units)
+    mat = vector.matrix(index)
+    early = _early_refusal(index, analyzed, gate, mat)
     if early is not None:
         resp = SearchResponse(query=text, answered=False, evidence=_evidence_summary(early), diagnosis=_diagnosis(early, None, False, 0.0))
         resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         return resp
-    scored = lexical.score(con, analyzed)
-    ev = evidence_mod.assess(analyzed, scored, con)
+    scored = lexical.score(index, analyzed)
+    ev = evidence_mod.assess(analyzed, scored, index)
     try:
-        hits = _vector_hits(con, mat, text, ev, gate, deadline, root)
+        hits = _vector_hits(index, mat, text, ev, gate, deadline)
         late = False
     except vector.DeadlinePassed:
         hits, late = None, True
@@ -144,9 +145,9 @@ def _search(
     else:
         # Reranking reorders the deduplicated pool (the same passages the fused order would show, and
         # more when the pool is larger than top_n), then the floor decides on the kept scores.
-        reranking = rerank is not None and rerank.mode != "off"
-        top = _dedupe_parts(con, ranked, max(top_n, rerank.pool) if reranking else top_n)
-        top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(con, uids))
+        pool = rerank.pool if rerank is not None and rerank.mode != "off" else top_n
+        top = _dedupe_parts(index, ranked, max(top_n, pool))
+        top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(index, uids))
         top = top[:top_n]
         resp.rerank = outcome.to_dict() if outcome else None
         low = False
@@ -156,8 +157,9 @@ def _search(
                 resp.answered = False
                 resp.diagnosis = _diagnosis(ev, hits, vector_ok, best, below_floor=True)
         lexical.fill_matched([c for c in top if not c.matched], scored.terms, scored.postings)
-        resp.results = _results(con, top, ranked[0].bm25f if ranked else 1.0, low, rerank_scores)
-        resp.omitted_for_budget = _attach_sources(con, resp.results, source_chars, budget)
+        units = index.units([c.uid for c in top], RESULT_FIELDS)
+        resp.results = _results(units, top, ranked[0].bm25f if ranked else 1.0, low, rerank_scores)
+        resp.omitted_for_budget = _attach_sources(units, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
     return resp
 
@@ -165,7 +167,7 @@ def _search(
 EARLY_REASONS = ("no_query_term_in_index", "only_ubiquitous_terms_matched", "too_little_of_the_query_matched")
 
 
-def _early_refusal(con: sqlite3.Connection, analyzed: query_mod.AnalyzedQuery, gate: bool, mat: vector.Matrix | None) -> evidence_mod.Evidence | None:
+def _early_refusal(index: Index, analyzed: query_mod.AnalyzedQuery, gate: bool, mat: vector.Matrix | None) -> evidence_mod.Evidence | None:
     """Refuse before reading any posting when the answer is already known from document
     frequencies alone: coverage computed before prose-only terms are marked is an upper bound,
     so a query that fails it now fails it after scoring too. Prose-only terms are then marked from
@@ -176,14 +178,13 @@ def _early_refusal(con: sqlite3.Connection, analyzed: query_mod.AnalyzedQuery, g
     ev = evidence_mod.assess(analyzed, lexical.Scored([], 0))
     if ev.reason not in EARLY_REASONS:
         return None
-    lexical.mark_prose_counts(con, analyzed.terms)
+    lexical.mark_prose_counts(index, analyzed.terms)
     ev = evidence_mod.assess(analyzed, lexical.Scored([], 0))
     return ev if ev.reason in EARLY_REASONS else None
 
 
 def _vector_hits(
-    con: sqlite3.Connection, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool, deadline: float | None = None,
-    root: Path | None = None,
+    index: Index, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool, deadline: float | None = None,
 ) -> vector.VectorHits | None:
     """Cosines of the query, when the index has vectors and the answer could still use them.
     The model is not loaded when the lexical gate refused for a reason vectors may not overrule."""
@@ -191,7 +192,7 @@ def _vector_hits(
         return None
     if gate and not ev.passed and ev.reason not in fusion.VECTOR_RESCUE_REASONS:
         return None
-    qvec = vector.embed_query(con, text, deadline, root)
+    qvec = vector.embed_query(index, text, deadline)
     return None if qvec is None else vector.similarities(mat, qvec)
 
 
@@ -204,7 +205,7 @@ def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: fl
 
 
 def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None = None, vector_ok: bool = False) -> dict:
-    out = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
+    out: dict[str, Any] = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
     if hits is not None:
         out["vector"] = _vector_summary(hits, vector_ok)
     return out
@@ -233,21 +234,26 @@ def _diagnosis(ev: evidence_mod.Evidence, hits: vector.VectorHits | None, vector
 DROP_CONTAINERS = True
 
 
-def _dedupe_parts(con: sqlite3.Connection, ranked: list, top_n: int) -> list:
+def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
     """Keep the best-scoring part of a split unit, and drop a container (a class, a module part)
     ranked below a unit it contains: its text would repeat a passage already delivered.
     A more specific unit ranked below its container is kept: it is the sharper passage."""
-    out: list[lexical.Candidate] = []
-    seen: set = set()
+    out: list[Any] = []
+    seen: set[object] = set()
     spans: dict[str, list[tuple[int, int]]] = {}
-    for cand in ranked:
+    units: dict[int, StoredUnit] = {}
+    window, read = top_n + 8, 0  # spans are read a window at a time: most answers need only the first
+    for i, cand in enumerate(ranked):
         if len(out) >= top_n:
             break
-        row = con.execute("SELECT path, qualified_name, kind, parts, start_line, end_line FROM units WHERE uid = ?", (cand.uid,)).fetchone()
-        if row is None:
+        if i >= read:
+            units.update(index.units([c.uid for c in ranked[read : read + window]], SPAN_FIELDS))
+            read += window
+        u = units.get(cand.uid)
+        if u is None:
             continue
-        path, start, end = row[0], row[4], row[5]
-        key = (path, row[1], row[2]) if row[3] > 1 else cand.uid
+        path, start, end = u.path, u.start_line, u.end_line
+        key: object = (path, u.qualified_name, u.kind) if u.parts > 1 else cand.uid
         contains = any(start <= a and b <= end and (a, b) != (start, end) for a, b in spans.get(path, []))
         if key in seen or (DROP_CONTAINERS and contains):
             continue
@@ -257,22 +263,20 @@ def _dedupe_parts(con: sqlite3.Connection, ranked: list, top_n: int) -> list:
     return out
 
 
-_COLUMNS = "id, path, language, kind, name, qualified_name, signature, start_line, end_line, docstring"
-
-
-def _rerank_texts(con: sqlite3.Connection, uids: list[int]) -> list[str]:
+def _rerank_texts(index: Index, uids: list[int]) -> list[str]:
     """What the reranker reads of each candidate, in the order of ``uids``."""
-    rows = {r[0]: r[1:] for r in con.execute(f"SELECT uid, path, qualified_name, text FROM units WHERE uid IN ({','.join('?' * len(uids))})", uids)}
-    return [rerank_mod.document_text(*rows.get(uid, ("", "", ""))) for uid in uids]
+    units = index.units(uids, ("path", "qualified_name", "text"))
+    missing = StoredUnit()
+    return [rerank_mod.document_text(u.path, u.qualified_name, u.text) for u in (units.get(uid, missing) for uid in uids)]
 
 
 def _results(
-    con: sqlite3.Connection, cands: list[fusion.Fused], top_score: float, low_confidence: bool = False, rerank_scores: dict[int, float] | None = None
+    units: dict[int, StoredUnit], cands: list[fusion.Fused], top_score: float, low_confidence: bool = False, rerank_scores: dict[int, float] | None = None
 ) -> list[Result]:
     out = []
     for cand in cands:
-        row = con.execute(f"SELECT {_COLUMNS} FROM units WHERE uid = ?", (cand.uid,)).fetchone()
-        if row is None:
+        u = units.get(cand.uid)
+        if u is None:
             continue
         signals = {"bm25f": round(cand.bm25f, 4), "bm25f_ratio": round(cand.bm25f / top_score, 4) if top_score else 0.0, "relevance": cand.relevance}
         if cand.cosine is not None or cand.vector_rank is not None:
@@ -283,16 +287,17 @@ def _results(
             signals["rerank"] = round(rerank_scores[cand.uid], 6)
         out.append(
             Result(
-                id=row[0], path=row[1], language=row[2], kind=row[3], name=row[4], qualified_name=row[5], signature=row[6],
-                start_line=int(row[7]), end_line=int(row[8]), docstring=row[9][:400], score=cand.score, signals=signals,
+                id=u.id, path=u.path, language=u.language, kind=u.kind, name=u.name, qualified_name=u.qualified_name, signature=u.signature,
+                start_line=int(u.start_line), end_line=int(u.end_line), docstring=u.docstring[:400], score=cand.score, signals=signals,
                 matched_terms=dict(sorted(cand.matched.items())), low_confidence=low_confidence,
             )
         )
     return out
 
 
-def _attach_sources(con: sqlite3.Connection, results: list[Result], per_result: int, budget: int) -> int:
+def _attach_sources(units: dict[int, StoredUnit], results: list[Result], per_result: int, budget: int) -> int:
     """Each result's source once, trimmed to ``per_result`` chars, until ``budget`` is spent."""
+    texts = {u.id: u.text for u in units.values()}
     omitted = 0
     for res in results:
         if per_result <= 0:
@@ -300,7 +305,7 @@ def _attach_sources(con: sqlite3.Connection, results: list[Result], per_result: 
         if budget <= 0:
             omitted += 1
             continue
-        (text,) = con.execute("SELECT text FROM units WHERE id = ?", (res.id,)).fetchone()
+        text = texts[res.id]
         limit = min(per_result, budget)
         res.source = text[:limit]
         res.source_truncated = len(text) > limit
@@ -308,45 +313,6 @@ def _attach_sources(con: sqlite3.Connection, results: list[Result], per_result: 
     return omitted
 
 
-def _vectors_text(meta: dict[str, str], units: int, pending: int) -> str:
-    if not meta.get("embedding_fingerprint"):
-        return "none (lexical only)"
-    done = units - pending
-    tail = f", {pending} pending (run `paqad rag update`)" if pending else ""
-    return f"{done}/{units} units embedded ({meta.get('embedding_model')}, {meta.get('embedding_dims')} dims){tail}"
-
-
-def status(root: Path) -> dict:
-    """Index facts for ``rag status``: generation, counts, languages, build times, versions."""
-    path = store.current_path(root)
-    if path is None:
-        return {"built": False}
-    con = store.connect(path, readonly=True)
-    try:
-        meta = store.get_meta(con)
-        files = con.execute("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM files").fetchone()
-        langs = dict(con.execute("SELECT language, COUNT(*) FROM units GROUP BY language ORDER BY 2 DESC").fetchall())
-        kinds = dict(con.execute("SELECT kind, COUNT(*) FROM units GROUP BY kind ORDER BY 2 DESC").fetchall())
-        pending = vectors.pending_count(con)
-    except sqlite3.DatabaseError as exc:
-        raise IndexCorruptError(f"index {path} is unreadable ({exc}); {store.REBUILD_HINT}") from exc
-    finally:
-        con.close()
-    return {
-        "built": True,
-        "index_file": str(path.relative_to(root)),
-        "index_bytes": path.stat().st_size,
-        "files": files[0],
-        "source_bytes": files[1],
-        "units": int(meta.get("n_units", "0")),
-        "units_by_language": langs,
-        "units_by_kind": kinds,
-        "built_at": meta.get("built_at"),
-        "updated_at": meta.get("updated_at"),
-        "embedding_provider": meta.get("embedding_provider"),
-        "embedding_model": meta.get("embedding_model") or None,
-        "vectors": _vectors_text(meta, int(meta.get("n_units", "0")), pending),
-        "vectors_pending": pending,
-        "active_packs": json.loads(meta.get("active_packs", "[]")),
-        "versions": {k: meta.get(k) for k in ("schema_version", "tokenizer_version", "parser_version", "paqad_version")},
-    }
+def status(root: Path) -> dict[str, Any]:
+    """Index facts for ``rag status`` (kept here for the doors that import it from the pipeline)."""
+    return status_mod.status(root)

@@ -8,12 +8,15 @@ out of scoring and of the evidence tests on both sides. Terms the index has neve
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from paqad.index.fields import idf
 from paqad.tokenize import terms
+
+if TYPE_CHECKING:
+    from paqad.index.reader import Index
 
 UBIQUITY = 0.12
 # A present term that names code (a declaration's name, signature or relations) in less than this
@@ -73,13 +76,15 @@ class AnalyzedQuery:
         return ranked[:MAX_SCORED_TERMS]
 
 
-def analyze(con: sqlite3.Connection, text: str, n_units: int) -> AnalyzedQuery:
+def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
+    """The query's terms, each with its id, document frequency, rarity and status in this index."""
     counts = Counter(terms(text))
-    known = _lookup(con, list(counts))
+    known = index.terms(list(counts))
     out = AnalyzedQuery(text, n_units)
     unseen_idf = idf(1, max(n_units, 1))
     for term, count in counts.items():
-        tid, df = known.get(term, (None, 0))
+        entry = known.get(term)
+        tid, df = (entry.tid, entry.df) if entry is not None else (None, 0)
         if tid is None or df <= 0:
             out.terms.append(QueryTerm(term, count, None, 0, unseen_idf, "absent"))
             continue
@@ -87,12 +92,3 @@ def analyze(con: sqlite3.Connection, text: str, n_units: int) -> AnalyzedQuery:
         out.terms.append(QueryTerm(term, count, tid, df, idf(df, n_units), "ubiquitous" if ubiq else "distinctive"))
     return out
 
-
-def _lookup(con: sqlite3.Connection, words: list[str]) -> dict[str, tuple[int, int]]:
-    found: dict[str, tuple[int, int]] = {}
-    for i in range(0, len(words), 500):
-        chunk = words[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for term, tid, df in con.execute(f"SELECT term, tid, df FROM terms WHERE term IN ({marks})", chunk):
-            found[term] = (tid, df)
-    return found

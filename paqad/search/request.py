@@ -58,7 +58,7 @@ class SearchRequest:
         gate: bool = True,
         rerank: str | None = None,
         deadline: float | None = None,
-    ) -> "SearchRequest":
+    ) -> SearchRequest:
         """The request the repository's settings make for ``query``; a ``None`` override keeps the setting.
 
         ``rerank`` is a mode (``off``/``local``/``cohere``) for this query only. ``deadline`` is the
@@ -84,6 +84,6 @@ class SearchRequest:
             embed_deadline=None if deadline is None else deadline - EMBED_RESERVE_S,
         )
 
-    def with_top_n(self, top_n: int) -> "SearchRequest":
+    def with_top_n(self, top_n: int) -> SearchRequest:
         """The same request, wider or narrower (the depth step-up)."""
         return replace(self, top_n=top_n)

@@ -42,9 +42,10 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from paqad import audit, workspace
 from paqad.errors import PaqadError
@@ -224,11 +225,11 @@ def model_folder(root: Path, setting: str) -> Path:
     return folder
 
 
-_LOADED: dict[tuple, "CrossEncoder"] = {}
+_LOADED: dict[tuple, CrossEncoder] = {}
 _LOADED_LOCK = threading.Lock()
 
 
-def local_scorer(folder: Path) -> "CrossEncoder":
+def local_scorer(folder: Path) -> CrossEncoder:
     """The cross-encoder in ``folder``, loaded once per process per file version (path, size, mtime)."""
     key = tuple((str(folder / n), (folder / n).stat().st_size, (folder / n).stat().st_mtime_ns) for n in (MODEL_FILE, TOKENIZER_FILE))
     with _LOADED_LOCK:

@@ -1,8 +1,8 @@
 """Vector candidates: exact cosine by numpy brute force over the index's (n, dims) float32 matrix.
 
-The matrix loads once per reader connection and is reused until another connection commits
-(``PRAGMA data_version``: a fill batch or an incremental update), so a long-lived process pays the
-load once. At 10,000 vectors a query costs well under a millisecond; an approximate index would only
+The matrix loads once per index generation and is cached by the ``Index`` until another
+connection commits (``PRAGMA data_version``: a fill batch or an incremental update) or a rebuild
+publishes a new file, so a long-lived process pays the load once. At 10,000 vectors a query costs well under a millisecond; an approximate index would only
 pay for its build time past a few hundred thousand units (see benchmarks/README.md).
 
 The query vector comes from the provider named in the index's ``meta`` (never from the current
@@ -11,21 +11,20 @@ settings, so a query is always embedded in the space the index was built in).
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paqad.deadline import remaining, run_within
-from paqad.index import store, vectors
+from paqad.errors import PaqadError
+from paqad.index import vectors
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
     import numpy as np
 
+    from paqad.index.reader import Index
+
 #: Vector candidates taken into fusion (the lexical side brings its own pool).
 POOL = 200
-_MATRICES: dict[int, tuple[sqlite3.Connection, int, "Matrix"]] = {}
-_KEEP = 8
 
 
 @dataclass
@@ -72,34 +71,29 @@ class VectorHits:
         return {int(u): float(self.cos[p]) for u, p, ok in zip(want, pos, found) if ok}
 
 
-def matrix(con: sqlite3.Connection) -> Matrix | None:
-    """The index's vectors (cached per connection), or None for a lexical-only index."""
-    meta = store.get_meta(con)
-    if not meta.get("embedding_fingerprint") or not vectors.has_table(con):
+def matrix(index: Index) -> Matrix | None:
+    """The index's vectors (cached by the ``Index`` per generation), or None for a lexical-only index."""
+    meta = index.meta()
+    if not meta.has_vectors or not index.has_vectors_table():
         return None
+    return index.cached("vector-matrix", lambda: _load(index, meta.embedding_dims))
+
+
+def _load(index: Index, dims: int) -> Matrix:
     import numpy as np
 
-    version = int(con.execute("PRAGMA data_version").fetchone()[0])
-    cached = _MATRICES.get(id(con))
-    if cached and cached[0] is con and cached[1] == version:
-        return cached[2]
-    dims = int(meta.get("embedding_dims", "0") or 0)
-    rows = con.execute("SELECT uid, vec FROM vectors ORDER BY uid").fetchall()
-    rows = [r for r in rows if len(r[1]) == 4 * dims]  # the index is untrusted
-    uids = np.array([r[0] for r in rows], dtype=np.int64)
-    vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dims) if rows else np.zeros((0, dims), np.float32)
-    found = Matrix(uids, np.ascontiguousarray(vecs, dtype=np.float32), dims)
-    if len(_MATRICES) >= _KEEP:
-        _MATRICES.pop(next(iter(_MATRICES)))
-    _MATRICES[id(con)] = (con, version, found)
-    return found
+    rows = index.vector_rows()
+    kept = [(u, b) for u, b in zip(rows.uids, rows.blobs) if len(b) == 4 * dims]  # the index is untrusted
+    uids = np.array([u for u, _ in kept], dtype=np.int64)
+    vecs = np.frombuffer(b"".join(b for _, b in kept), dtype="<f4").reshape(len(kept), dims) if kept else np.zeros((0, dims), np.float32)
+    return Matrix(uids, np.ascontiguousarray(vecs, dtype=np.float32), dims)
 
 
-class DeadlinePassed(Exception):
+class DeadlinePassed(PaqadError):
     """The query embedding did not finish before the caller's deadline (the answer goes lexical)."""
 
 
-def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = None, root: Path | None = None) -> np.ndarray | None:
+def embed_query(index: Index, text: str, deadline: float | None = None) -> np.ndarray | None:
     """The query in the index's vector space (loads the model on first use), or None if the
     provider that built the index is not available here.
 
@@ -110,9 +104,9 @@ def embed_query(con: sqlite3.Connection, text: str, deadline: float | None = Non
     """
     import numpy as np
 
-    meta = store.get_meta(con)  # read here: the connection belongs to this thread
-    provider = vectors.provider_for(meta.get("embedding_provider", "none"), meta.get("embedding_model", ""), meta.get("embedding_base_url", ""), root)
-    if provider is None or vectors.fingerprint(provider) != meta.get("embedding_fingerprint"):
+    meta = index.meta()  # read here, not in the worker: the index is this thread's
+    provider = index.query_provider()
+    if provider is None or vectors.fingerprint(provider) != meta.embedding_fingerprint:
         return None
     if deadline is None:
         return np.asarray(provider.embed_query(text), dtype=np.float32)

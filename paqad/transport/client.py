@@ -23,12 +23,12 @@ from __future__ import annotations
 import http.client
 import json
 import random
-import socket
 import ssl
 import time
 import urllib.error
 import urllib.request
-from typing import IO, Any, Callable
+from collections.abc import Callable
+from typing import IO, Any
 
 from paqad import __version__
 from paqad.errors import RemoteError
@@ -171,7 +171,7 @@ class JsonClient:
                                 "If a company proxy re-signs TLS, point SSL_CERT_FILE at its CA bundle.")
                 ) from None
             raise _Transient(f"could not reach {self.host} ({_reason(reason)})") from None
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise _Transient(f"no answer from {self.host} within {timeout:g} s") from None
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
             raise _Transient(f"connection to {self.host} failed ({_reason(exc)})") from None

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from paqad.errors import ConfigError
 from paqad.secrets import Secret, get_secret

@@ -88,7 +88,7 @@ def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None
     from paqad.delivery import refresh
 
     last = context.last_delivery(root)
-    if last is None or last.case == "skipped":
+    if last is None or last.case == context.DeliveryCase.SKIPPED:
         return None
     key = f"{host.NAME}:{event.session_id}"
     seen = _delivered(root)

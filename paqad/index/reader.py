@@ -1,0 +1,288 @@
+"""``Index``: the one owner of reads from the index, and of what a long-lived process keeps of it.
+
+Every module outside ``paqad/index/`` that reads the index does it through an ``Index``: search,
+the graph, the agent actions, ``describe``, the evaluation and ``bootstrap``. It holds
+
+- the read-only connection to the live generation, reopened when ``CURRENT`` names another file
+  (a rebuild) and noticing commits to the same file (an update, a vector batch) through SQLite's
+  ``PRAGMA data_version``: :meth:`Index.refresh`, called at the start of each operation, so one
+  search reads one generation;
+- the caches derived from a generation (the vector matrix, the code graph, the meta table),
+  each kept until the generation changes (:meth:`Index.cached`), and the query embedding provider;
+- typed reads (:mod:`paqad.index.records`): rows come back as ``StoredUnit`` and friends, never
+  as positional tuples, and a damaged file becomes ``IndexCorruptError`` with the rebuild hint.
+
+A session (``paqad agent``, ``paqad mcp``) opens one ``Index`` and keeps it; one-shot callers and
+the ``search(root, ...)`` convenience use :meth:`Index.shared`, the process's ``Index`` per root.
+The builder, postings and vector-writing code keep their own connections (``paqad.index.build``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from paqad.errors import IndexCorruptError, IndexMissingError
+from paqad.index import postings, store, vectors
+from paqad.index.records import Counts, Generation, IndexMeta, StoredUnit, TermInfo, VectorRows, check_fields
+
+if TYPE_CHECKING:
+    from array import array
+
+    import numpy as np
+
+    from paqad.embed import Provider
+
+T = TypeVar("T")
+_CHUNK = 500  # bound parameters per IN (...) list, well under SQLite's limit
+_MISSING = "no index yet; run `paqad rag init` (or `paqad rag rebuild`)"
+
+
+class Index:
+    """The live index of one repository, read through one connection (see the module docstring).
+
+    Thread-safe for the way the doors use it: the connection is shared (``check_same_thread``
+    off) and refreshing and caching happen under a lock; the MCP server serialises requests anyway.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.changes = 0  # generations or commits noticed since opened (``stats`` reports it)
+        self._con: sqlite3.Connection | None = None
+        self._file: tuple[str, int] | None = None  # (generation file name, inode) of the open file
+        self._seen: Generation | None = None
+        self._cache: dict[str, tuple[Generation, Any]] = {}
+        self._provider: tuple[tuple[str, str, str], Provider | None] | None = None
+        self._lock = threading.RLock()
+
+    # ---- opening and generations ------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: Path) -> Index:
+        """Open the live index at ``root``; raises ``IndexMissingError`` / ``IndexCorruptError``."""
+        index = cls(root)
+        index.refresh()
+        return index
+
+    @classmethod
+    def shared(cls, root: Path) -> Index:
+        """The process's ``Index`` for ``root``. Lazy: nothing is opened (and nothing raised) until
+        an operation refreshes it, so a caller can order its own checks before the index's."""
+        key = root.resolve()
+        with _SHARED_LOCK:
+            index = _SHARED.get(key)
+            if index is None:
+                index = _SHARED[key] = cls(root)
+        return index
+
+    @staticmethod
+    def forget(root: Path) -> None:
+        """Close and drop the process's shared ``Index`` for ``root`` (a scratch index being removed)."""
+        with _SHARED_LOCK:
+            index = _SHARED.pop(root.resolve(), None)
+        if index is not None:
+            index.close()
+
+    def refresh(self) -> Generation:
+        """Reopen when a rebuild published a new generation; note commits to the same file.
+        Returns the generation now read; counts a change against the one seen before."""
+        with self._lock:
+            path = store.current_path(self.root)
+            if path is None:
+                self._drop()
+                raise IndexMissingError(_MISSING)
+            ident = (path.name, path.stat().st_ino)
+            if self._con is None or self._file != ident:
+                self._drop()
+                self._con = store.connect(path, readonly=True)
+                self._file = ident
+            with self.guard():
+                seen = Generation(path.name, int(self._con.execute("PRAGMA data_version").fetchone()[0]))
+            if self._seen is not None and seen != self._seen:
+                self.changes += 1
+            self._seen = seen
+            return seen
+
+    @property
+    def generation(self) -> Generation | None:
+        """The generation seen at the last :meth:`refresh` (None before the first)."""
+        return self._seen
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._con is not None:
+            self._con.close()
+        self._con, self._file = None, None
+        self._cache.clear()
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Turn a SQLite failure into ``IndexCorruptError`` (with the rebuild hint) and drop the
+        connection, so the next operation reopens rather than reusing a broken handle."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            self._drop()
+            raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            self.refresh()
+        assert self._con is not None
+        return self._con
+
+    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self.guard():
+            cur = self._connection().cursor()
+            cur.row_factory = sqlite3.Row
+            return cur.execute(sql, tuple(params)).fetchall()
+
+    def cached(self, name: str, build: Callable[[], T]) -> T:
+        """``build()``'s value for the generation read now, built once per generation (the vector
+        matrix, the graph, the meta table): a commit or a rebuild yields a fresh one on next use."""
+        with self._lock:
+            con = self._connection()
+            with self.guard():
+                version = int(con.execute("PRAGMA data_version").fetchone()[0])
+            assert self._file is not None
+            now = Generation(self._file[0], version)
+            hit = self._cache.get(name)
+            if hit is not None and hit[0] == now:
+                return hit[1]
+            value = build()
+            self._cache[name] = (now, value)
+            return value
+
+    # ---- meta, terms, postings ----------------------------------------------------------------
+
+    def meta(self) -> IndexMeta:
+        return self.cached("meta", lambda: IndexMeta({r["key"]: r["value"] for r in self._rows("SELECT key, value FROM meta")}))
+
+    def terms(self, words: list[str]) -> dict[str, TermInfo]:
+        """The index's entry for each of ``words`` it knows."""
+        found: dict[str, TermInfo] = {}
+        for chunk in _chunks(words):
+            for r in self._rows(f"SELECT term, tid, df FROM terms WHERE term IN ({_marks(chunk)})", chunk):
+                found[r["term"]] = TermInfo(r["term"], int(r["tid"]), int(r["df"]))
+        return found
+
+    def common_terms(self, limit: int) -> list[str]:
+        """The ``limit`` most frequent terms, most frequent first (benchmarks build queries from them)."""
+        return [r["term"] for r in self._rows("SELECT term FROM terms ORDER BY df DESC LIMIT ?", (limit,))]
+
+    def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A term's posting list as numpy arrays (unit ids, weights, field masks)."""
+        with self.guard():
+            return postings.read(self._connection(), tid)
+
+    def posting_arrays(self, tid: int) -> tuple[array, array, array]:
+        """A term's posting list as ``array``s, for a process that has not imported numpy."""
+        with self.guard():
+            return postings.read_arrays(self._connection(), tid)
+
+    def posting_counts(self, tid: int, ident_mask: int) -> tuple[int, int]:
+        """(units containing the term, units where a field in ``ident_mask`` does)."""
+        with self.guard():
+            return postings.counts(self._connection(), tid, ident_mask)
+
+    # ---- units --------------------------------------------------------------------------------
+
+    def units(self, uids: Iterable[int], fields: tuple[str, ...]) -> dict[int, StoredUnit]:
+        """The units with these row ids (those still present), read with ``fields`` (+ ``uid``)."""
+        cols = check_fields(_with("uid", fields))
+        out: dict[int, StoredUnit] = {}
+        for chunk in _chunks(list(uids)):
+            for r in self._rows(f"SELECT {cols} FROM units WHERE uid IN ({_marks(chunk)})", chunk):
+                out[int(r["uid"])] = StoredUnit.from_row(r)
+        return out
+
+    def units_by_id(self, ids: Iterable[str], fields: tuple[str, ...]) -> dict[str, StoredUnit]:
+        """The units with these public ids (those present), read with ``fields`` (+ ``id``)."""
+        cols = check_fields(_with("id", fields))
+        out: dict[str, StoredUnit] = {}
+        for chunk in _chunks(list(ids)):
+            for r in self._rows(f"SELECT {cols} FROM units WHERE id IN ({_marks(chunk)})", chunk):
+                out[r["id"]] = StoredUnit.from_row(r)
+        return out
+
+    def unit(self, unit_id: str, fields: tuple[str, ...]) -> StoredUnit | None:
+        return self.units_by_id([unit_id], fields).get(unit_id)
+
+    def all_units(self, fields: tuple[str, ...]) -> list[StoredUnit]:
+        """Every unit in row-id order (the order they were indexed in), read with ``fields``."""
+        return [StoredUnit.from_row(r) for r in self._rows(f"SELECT {check_fields(fields)} FROM units ORDER BY uid")]
+
+    def module_texts_containing(self, language: str, needle: str) -> dict[str, str]:
+        """Path → text of the ``language`` module units whose text contains ``needle`` (the graph
+        reads Python ``import ... as`` aliases from them; filtered in SQLite, not in Python)."""
+        rows = self._rows("SELECT path, text FROM units WHERE kind = 'module' AND language = ? AND instr(text, ?) > 0", (language, needle))
+        return {r["path"]: r["text"] for r in rows}
+
+    # ---- files, counts, vectors ---------------------------------------------------------------
+
+    def has_file(self, path: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM files WHERE path = ?", (path,)))
+
+    def file_languages(self) -> dict[str, int]:
+        """Indexed files per language, most first (then by name)."""
+        rows = self._rows("SELECT language, COUNT(*) AS n FROM files GROUP BY language ORDER BY 2 DESC, 1")
+        return {r["language"]: int(r["n"]) for r in rows}
+
+    def files_without_declarations(self) -> dict[str, str]:
+        """Path → language of the files indexed only as module/document units, by path."""
+        rows = self._rows("SELECT path, language FROM units GROUP BY path HAVING SUM(kind NOT IN ('module', 'document')) = 0 ORDER BY path")
+        return {r["path"]: r["language"] for r in rows}
+
+    def counts(self) -> Counts:
+        """Sizes for ``rag status``."""
+        files = self._rows("SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS bytes FROM files")[0]
+        langs = self._rows("SELECT language AS k, COUNT(*) AS n FROM units GROUP BY language ORDER BY 2 DESC")
+        kinds = self._rows("SELECT kind AS k, COUNT(*) AS n FROM units GROUP BY kind ORDER BY 2 DESC")
+        with self.guard():
+            pending = vectors.pending_count(self._connection())
+        return Counts(int(files["n"]), int(files["bytes"]), {r["k"]: int(r["n"]) for r in langs}, {r["k"]: int(r["n"]) for r in kinds}, pending)
+
+    def has_vectors_table(self) -> bool:
+        with self.guard():
+            return vectors.has_table(self._connection())
+
+    def vector_rows(self) -> VectorRows:
+        """Every stored vector in uid order (the matrix is assembled by ``paqad.search.vector``)."""
+        rows = self._rows("SELECT uid, vec FROM vectors ORDER BY uid")
+        return VectorRows([int(r["uid"]) for r in rows], [r["vec"] for r in rows])
+
+    def query_provider(self) -> Provider | None:
+        """The provider that embeds queries in this index's vector space (the one its ``meta``
+        names, never the current settings); None for a lexical index. Held for the ``Index``'s
+        life; the model itself is loaded once per process (``vectors.provider_for``), so a
+        process that builds and searches never loads it twice."""
+        meta = self.meta()
+        key = (meta.embedding_provider, meta.embedding_model, meta.embedding_base_url)
+        with self._lock:
+            if self._provider is None or self._provider[0] != key:
+                self._provider = (key, vectors.provider_for(*key, self.root))
+            return self._provider[1]
+
+
+_SHARED: dict[Path, Index] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def _with(first: str, fields: tuple[str, ...]) -> tuple[str, ...]:
+    return fields if first in fields else (first, *fields)
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for i in range(0, len(items), _CHUNK):
+        yield items[i : i + _CHUNK]
+
+
+def _marks(chunk: list[Any]) -> str:
+    return ",".join("?" * len(chunk))

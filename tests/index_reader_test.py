@@ -1,0 +1,159 @@
+"""``Index``: typed records of the real index, generations noticed by an open reader, corrupt files
+reported with the fix, and no SQL against the index outside ``paqad/index/``."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import paqad
+from paqad import config, tokenize
+from paqad.errors import IndexCorruptError, IndexMissingError
+from paqad.graph import model
+from paqad.index import build, store
+from paqad.index.reader import Index
+from paqad.index.records import UNIT_COLUMNS, StoredUnit
+from paqad.search import pipeline
+from paqad.search.request import SearchRequest
+from testing.env import LEXICAL
+from testing.repos import Repo, make_shop
+
+EXTRA = "def ship_parcel(address: str) -> str:\n    '''Hand the parcel to the courier.'''\n    return address\n"
+
+
+@pytest.fixture
+def shop(repo: Repo) -> Repo:
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    return repo
+
+
+def _raw_units(root: Path) -> list[sqlite3.Row]:
+    con = sqlite3.connect(store.current_path(root))
+    con.row_factory = sqlite3.Row
+    try:
+        return con.execute("SELECT * FROM units ORDER BY uid").fetchall()
+    finally:
+        con.close()
+
+
+def test_stored_units_round_trip_every_column_of_the_units_table(shop: Repo) -> None:
+    rows = _raw_units(shop.root)
+    assert tuple(rows[0].keys()) == UNIT_COLUMNS  # the record's columns are the schema's, in order
+    index = Index.open(shop.root)
+    units = index.all_units(UNIT_COLUMNS)
+    assert len(units) == len(rows) == index.meta().n_units > 5
+    for unit, row in zip(units, rows):
+        for column in UNIT_COLUMNS:
+            stored, read = row[column], getattr(unit, column)
+            if column in ("calls", "imports", "bases", "lengths"):
+                assert read == json.loads(stored), column
+            elif column == "is_test":
+                assert read is bool(stored)
+            else:
+                assert read == stored and type(read) is type(stored), column
+    retry = next(u for u in units if u.id == "shop/payments.py::retry_charge")
+    assert retry.kind == "function" and "charge" in retry.calls and retry.text.startswith("def retry_charge")
+    # A unit read with a few columns carries those; the others keep their defaults.
+    slim = index.unit(retry.id, ("path", "start_line", "end_line"))
+    assert slim == StoredUnit(id=retry.id, path=retry.path, start_line=retry.start_line, end_line=retry.end_line)
+    assert index.units([retry.uid], ("text",))[retry.uid].text == retry.text
+    assert index.unit("shop/payments.py::nowhere", ("path",)) is None
+    with pytest.raises(ValueError, match="not columns of units"):
+        index.units([retry.uid], ("text; DROP TABLE units",))
+    index.close()
+
+
+def test_a_damaged_list_column_reads_as_empty_not_as_an_exception(shop: Repo) -> None:
+    con = sqlite3.connect(store.current_path(shop.root))
+    con.execute("UPDATE units SET calls = '{not json' WHERE id = 'shop/payments.py::retry_charge'")
+    con.commit()
+    con.close()
+    unit = Index.open(shop.root).unit("shop/payments.py::retry_charge", ("calls", "imports"))
+    assert unit is not None and unit.calls == [] and isinstance(unit.imports, list)
+
+
+def test_an_open_index_notices_an_update_and_a_rebuild(shop: Repo, paqad_cli) -> None:
+    index = Index.open(shop.root)
+    first = index.generation
+    assert first is not None and index.changes == 0 and index.unit("shop/extra.py::ship_parcel", ("id",)) is None
+    graph_before = model.load(index)
+    assert model.load(index) is graph_before  # cached while nothing changed
+    shop.write("shop/extra.py", EXTRA)
+    assert paqad_cli("rag", "update", cwd=shop.root).returncode == 0
+    updated = index.refresh()
+    assert updated.name == first.name and updated.data_version != first.data_version and index.changes == 1
+    assert index.unit("shop/extra.py::ship_parcel", ("kind",)).kind == "function"  # type: ignore[union-attr]
+    assert model.load(index) is not graph_before and "shop/extra.py::ship_parcel" in model.load(index).graph
+    rebuilt = paqad_cli("rag", "rebuild", cwd=shop.root)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    now = index.refresh()
+    assert now.name != first.name and now.name == store.current_path(shop.root).name and index.changes == 2  # type: ignore[union-attr]
+    assert store.generation_of(Path(now.name)) == store.generation_of(Path(first.name)) + 1
+    assert index.unit("shop/extra.py::ship_parcel", ("path",)) is not None
+    assert pipeline.run(index, SearchRequest("hand the parcel to the courier")).results[0].id == "shop/extra.py::ship_parcel"
+    assert index.refresh() == now and index.changes == 2  # nothing moved since
+
+
+@pytest.mark.parametrize("damage", ["garbage", "schema"])
+def test_a_corrupt_index_file_is_index_corrupt_error_with_the_rebuild_hint(shop: Repo, damage: str) -> None:
+    db = store.current_path(shop.root)
+    if damage == "garbage":
+        db.write_bytes(b"not an index at all " * 200)
+    else:
+        con = sqlite3.connect(db)
+        con.execute("DROP TABLE terms")
+        con.commit()
+        con.close()
+    with pytest.raises(IndexCorruptError, match=r"run `paqad rag rebuild`"):
+        index = Index.open(shop.root)
+        index.terms(["charge"])
+
+
+def test_an_index_open_when_its_file_is_damaged_says_so_and_recovers_after_a_rebuild(shop: Repo) -> None:
+    index = Index.open(shop.root)
+    (charge,) = tokenize.terms("charge")
+    assert index.terms([charge])[charge].df >= 1
+    store.current_path(shop.root).write_bytes(b"\0garbage" * 4096)
+    with pytest.raises(IndexCorruptError, match=r"run `paqad rag rebuild`"):
+        index.refresh()
+        index.terms(["charge"])
+    build.build_full(shop.root, config.load(shop.root, environ=LEXICAL))
+    assert index.refresh().name == store.current_path(shop.root).name  # type: ignore[union-attr]
+    assert index.terms([charge])[charge].df >= 1
+
+
+def test_no_index_is_index_missing_error(repo: Repo) -> None:
+    make_shop(repo)
+    with pytest.raises(IndexMissingError, match="paqad rag init"):
+        Index.open(repo.root)
+    lazy = Index.shared(repo.root)  # the shared one opens nothing until an operation refreshes it
+    with pytest.raises(IndexMissingError):
+        lazy.refresh()
+
+
+# Modules outside paqad/index/ that may call .execute() and why (none today: every read of the
+# index goes through paqad.index.reader.Index, every write through the builder).
+SQL_ALLOWED: dict[str, str] = {}
+_SQL_CALLS = frozenset({"execute", "executemany", "executescript"})
+
+
+def test_no_module_outside_the_index_package_executes_sql() -> None:
+    package = Path(paqad.__file__).parent
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package).as_posix()
+        if rel.startswith("index/") or rel in SQL_ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SQL_CALLS:
+                offenders.append(f"{rel}:{node.lineno}")
+    assert offenders == []
+    scanned = sum(1 for p in package.rglob("*.py") if not p.relative_to(package).as_posix().startswith("index/"))
+    assert scanned > 50  # the scan really read the package
+    index_sql = [p for p in (package / "index").glob("*.py") if ".execute(" in p.read_text(encoding="utf-8")]
+    assert {p.name for p in index_sql} >= {"reader.py", "build.py", "store.py"}  # ...and it would see SQL where there is some
