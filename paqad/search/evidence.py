@@ -65,9 +65,8 @@ NAMED_WEIGHT_CAP = True
 # A query word that *is* a declaration's whole name (``Session``, ``AxiosHeaders``, ``basic_json``),
 # compared case-insensitively with the names of the units whose name field holds it, is evidence
 # however many names contain it (a class's methods all carry its name in their qualified names).
-# At most EXACT_NAME_LOOKUP such units are read per word.
+# Only the ``BEST_POOL`` best-ranked units are read for it.
 EXACT_NAMES = True
-EXACT_NAME_LOOKUP = 2000
 NAME_BIT = 1  # the "name" field's bit in a posting's field mask (paqad.index.fields.FIELDS[0])
 BEST_POOL = 50  # candidates searched for the unit holding most of the query's rarity
 _WORD = re.compile(r"[^\W\d_]\w*")  # an identifier as written (paqad.tokenize's word)
@@ -177,20 +176,38 @@ def named_terms(query: AnalyzedQuery, result: Scored) -> dict[str, float]:
 
 
 def exact_names(index: Index, query: AnalyzedQuery, result: Scored) -> list[str]:
-    """Ubiquitous scored terms written in the query as a word that is some unit's whole name."""
+    """Ubiquitous scored terms written in the query as a word that is the whole name of one of the
+    ``BEST_POOL`` best-ranked units (a declaration named exactly so ranks there: its name field
+    holds the word). Bounded to those units so a common word costs a few row reads, not thousands."""
     if not EXACT_NAMES or not result.postings or len(query.terms) > NAMED_MAX_TERMS:
         return []
     status = {t.term: t.status for t in query.scored()}
-    out = []
+    pool = [c.uid for c in result.ranked[:BEST_POOL]]
+    out: list[str] = []
+    names: dict[int, str] | None = None
     for word in dict.fromkeys(_WORD.findall(query.text)):
         word_terms = tokenize.terms(word)
         whole = word_terms[-1] if word_terms else ""
         if status.get(whole) != "ubiquitous" or whole in out or whole not in result.postings:
             continue
-        uids, _, masks = result.postings[whole]
-        named_uids = [int(u) for u, m in zip(uids, masks) if m & NAME_BIT][:EXACT_NAME_LOOKUP]
-        if named_uids and any(u.name.lower() == word.lower() for u in index.units(named_uids, ("name",)).values()):
+        holders = _name_holders(pool, result.postings[whole])
+        if not holders:
+            continue
+        if names is None:  # one read of the pool's names, only when some word needs it
+            names = {uid: u.name.lower() for uid, u in index.units(pool, ("name",)).items()}
+        if any(names.get(uid) == word.lower() for uid in holders):
             out.append(whole)
+    return out
+
+
+def _name_holders(uids: list[int], posting: tuple[Any, Any, Any]) -> list[int]:
+    """Those of ``uids`` whose posting for the term has the name bit (posting lists sorted by unit id)."""
+    p_uids, _, masks = posting
+    out = []
+    for uid in uids:
+        i = bisect.bisect_left(p_uids, uid)
+        if i < len(p_uids) and p_uids[i] == uid and int(masks[i]) & NAME_BIT:
+            out.append(uid)
     return out
 
 
