@@ -64,14 +64,14 @@ def advise(root: Path, cfg: Config, report: BuildReport, index: Index | None = N
     """The advice for the index at ``root`` that was just built or updated (``report``)."""
     index = index if index is not None else Index.shared(root)
     index.refresh()
-    decisions = collect.Eligibility(root, cfg["rag_max_file_size"]).collect()
+    decisions = collect.Eligibility(root, cfg.rag_max_file_size).collect()
     advice = Advice(
         index=IndexSummary(report.mode, report.files_indexed, index.meta().n_units, index.file_languages()),
         descriptions=_descriptions(index),
         languages_without_grammar=_without_grammar(decisions.kept),
         files_without_declarations=_without_declarations(index),
         skipped=_skipped(decisions.dropped),
-        embedding_provider=cfg["rag_embedding_provider"],
+        embedding_provider=cfg.rag_embedding_provider,
         git_hooks_installed=_hooks_installed(root),
     )
     advice.next = _next_commands(advice, decisions.dropped)

@@ -301,11 +301,11 @@ def _parse_current(root: Path, path: str, elig: Eligibility | None = None) -> tu
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     cfg = config.load(root)
-    elig = elig or collect.Eligibility(root, cfg["rag_max_file_size"])
+    elig = elig or collect.Eligibility(root, cfg.rag_max_file_size)
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:
         return [], f"{path} is not indexed: {decision.reason}"
-    return parse_file(path, text, decision.rule.parser, decision.rule.grammar, cfg["rag_max_unit_lines"]), None
+    return parse_file(path, text, decision.rule.parser, decision.rule.grammar, cfg.rag_max_unit_lines), None
 
 
 # --------------------------------------------------------------------------- promote

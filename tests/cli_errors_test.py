@@ -264,12 +264,12 @@ def test_crash_outside_a_set_up_repository_goes_to_a_temp_file(tmp_path: Path, m
     """No `.paqad/` to write into (paqad never set up here): the report goes to a temp file, and
     the folder is left as it was. In-process, with a library function that raises a bug."""
     from paqad.cli import main as cli_main
-    from paqad.search import pipeline
+    from paqad.index import status as status_mod
 
     def broken_status(root: Path) -> dict:
         raise KeyError("units_by_language")
 
-    monkeypatch.setattr(pipeline, "status", broken_status)
+    monkeypatch.setattr(status_mod, "status", broken_status)
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
     import tempfile

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import time
@@ -10,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from paqad import config, workspace
+from paqad.config import Config
 from paqad.delivery import context, drift
 from testing.repos import Repo, make_shop
 
-CFG = {"rag_base_branch": "auto", "rag_drift_check": True, "rag_drift_interval": 10}
+CFG = Config(rag_base_branch="auto", rag_drift_check=True, rag_drift_interval=10.0)
 
 
 @pytest.fixture
@@ -77,7 +79,7 @@ def test_no_remote_is_skipped_quietly_and_recorded(repo):
 
 def test_the_setting_switches_it_off(clones):
     mine, _ = clones
-    assert drift.check(mine.root, {**CFG, "rag_drift_check": False}).status == "off"
+    assert drift.check(mine.root, dataclasses.replace(CFG, rag_drift_check=False)).status == "off"
     assert not drift.state_path(mine.root).exists()
 
 

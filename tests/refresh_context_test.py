@@ -9,6 +9,7 @@ import pytest
 
 from paqad import config, git
 from paqad.cli import main as cli_main
+from paqad.config import Config
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import PaqadError
 from paqad.index import build
@@ -141,7 +142,7 @@ def test_cli_json_reports_the_depth_and_why(shop, cli):
 
 
 def test_the_prompt_budget_comes_from_the_environment_then_the_setting_then_the_default():
-    assert prompt.budget_of({"rag_prompt_budget": 0.8}, environ={}) == 0.8
-    assert prompt.budget_of({}, environ={}) == prompt.DEFAULT_BUDGET_S == 1.5
-    assert prompt.budget_of({"rag_prompt_budget": 0.8}, environ={"PAQAD_HOOK_BUDGET": "0"}) == 0.0
-    assert prompt.budget_of({}, environ={"PAQAD_HOOK_BUDGET": "soon"}) == 1.5
+    assert prompt.budget_of(Config(rag_prompt_budget=0.8), environ={}) == 0.8
+    assert prompt.budget_of(Config(), environ={}) == prompt.DEFAULT_BUDGET_S == 1.5
+    assert prompt.budget_of(Config(rag_prompt_budget=0.8), environ={"PAQAD_HOOK_BUDGET": "0"}) == 0.0
+    assert prompt.budget_of(Config(), environ={"PAQAD_HOOK_BUDGET": "soon"}) == 1.5

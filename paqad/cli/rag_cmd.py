@@ -103,7 +103,7 @@ def _init_in_background(root: Path, cfg: config_mod.Config) -> tuple[build.Build
     from paqad.index import build
 
     report = build.build_full(root, cfg, embed=False)
-    if cfg["rag_embedding_provider"] == "none":
+    if cfg.rag_embedding_provider == "none":
         return report, None
     return report, runner.spawn([sys.executable, "-m", "paqad", "--root", str(root), "rag", "update"], root)
 
@@ -240,11 +240,11 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     cfg = app.config()
     from paqad.index import status as status_mod
 
-    data = {"root": str(root), "rag_enabled": cfg["rag_enabled"], "index": status_mod.status(root)}
+    idx = status_mod.status(root)
+    data = {"root": str(root), "rag_enabled": cfg.rag_enabled, "index": idx}
     if as_json:
         emit_json(data)
         return
-    idx = data["index"]
     click.echo(f"retrieval: {'on' if data['rag_enabled'] else 'off'}  ({root})")
     if not idx["built"]:
         click.echo("index: none yet (run `paqad rag init`)")

@@ -20,10 +20,13 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paqad import git, workspace
 from paqad.delivery import context
+
+if TYPE_CHECKING:
+    from paqad.config import Config
 
 SECTION = "## Base drift"
 STATE_FILE = "drift.json"
@@ -64,22 +67,22 @@ def last_check(root: Path) -> dict[str, Any] | None:
         return None
 
 
-def _setting(cfg: Any, key: str, default: Any) -> Any:
+def _setting(cfg: Config, key: str, default: Any) -> Any:
     try:
         return cfg[key]
     except (KeyError, TypeError):
         return default
 
 
-def check(root: Path, cfg: Any, files: list[str] | None = None, force: bool = False, timeout: float = NETWORK_TIMEOUT_S) -> Drift:
+def check(root: Path, cfg: Config, files: list[str] | None = None, force: bool = False, timeout: float = NETWORK_TIMEOUT_S) -> Drift:
     """Run the throttled check, record it, and write the ``## Base drift`` section; never raises for git."""
-    if not _setting(cfg, "rag_drift_check", True):
+    if not cfg.rag_drift_check:
         return Drift("off", "rag_drift_check is false")
-    interval = float(_setting(cfg, "rag_drift_interval", DEFAULT_INTERVAL_MIN)) * 60
+    interval = cfg.rag_drift_interval * 60
     last = last_check(root)
     if not force and last and 0 <= time.time() - float(last.get("checked_at", 0)) < interval:
         return Drift("throttled", f"checked {time.time() - float(last['checked_at']):.0f}s ago (every {interval / 60:g} min)")
-    drift = _check(root, str(_setting(cfg, "rag_base_branch", "auto")), files, timeout)
+    drift = _check(root, cfg.rag_base_branch, files, timeout)
     workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
     workspace.atomic_write_text(state_path(root), json.dumps(drift.to_dict()))
     context.write_section(root, SECTION, render(drift))

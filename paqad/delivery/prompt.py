@@ -17,13 +17,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paqad import deadline as deadline_mod
 from paqad.delivery import context
 from paqad.delivery import depth as depth_mod
 from paqad.delivery.refresh import Report, record_prompt, refresh
 from paqad.errors import IndexMissingError, LockedError
+
+if TYPE_CHECKING:
+    from paqad.config import Config
 
 DEFAULT_BUDGET_S = 1.5
 BUDGET_MARGIN_S = 0.15  # kept back for rendering, printing and exiting
@@ -51,7 +54,7 @@ class Answer:
 
 def answer_prompt(
     root: Path,
-    cfg: Any,
+    cfg: Config,
     prompt: str,
     limit: int,
     spawn_refresh: Callable[[Path], None],
@@ -96,10 +99,10 @@ def _stale_answer(root: Path, limit: int, why: str) -> Answer:
     return Answer(context.render_for_hook(last, limit, context.stale_note(last)), AnswerStatus.STALE, why)
 
 
-def budget_of(cfg: Any, environ: dict[str, str] | None = None) -> float:
+def budget_of(cfg: Config, environ: dict[str, str] | None = None) -> float:
     """The prompt-hook budget in seconds: ``PAQAD_HOOK_BUDGET``, else ``rag_prompt_budget``, else 1.5."""
     raw = (os.environ if environ is None else environ).get(BUDGET_ENV)
     try:
-        return max(0.0, float(raw)) if raw is not None else float(cfg["rag_prompt_budget"])
-    except (KeyError, TypeError, ValueError):
+        return max(0.0, float(raw)) if raw is not None else cfg.rag_prompt_budget
+    except ValueError:
         return DEFAULT_BUDGET_S

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paqad import git, workspace
 from paqad.delivery import context
@@ -25,6 +25,9 @@ from paqad.delivery import depth as depth_mod
 from paqad.errors import PaqadError
 from paqad.index import build  # noqa: F401 - imported before a prompt's budget clock starts,
 from paqad.search import pipeline  # noqa: F401 - so the budget is spent searching, not importing
+
+if TYPE_CHECKING:
+    from paqad.config import Config
 
 PROMPT_FILE = "prompt.json"
 PROMPT_MAX_CHARS = 4000
@@ -101,7 +104,7 @@ def working_set(root: Path, base: str) -> git.WorkingSet:
 # ---- the worker --------------------------------------------------------------------------
 
 
-def _sync(root: Path, cfg: Any, lock_wait: float | None) -> str:
+def _sync(root: Path, cfg: Config, lock_wait: float | None) -> str:
     """Incremental index update. In the hot path (``lock_wait`` seconds) a writer that is still busy
     after the wait (a post-commit update, a rebuild) is not waited for: the index is searched as it is."""
 
@@ -113,7 +116,7 @@ def _sync(root: Path, cfg: Any, lock_wait: float | None) -> str:
     # and until then the search answers them lexically and counts them as pending.
     hot = lock_wait is not None
     report = build.update(root, cfg, repair=not hot, embed=not hot)
-    pending = " (vectors pending)" if hot and cfg["rag_embedding_provider"] != "none" and (report.files_changed or report.files_removed) else ""
+    pending = " (vectors pending)" if hot and cfg.rag_embedding_provider != "none" and (report.files_changed or report.files_removed) else ""
     return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed{pending}"
 
 
@@ -129,7 +132,7 @@ def _writer_free(root: Path, wait: float) -> bool:
     return True
 
 
-def _search(root: Path, query: str, top_n: int, cfg: Any = None, deadline: float | None = None) -> Any:
+def _search(root: Path, query: str, top_n: int, cfg: Config | None = None, deadline: float | None = None) -> Any:
     """The search with the repository's settings (floor, relief, reranking). ``deadline`` (monotonic)
     is the prompt hook's: reranking and the query embedding stop before it, so neither blocks the hook."""
     from paqad import config
@@ -157,7 +160,7 @@ def search_at_depth(search: Callable[[str, int], Any], query: str, chosen: depth
 
 def refresh(
     root: Path,
-    cfg: Any,
+    cfg: Config,
     prompt: str | None = None,
     sync: bool = True,
     lock_wait: float | None = None,
@@ -166,13 +169,13 @@ def refresh(
 ) -> Report:
     """Sync, query, search (stepping up once if too little comes back) and deliver. Raises PaqadError subclasses."""
     started = time.perf_counter()
-    if not cfg["rag_enabled"]:
+    if not cfg.rag_enabled:
         raise PaqadError("retrieval is off in this repository; run `paqad rag init` first")
     report = Report()
     prompt = prompt if prompt is not None else recorded_prompt(root)
-    ws = working_set(root, cfg["rag_base_branch"])
+    ws = working_set(root, cfg.rag_base_branch)
     report.working_set = ws.to_dict()
-    top_n = int(cfg["rag_top_n"])
+    top_n = cfg.rag_top_n
     chosen = depth_mod.choose(prompt, ws.files, top_n)
     report.query, report.query_source = (prompt, "prompt") if prompt is not None else (working_set_query(ws), "working-set")
     if not report.query.strip():
@@ -183,7 +186,7 @@ def refresh(
         return report
     if sync:
         report.synced = _sync(root, cfg, lock_wait)
-    floor, threshold = float(cfg["rag_relief_floor"]), float(cfg["rag_similarity_threshold"])
+    floor, threshold = cfg.rag_relief_floor, cfg.rag_similarity_threshold
     if search is _search:
         search = functools.partial(_search, cfg=cfg, deadline=deadline)
     resp, steps = search_at_depth(lambda q, n: search(root, q, n), report.query, chosen, top_n, floor)

@@ -92,8 +92,8 @@ class PaqadArm:
 
     def __init__(self, root: Path, index_root: Path, cfg: Config) -> None:
         self.root, self.index_root, self.cfg = root, index_root, cfg
-        self.top_n = int(cfg["rag_top_n"])
-        self.threshold, self.floor = float(cfg["rag_similarity_threshold"]), float(cfg["rag_relief_floor"])
+        self.top_n = cfg.rag_top_n
+        self.threshold, self.floor = cfg.rag_similarity_threshold, cfg.rag_relief_floor
 
     def ask(self, question: str) -> ArmAnswer:
         chosen = depth_mod.for_prompt(question, self.top_n)

@@ -90,7 +90,7 @@ def _run_in(root: Path, cfg: Config, live: Path, scratch: Path, limit: int, seed
     by_file: dict[str, list[StoredUnit]] = {}
     for unit, _para, _q in picked:
         by_file.setdefault(unit.path, []).append(unit)
-    elig = collect.Eligibility(root, cfg["rag_max_file_size"])
+    elig = collect.Eligibility(root, cfg.rag_max_file_size)
     masked_texts, failed = masked.apply_masks(root, cfg, copy, by_file, elig)
     docs = [qmod.docstring_question(i, u, q) for i, (u, _p, q) in enumerate((p for p in picked if p[0].id not in failed), 1)]
     # Step 4: the files the grep loop reads (masked the same way) and the unanswerable subjects.

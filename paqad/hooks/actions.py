@@ -17,7 +17,7 @@ def _rag_update(root: Path) -> str:
     from paqad.index import build
 
     cfg = config.load(root)
-    if not cfg["rag_enabled"]:
+    if not cfg.rag_enabled:
         return "skipped: retrieval is off here (paqad rag init)"
     report = build.update(root, cfg)
     return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed, {report.units} units"
@@ -29,7 +29,7 @@ def _refresh_context(root: Path) -> str:
     from paqad.delivery import refresh
 
     cfg = config.load(root)
-    if not cfg["rag_enabled"]:
+    if not cfg.rag_enabled:
         return "skipped: retrieval is off here (paqad rag init)"
     report = refresh.refresh(root, cfg)
     from paqad.delivery import drift

@@ -93,7 +93,7 @@ def build_full(
     """Rebuild from scratch into a new generation and swap it in; then fill its vectors."""
     lock = _locked(root, lock_timeout)
     try:
-        audit.log(root, "INFO", "build-started", mode="full", provider=cfg["rag_embedding_provider"])
+        audit.log(root, "INFO", "build-started", mode="full", provider=cfg.rag_embedding_provider)
         report = _build_full_locked(root, cfg)
     finally:
         lock.release()
@@ -110,7 +110,7 @@ def _completed(root: Path, report: BuildReport) -> BuildReport:
 
 def _embed_after(root: Path, cfg: Config, report: BuildReport, lock_timeout: float, embed: bool, progress: vectors.Progress | None) -> BuildReport:
     """Step 7: the lexical index is live; embed what is pending (nothing without a provider)."""
-    if embed and cfg["rag_embedding_provider"] != "none":
+    if embed and cfg.rag_embedding_provider != "none":
         report.vectors = vectors.fill(root, cfg, writer_lock(root, lock_timeout), progress)
     return report
 
@@ -118,7 +118,7 @@ def _embed_after(root: Path, cfg: Config, report: BuildReport, lock_timeout: flo
 def _build_full_locked(root: Path, cfg: Config) -> BuildReport:
     started = time.perf_counter()
     workspace.ensure(root)
-    elig = collect.Eligibility(root, cfg["rag_max_file_size"])
+    elig = collect.Eligibility(root, cfg.rag_max_file_size)
     sidecar = _sidecar(root)
     parsed, dropped = _parse_all(root, elig, cfg, sidecar)
     path = store.next_generation_path(root)
@@ -191,7 +191,7 @@ def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] 
 
 def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile:
     st = (root / path).stat()
-    units = parse_file(path, text, rule.parser, rule.grammar, cfg["rag_max_unit_lines"])
+    units = parse_file(path, text, rule.parser, rule.grammar, cfg.rag_max_unit_lines)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     is_test = stackpacks.is_test_path(path, elig.active_packs)
     item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, rule.language, units, is_test)
@@ -263,7 +263,7 @@ def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
         "parser_version": PARSER_VERSION,
         "paqad_version": __version__,
         **vectors.index_meta(cfg),
-        "max_unit_lines": cfg["rag_max_unit_lines"],
+        "max_unit_lines": cfg.rag_max_unit_lines,
         "ranking_version": fields.RANKING_VERSION,
         "built_at": now,
         "updated_at": now,
@@ -292,7 +292,7 @@ def needs_full_rebuild(meta: dict[str, str], cfg: Config) -> str | None:
     checks = {
         "tokenizer_version": str(TOKENIZER_VERSION),
         "parser_version": str(PARSER_VERSION),
-        "max_unit_lines": str(cfg["rag_max_unit_lines"]),
+        "max_unit_lines": str(cfg.rag_max_unit_lines),
         "ranking_version": str(fields.RANKING_VERSION),
         "embedding_fingerprint": str(vectors.index_meta(cfg)["embedding_fingerprint"]),
     }
@@ -350,7 +350,7 @@ def _update_or_build_locked(root: Path, cfg: Config, repair: bool = True) -> Bui
 
 def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildReport:
     started = time.perf_counter()
-    elig = collect.Eligibility(root, cfg["rag_max_file_size"])
+    elig = collect.Eligibility(root, cfg.rag_max_file_size)
     stored = {row[0]: row[1:] for row in con.execute("SELECT path, hash, size, mtime_ns FROM files")}
     sidecar = _sidecar(root, log=False)
     redescribed, n_redescribed = _redescribed(con, sidecar)

@@ -72,10 +72,10 @@ def fingerprint(provider: Provider | None) -> str:
 
 def index_meta(cfg: Config, root: Path | None = None) -> dict[str, object]:
     """What an index records about its vector space (empty fingerprint: lexical only)."""
-    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"], root)
+    provider = provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)
     return {
-        "embedding_provider": cfg["rag_embedding_provider"],
-        "embedding_base_url": cfg["rag_embedding_base_url"],
+        "embedding_provider": cfg.rag_embedding_provider,
+        "embedding_base_url": cfg.rag_embedding_base_url,
         "embedding_model": provider.model if provider else "",
         "embedding_fingerprint": fingerprint(provider),
         "embedding_dims": provider.dims if provider else 0,
@@ -180,8 +180,8 @@ def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, b
     No model is loaded when the provider is ``none``, nothing is pending, or the cache has all.
     """
     started = time.perf_counter()
-    provider = provider_for(cfg["rag_embedding_provider"], cfg["rag_embedding_model"], cfg["rag_embedding_base_url"], root)
-    report = VectorReport(cfg["rag_embedding_provider"], fingerprint(provider))
+    provider = provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)
+    report = VectorReport(cfg.rag_embedding_provider, fingerprint(provider))
     path = store.current_path(root)
     if provider is None or path is None:
         return report

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paqad.search.rerank import RerankConfig
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
+
+if TYPE_CHECKING:
+    from paqad.config import Config
 
 DEFAULT_THRESHOLD = float(SETTINGS["rag_similarity_threshold"].default)
 DEFAULT_RELIEF_FLOOR = float(SETTINGS["rag_relief_floor"].default)
@@ -48,7 +51,7 @@ class SearchRequest:
     @classmethod
     def from_settings(
         cls,
-        settings: Any,
+        settings: Config,
         root: Path,
         query: str,
         *,
@@ -66,19 +69,19 @@ class SearchRequest:
         """
         return cls(
             query=query,
-            top_n=int(settings["rag_top_n"]) if top_n is None else top_n,
-            source_chars=int(settings["rag_source_chars"]) if source_chars is None else source_chars,
+            top_n=settings.rag_top_n if top_n is None else top_n,
+            source_chars=settings.rag_source_chars if source_chars is None else source_chars,
             budget_chars=SEARCH_BUDGET_CHARS if budget_chars is None else budget_chars,
             gate=gate,
-            threshold=float(settings["rag_similarity_threshold"]),
-            relief_floor=float(settings["rag_relief_floor"]),
+            threshold=settings.rag_similarity_threshold,
+            relief_floor=settings.rag_relief_floor,
             rerank=RerankConfig(
                 root=root,
-                mode=rerank or str(settings["rag_rerank"]),
-                pool=int(settings["rag_rerank_pool"]),
-                model=str(settings["rag_rerank_model"]),
-                base_url=str(settings["rag_rerank_base_url"]),
-                timeout_s=float(settings["rag_rerank_timeout"]),
+                mode=rerank or settings.rag_rerank,
+                pool=settings.rag_rerank_pool,
+                model=settings.rag_rerank_model,
+                base_url=settings.rag_rerank_base_url,
+                timeout_s=settings.rag_rerank_timeout,
                 deadline=None if deadline is None else deadline - RERANK_RESERVE_S,
             ),
             embed_deadline=None if deadline is None else deadline - EMBED_RESERVE_S,

@@ -56,7 +56,7 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
     if root is None or not workspace.paqad_dir(root).is_dir():
         return ""
     cfg = config.load(root)
-    if not cfg["rag_enabled"]:
+    if not cfg.rag_enabled:
         return ""
     if event.kind == "prompt" and event.prompt:
         if not host.DELIVERS_ON_PROMPT:
