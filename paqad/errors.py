@@ -3,7 +3,7 @@
 Every exception paqad defines is a ``PaqadError``, so the CLI's handler (``paqad/cli/errors.py``)
 has two tiers only: ours (one line, ``exit_code``) and a bug (crash.log). Subclasses that belong
 to one module live there: ``git.GitError``, ``agent.ops.OpError``, ``agent.params.ParamError``
-and ``agent.span.SpanError`` (usage), ``hooks.mcp_install.MergeError`` (config),
+and ``confinement.ConfinementError`` (usage; ``agent.span.SpanError``), ``hooks.mcp_install.MergeError`` (config),
 ``search.vector.DeadlinePassed``, ``search.rerank.RerankError``, ``embed.remote.RemoteError``,
 ``evaluation.EvalCannotRun`` (exit 3).
 """

@@ -1,11 +1,7 @@
 """``open``: a span of a repository file, bounded in lines and bytes, confined to the repository.
 
-The path comes from a request (or from the index, which is untrusted too), so it goes through
-``workspace.join_within`` (no ``..``, no absolute path, no symlink whose target leaves the
-repository). Inside the repository, ``.git/`` (remote URLs can carry credentials) and
-``.paqad/`` (``secrets.env`` holds API keys) are refused, and so are secrets files by name
-(the same patterns the indexer drops: ``.env``, ``*.pem``, ``id_rsa*``, ...): paqad hands an
-agent source code, never credentials. Binary files are refused; text is decoded as UTF-8 with
+The path goes through :func:`paqad.confinement.readable`, the rule delivery uses too (no escape
+from the repository, no ``.git/``, ``.paqad/`` or secrets file, symlinks included). Binary files are refused; text is decoded as UTF-8 with
 replacement characters, so a stray byte never fails the request.
 """
 
@@ -14,21 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paqad import workspace
-from paqad.eligibility import collect
-from paqad.errors import UsageError
+from paqad import confinement
+from paqad.confinement import ConfinementError
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file larger than this is not a source file worth a span
-REFUSED_DIRS = (".git", workspace.DIRNAME)
 BINARY_SNIFF = 8192
-
-
-class SpanError(UsageError):
-    """A request ``open`` cannot serve; ``code`` is the in-band error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+#: ``open``'s in-band errors; the path rule itself is :mod:`paqad.confinement`, shared with delivery.
+SpanError = ConfinementError
 
 
 @dataclass
@@ -43,30 +31,10 @@ class Span:
     next_start_line: int | None
 
 
-def resolve(root: Path, relative: str) -> tuple[Path, str]:
-    """The file for ``relative`` and its repository-relative POSIX path, or SpanError(forbidden/not_found)."""
-    try:
-        full = workspace.join_within(root, relative)
-    except ValueError as exc:
-        raise SpanError("forbidden", str(exc)) from None
-    rel = full.relative_to(root.resolve()).as_posix() if full != root.resolve() else "."
-    first = rel.split("/", 1)[0]
-    if first in REFUSED_DIRS:
-        raise SpanError("forbidden", f"path {relative!r} is inside {first}/, which open never reads")
-    pattern = collect.secrets_match(rel)
-    if pattern:
-        raise SpanError("forbidden", f"path {relative!r} looks like a secrets file ({pattern}); open never reads those")
-    if not full.exists():
-        raise SpanError("not_found", f"no file {relative!r} in the repository")
-    if not full.is_file():
-        raise SpanError("not_a_file", f"{relative!r} is not a regular file")
-    return full, rel
-
-
 def read_span(root: Path, relative: str, start_line: int, end_line: int | None, max_lines: int, max_bytes: int) -> Span:
     """Lines ``start_line``..``end_line`` (1-based, inclusive) of ``relative``, at most
     ``max_lines`` lines and ``max_bytes`` UTF-8 bytes of text; says where to continue."""
-    full, rel = resolve(root, relative)
+    full, rel = confinement.readable(root, relative)
     size = full.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SpanError("too_large", f"{rel} is {size} bytes; open reads files up to {MAX_FILE_BYTES}")

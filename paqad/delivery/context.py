@@ -32,7 +32,8 @@ from typing import Any
 
 import filelock
 
-from paqad import workspace
+from paqad import confinement, workspace
+from paqad.confinement import ConfinementError
 
 SECTION = "## Retrieved context"
 MAX_PASSAGES = 5
@@ -143,10 +144,12 @@ def live_passage(root: Path, res: Any, body: bool) -> Passage | None:
 
 
 def _live_lines(root: Path, rel: str) -> list[str] | None:
+    """The live file's lines, or None: gone, unreadable, or a path ``open`` would refuse (the index
+    is untrusted: a crafted row naming ``.env`` or ``.git/config`` must not reach the agent)."""
     try:
-        path = workspace.join_within(root, rel)
+        path, _ = confinement.readable(root, rel)
         return path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-    except (OSError, ValueError):
+    except (OSError, ConfinementError):
         return None
 
 

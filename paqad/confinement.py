@@ -1,0 +1,48 @@
+"""Which repository files paqad may read for an agent: one rule for ``open`` and for delivery.
+
+A path comes from a request or from the index, and both are untrusted (an index can be crafted or
+copied from elsewhere). It goes through ``workspace.join_within`` (no ``..``, no absolute path, no
+symlink whose target leaves the repository); inside the repository ``.git/`` (remote URLs can
+carry credentials) and ``.paqad/`` (``secrets.env`` holds API keys) are refused, and so are secrets
+files by name (the patterns the indexer drops: ``.env``, ``*.pem``, ``id_rsa*``, ...), also when
+reached through an in-repository symlink. paqad hands an agent source code, never credentials.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paqad import workspace
+from paqad.eligibility import collect
+from paqad.errors import UsageError
+
+REFUSED_DIRS = (".git", workspace.DIRNAME)
+
+
+class ConfinementError(UsageError):
+    """A path paqad will not read for an agent; ``code`` is the agent protocol's error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def readable(root: Path, relative: str) -> tuple[Path, str]:
+    """The file for ``relative`` and its repository-relative POSIX path (after symlinks), or
+    ConfinementError: ``forbidden`` (outside, ``.git/``, ``.paqad/``, secrets), ``not_found``, ``not_a_file``."""
+    try:
+        full = workspace.join_within(root, relative)
+    except ValueError as exc:
+        raise ConfinementError("forbidden", str(exc)) from None
+    rel = full.relative_to(root.resolve()).as_posix() if full != root.resolve() else "."
+    first = rel.split("/", 1)[0]
+    if first in REFUSED_DIRS:
+        raise ConfinementError("forbidden", f"path {relative!r} is inside {first}/, which paqad never reads for an agent")
+    pattern = collect.secrets_match(rel) or collect.secrets_match(Path(relative).as_posix())
+    if pattern:
+        raise ConfinementError("forbidden", f"path {relative!r} looks like a secrets file ({pattern}); paqad never reads those for an agent")
+    if not full.exists():
+        raise ConfinementError("not_found", f"no file {relative!r} in the repository")
+    if not full.is_file():
+        raise ConfinementError("not_a_file", f"{relative!r} is not a regular file")
+    return full, rel

@@ -1,0 +1,73 @@
+"""Delivery reads live files under the same rule as ``open`` (``paqad.confinement``).
+
+The index is untrusted input: a crafted or copied index can hold a row whose path names ``.env``,
+``.git/config``, a file under ``.paqad/`` or an in-repository symlink to one of them. The prompt
+hook reads the live file for each result it delivers, so before this rule such a row put the
+file's content into the agent's context and into ``session-context.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paqad.index import store
+from testing.hosts import run_host
+from testing.repos import Repo, make_shop
+
+QUESTION = "retry a card charge with exponential backoff"
+SECRET = "sk-live-0123456789abcdef"
+TARGETS = [".env", ".git/config", ".paqad/secrets.env", "shop/settings_link.py"]
+
+
+@pytest.fixture
+def crafted(repo: Repo, paqad_cli) -> Repo:
+    make_shop(repo)
+    (repo.root / ".env").write_text(f"STRIPE_KEY={SECRET}\n" * 40)
+    (repo.root / "shop" / "settings_link.py").symlink_to(repo.root / ".env")
+    assert paqad_cli("rag", "init", "--provider", "none", cwd=repo.root).returncode == 0
+    (repo.root / ".paqad" / "secrets.env").write_text(f"OPENAI_API_KEY={SECRET}\n" * 40)
+    with (repo.root / ".git" / "config").open("a") as handle:
+        handle.write(f'[remote "leak"]\n\turl = https://user:{SECRET}@example.com/x.git\n')
+    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
+    return repo
+
+
+def point_top_units_at(root: Path, targets: list[str], paqad_cli: Any) -> None:
+    """Rewrite the rows the question ranks first so they name the forbidden files, spanning lines 1-30."""
+    probe = paqad_cli("rag", "probe", QUESTION, "--json", "--top-n", str(len(targets)), cwd=root)
+    ids = [r["id"] for r in json.loads(probe.stdout)["results"]]
+    assert len(ids) == len(targets), probe.stdout
+    path = store.current_path(root)
+    assert path is not None
+    con = sqlite3.connect(path)
+    with con:
+        for unit_id, target in zip(ids, targets):
+            con.execute("UPDATE units SET path = ?, start_line = 1, end_line = 30 WHERE id = ?", (target, unit_id))
+    con.close()
+    found = json.loads(paqad_cli("rag", "search", QUESTION, "--json", cwd=root).stdout)["results"]
+    assert {r["path"] for r in found} & set(targets), "the crafted rows must be what search ranks"
+
+
+def test_the_prompt_hook_never_delivers_files_open_refuses(crafted: Repo, paqad_cli: Any) -> None:
+    point_top_units_at(crafted.root, TARGETS, paqad_cli)
+    proc = run_host(crafted.root, "claude", prompt=QUESTION)
+    assert proc.returncode == 0
+    delivered = proc.stdout
+    state = crafted.root / ".paqad" / "state" / "context.json"
+    context_md = crafted.root / ".paqad" / "context" / "session-context.md"
+    for text in (delivered, state.read_text() if state.exists() else "", context_md.read_text() if context_md.exists() else ""):
+        assert SECRET not in text
+    if state.exists():
+        paths = {p["path"] for p in json.loads(state.read_text())["passages"]}
+        assert not paths & set(TARGETS), paths
+
+
+def test_a_plain_source_file_is_still_delivered(crafted: Repo) -> None:
+    """The rule refuses what it must and nothing more: the untouched index still delivers source."""
+    proc = run_host(crafted.root, "claude", prompt=QUESTION)
+    assert proc.returncode == 0 and "shop/payments.py:L" in proc.stdout and SECRET not in proc.stdout
