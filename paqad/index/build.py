@@ -36,7 +36,7 @@ from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
 
-LOCK_TIMEOUT_S = 60.0
+LOCK_TIMEOUT_S = workspace.INDEX_LOCK_TIMEOUT_S
 
 # Receives one unit's postings: (uid, [(tid, w, mask), ...]).
 PostingSink = Callable[[int, list[tuple[int, float, int]]], None]

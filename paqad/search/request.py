@@ -11,7 +11,7 @@ This module imports nothing heavy: the prompt path builds a request before the s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,7 +86,3 @@ class SearchRequest:
             ),
             embed_deadline=None if deadline is None else deadline - EMBED_RESERVE_S,
         )
-
-    def with_top_n(self, top_n: int) -> SearchRequest:
-        """The same request, wider or narrower (the depth step-up)."""
-        return replace(self, top_n=top_n)
