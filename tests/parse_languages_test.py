@@ -12,11 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from parse_treesitter_test import FIXTURES, Case, Detail
 
 from paqad.eligibility import stackpacks
 from paqad.parse import parse_file, treesitter
-from paqad.units import CodeUnit
+from testing import parsing
+from testing.parsing import FIXTURES, Case, Detail, parse_case, unit_named
 
 CASES: dict[str, Case] = {
     "elixir": Case(
@@ -148,60 +148,38 @@ CASES: dict[str, Case] = {
 }
 
 
-def _parse(case: Case) -> tuple[list[str], list[CodeUnit]]:
-    text = (FIXTURES / case.file).read_text(encoding="utf-8")
-    return text.split("\n"), treesitter.parse(case.file, text, case.grammar)
-
-
-def _unit(units: list[CodeUnit], qualified_name: str) -> CodeUnit:
-    return next(u for u in units if u.qualified_name == qualified_name and u.kind != "module")
-
-
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_fixture_parses_without_errors(language: str) -> None:
-    case = CASES[language]
-    text = (FIXTURES / case.file).read_text(encoding="utf-8")
-    assert not treesitter.syntax_tree(text, case.grammar).root_node.has_error
+    parsing.check_parses_without_errors(CASES[language])
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_units_are_exact(language: str) -> None:
-    _, units = _parse(CASES[language])
-    assert sorted((u.kind, u.qualified_name, u.start_line, u.end_line) for u in units) == sorted(CASES[language].units)
-    assert {u.language for u in units} == {language}
-    assert len({u.id for u in units}) == len(units)
+    parsing.check_units_are_exact(CASES[language], language)
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_unit_details_and_imports(language: str) -> None:
-    case = CASES[language]
-    _, units = _parse(case)
-    unit = _unit(units, case.detail.qualified_name)
-    assert (unit.signature, unit.docstring, unit.calls) == (case.detail.signature, case.detail.docstring, case.detail.calls)
-    assert next(u for u in units if u.kind == "module").imports == case.imports
+    parsing.check_unit_details_and_imports(CASES[language])
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_text_is_exact_lines_and_nothing_is_lost(language: str) -> None:
-    lines, units = _parse(CASES[language])
-    covered: set[int] = set()
-    for unit in units:
-        if unit.kind != "module":
-            assert unit.text == "\n".join(lines[unit.start_line - 1 : unit.end_line])
-            assert "\n" not in unit.signature and 0 < len(unit.signature) <= 300
-            covered.update(range(unit.start_line, unit.end_line + 1))
-    leftover = [n for n, line in enumerate(lines, 1) if line.strip() and n not in covered]
-    module = next(u for u in units if u.kind == "module")
-    assert module.text == "\n".join(lines[n - 1] for n in leftover)
+    parsing.check_text_is_exact_lines_and_nothing_is_lost(CASES[language])
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_signatures_are_single_short_lines(language: str) -> None:
+    parsing.check_signatures_are_single_short_lines(CASES[language])
 
 
 def test_clauses_of_one_function_are_one_unit() -> None:
     """``handle_call`` has a ``do`` clause and a ``do:`` clause; ``pop`` has three equations."""
-    _, units = _parse(CASES["elixir"])
-    handle = _unit(units, "Bank.Account.handle_call")
+    _, units = parse_case(CASES["elixir"])
+    handle = unit_named(units, "Bank.Account.handle_call")
     assert handle.text.count("def handle_call(") == 2 and handle.calls == ["record"]
-    _, units = _parse(CASES["haskell"])
-    pop = _unit(units, "pop")
+    _, units = parse_case(CASES["haskell"])
+    pop = unit_named(units, "pop")
     assert pop.text.startswith("pop :: Queue a -> Maybe (a, Queue a)\npop (Queue [] [])")
     assert [u.qualified_name for u in units].count("pop") == 1
 
@@ -215,19 +193,19 @@ def test_clauses_do_not_merge_across_other_declarations() -> None:
 def test_elixir_head_field_access_and_attributes_are_not_calls() -> None:
     """The head ``start_link(owner)`` is not a call of itself; ``state.owner`` is a field; the
     ``@doc`` attribute above a ``def`` is part of its span."""
-    _, units = _parse(CASES["elixir"])
-    start = _unit(units, "Bank.Account.start_link")
+    _, units = parse_case(CASES["elixir"])
+    start = unit_named(units, "Bank.Account.start_link")
     assert start.text.startswith('  @doc "Start an account for `owner`."\n  def start_link(owner) do')
     assert start.calls == ["start_link"]  # GenServer.start_link, not the head
-    assert _unit(units, "Bank.Account.log").calls == ["info"]  # the body of a ``do:`` one-liner
+    assert unit_named(units, "Bank.Account.log").calls == ["info"]  # the body of a ``do:`` one-liner
 
 
 def test_haskell_types_are_not_calls_and_docs_attach_past_the_imports() -> None:
-    _, units = _parse(CASES["haskell"])
+    _, units = parse_case(CASES["haskell"])
     module = next(u for u in units if u.kind == "module")
     assert module.calls == []  # ``Queue a`` in a signature is a type application
-    assert _unit(units, "Queue").docstring == "A queue as two lists."
-    assert _unit(units, "Sized").signature == "class Sized f where"
+    assert unit_named(units, "Queue").docstring == "A queue as two lists."
+    assert unit_named(units, "Sized").signature == "class Sized f where"
 
 
 @pytest.mark.parametrize(
@@ -267,14 +245,14 @@ def test_parse_file_keeps_units_through_the_dispatch(language: str) -> None:
 
 
 def test_ocaml_doc_comments_are_cleaned_and_local_lets_are_not_units() -> None:
-    _, units = _parse(CASES["ocaml"])
-    assert _unit(units, "pop").docstring == "Remove the top element."
-    assert _unit(units, "empty").docstring == "The empty stack."
+    _, units = parse_case(CASES["ocaml"])
+    assert unit_named(units, "pop").docstring == "Remove the top element."
+    assert unit_named(units, "empty").docstring == "The empty stack."
     assert "rest" not in {u.name for u in units}  # ``let x, rest = pop s in`` inside ``drain``
 
 
 def test_hcl_unlabelled_blocks_stay_in_the_module_unit() -> None:
-    _, units = _parse(CASES["hcl"])
+    _, units = parse_case(CASES["hcl"])
     module = next(u for u in units if u.kind == "module")
     assert module.text.startswith("# Network and web tier for one environment.\nterraform {")
-    assert "locals {" in module.text and _unit(units, "vpc").calls == ["cidrsubnet"]
+    assert "locals {" in module.text and unit_named(units, "vpc").calls == ["cidrsubnet"]

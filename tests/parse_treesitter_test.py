@@ -7,37 +7,12 @@ and that no non-blank line is lost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
 
 from paqad.parse import treesitter
 from paqad.parse.ts_languages import GRAMMARS
-from paqad.units import CodeUnit
-
-FIXTURES = Path(__file__).parent / "fixtures" / "languages"
-
-Span = tuple[str, str, int, int]
-
-
-@dataclass(frozen=True)
-class Detail:
-    qualified_name: str
-    signature: str
-    docstring: str
-    calls: list[str]
-    bases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Case:
-    file: str
-    grammar: str
-    units: list[Span]
-    imports: list[str]
-    detail: Detail
-
+from testing import parsing
+from testing.parsing import FIXTURES, Case, Detail, unit_named
 
 CASES: dict[str, Case] = {
     "javascript": Case(
@@ -360,66 +335,29 @@ CASES: dict[str, Case] = {
 }
 
 
-def _parse(case: Case) -> tuple[list[str], list[CodeUnit]]:
-    text = (FIXTURES / case.file).read_text(encoding="utf-8")
-    return text.split("\n"), treesitter.parse(case.file, text, case.grammar)
-
-
-def _by_name(units: list[CodeUnit], qualified_name: str) -> CodeUnit:
-    return next(u for u in units if u.qualified_name == qualified_name and u.kind != "module")
-
-
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_fixture_parses_without_errors(language: str) -> None:
-    case = CASES[language]
-    text = (FIXTURES / case.file).read_text(encoding="utf-8")
-    assert not treesitter.syntax_tree(text, case.grammar).root_node.has_error
+    parsing.check_parses_without_errors(CASES[language])
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_units_are_exact(language: str) -> None:
-    case = CASES[language]
-    _, units = _parse(case)
-    found = sorted((u.kind, u.qualified_name, u.start_line, u.end_line) for u in units)
-    print(f"{language}: {len(units)} units")
-    assert found == sorted(case.units)
-    assert {u.language for u in units} == {language}
-    assert len({u.id for u in units}) == len(units)
+    parsing.check_units_are_exact(CASES[language], language)
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_unit_details(language: str) -> None:
-    case = CASES[language]
-    _, units = _parse(case)
-    unit = _by_name(units, case.detail.qualified_name)
-    assert unit.signature == case.detail.signature
-    assert unit.docstring == case.detail.docstring
-    assert unit.calls == case.detail.calls
-    assert tuple(unit.bases) == case.detail.bases
-    module = next(u for u in units if u.kind == "module")
-    assert module.imports == case.imports
+    parsing.check_unit_details_and_imports(CASES[language])
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_text_is_exact_lines_and_nothing_is_lost(language: str) -> None:
-    lines, units = _parse(CASES[language])
-    covered: set[int] = set()
-    for unit in units:
-        if unit.kind != "module":
-            assert unit.text == "\n".join(lines[unit.start_line - 1 : unit.end_line])
-            covered.update(range(unit.start_line, unit.end_line + 1))
-    leftover = [n for n, line in enumerate(lines, 1) if line.strip() and n not in covered]
-    module = next(u for u in units if u.kind == "module")
-    assert (module.start_line, module.end_line) == (leftover[0], leftover[-1])
-    assert module.text == "\n".join(lines[n - 1] for n in leftover)
+    parsing.check_text_is_exact_lines_and_nothing_is_lost(CASES[language])
 
 
 @pytest.mark.parametrize("language", sorted(CASES))
 def test_signatures_are_single_short_lines(language: str) -> None:
-    _, units = _parse(CASES[language])
-    for unit in units:
-        assert "\n" not in unit.signature and len(unit.signature) <= 300
-        assert unit.kind == "module" or unit.signature
+    parsing.check_signatures_are_single_short_lines(CASES[language])
 
 
 def test_tsx_needs_the_tsx_grammar() -> None:
@@ -429,7 +367,7 @@ def test_tsx_needs_the_tsx_grammar() -> None:
     units = treesitter.parse("ui/component.tsx", text, "tsx")
     found = sorted((u.kind, u.qualified_name, u.start_line, u.end_line) for u in units)
     assert found == [("function", "Banner", 6, 14), ("module", "", 1, 5)]
-    banner = _by_name(units, "Banner")
+    banner = unit_named(units, "Banner")
     assert banner.language == "typescript"
     assert banner.docstring == "A dismissable banner."
     assert banner.calls == ["toUpperCase", "onClose"]
