@@ -12,10 +12,7 @@ stderr gets one line pointing there. click's own exceptions (usage errors, ``ctx
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
-import platform
 import re
-import sqlite3
 import sys
 import tempfile
 import time
@@ -99,6 +96,9 @@ def write_crash_log(root: Path, exc: BaseException) -> str:
 
 def crash_report(exc: BaseException) -> str:
     """Versions, the command and the traceback, as Markdown for an issue."""
+    import platform  # crash-report only
+    import sqlite3
+
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return (
         f"## paqad {__version__} crashed at {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n\n"
@@ -111,6 +111,8 @@ def crash_report(exc: BaseException) -> str:
 
 def _dependency_versions() -> str:
     """``name version`` of each installed runtime dependency paqad declares."""
+    import importlib.metadata  # only when writing a crash report: not on every command's path
+
     try:
         requires = importlib.metadata.requires("paqad") or []
     except importlib.metadata.PackageNotFoundError:
