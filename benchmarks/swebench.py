@@ -408,7 +408,17 @@ def settings_label(settings: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) or "defaults"
 
 
-def run_paqad(root: Path, text: str, gold_files: list[str], rev: str, settings: dict[str, str] | None = None) -> dict:
+def run_paqad(
+    root: Path, text: str, gold_files: list[str], rev: str, settings: dict[str, str] | None = None,
+    seed: Path | None = None, any_source: bool = False,
+) -> dict:
+    """Index (or reuse) the checkout and ask it.
+
+    A kept index is reused only by the same paqad sources built with the same settings, unless
+    ``any_source`` (``--reuse-index``: for ranking-only changes, which do not touch what is stored;
+    the row records the source that built it). With ``seed`` (the previous instance's kept
+    checkout, ``--seed``), its index is copied in and brought up to this commit by ``build.update``,
+    the incremental path git hooks run, instead of a full build."""
     from paqad import config
     from paqad.index import build, store
     from paqad.index.reader import Index
@@ -416,15 +426,26 @@ def run_paqad(root: Path, text: str, gold_files: list[str], rev: str, settings: 
 
     t0 = time.perf_counter()
     stamp = root / ".git" / "paqad-bench-index"
-    # a kept index is reused only by the same paqad sources built with the same settings
     overrides = {**BASE_SETTINGS, **(settings or {})}
     key = rev if not settings else f"{rev} {json.dumps(settings, sort_keys=True)}"
-    reused = store.current_path(root) is not None and stamp.exists() and stamp.read_text().strip() == key
+    suffix = "" if not settings else f" {json.dumps(settings, sort_keys=True)}"
+    kept = stamp.read_text().strip() if stamp.exists() else ""
+    reused = store.current_path(root) is not None and (kept == key or (any_source and kept.endswith(suffix) and (suffix or " " not in kept)))
     report = None
+    mode = "reused" if reused else "full"
     if not reused:
         cfg = config.load(root, cli_overrides=overrides, environ={})
-        report = build.build_full(root, cfg)
+        seed_stamp = seed / ".git" / "paqad-bench-index" if seed else None
+        if seed is not None and seed_stamp is not None and seed_stamp.exists() and seed_stamp.read_text().strip() == key:
+            shutil.rmtree(root / ".paqad", ignore_errors=True)
+            shutil.copytree(seed / ".paqad", root / ".paqad", ignore=shutil.ignore_patterns("*.lock", "logs"))
+            Index.forget(root)
+            report = build.update(root, cfg)
+            mode = "seeded"
+        else:
+            report = build.build_full(root, cfg)
         stamp.write_text(key + "\n")
+        kept = key
     t1 = time.perf_counter()
     resp = pipeline.search(root, text, top_n=TOP_UNITS, gate=False)
     t2 = time.perf_counter()
@@ -440,6 +461,8 @@ def run_paqad(root: Path, text: str, gold_files: list[str], rev: str, settings: 
     return {
         "config_overrides": overrides,
         "index_reused": reused,
+        "index_mode": mode,
+        "index_built_by": kept.split(" ", 1)[0][:16],
         "index_s": round(t1 - t0, 2),
         "search_s": round(t2 - t1, 3),
         "gated_search_s": round(t3 - t2, 3),
@@ -558,6 +581,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="score only the first N instances")
     ap.add_argument("--ids", nargs="*", help="score only these instance ids")
     ap.add_argument("--keep", action="store_true", help="keep checkouts (and their indexes) for a fast rerun")
+    ap.add_argument("--seed", action="store_true", help="with --keep: build each instance's index by updating a copy of the previous one's (date order)")
+    ap.add_argument("--reuse-index", action="store_true", help="reuse kept indexes built by other paqad sources (ranking-only changes)")
     ap.add_argument("--budget-min", type=float, help="start no new instance after this many minutes")
     ap.add_argument("--summarize", metavar="ROWS", help="only print the summary of a results .jsonl")
     ap.add_argument("--resume", metavar="ROWS", help="append to this results .jsonl, scoring only the instances it lacks (same --set required)")
@@ -610,6 +635,9 @@ def main() -> None:
     )
     rows: list[dict] = []
     started = time.perf_counter()
+    previous: Path | None = None
+    if args.seed:
+        instances = sorted(instances, key=lambda x: x["created_at"])  # consecutive base commits differ least
     with open(out_path, "a" if args.resume else "w", encoding="utf-8") as out:
         for i, inst in enumerate(instances, 1):
             if args.budget_min and time.perf_counter() - started > args.budget_min * 60:
@@ -618,7 +646,9 @@ def main() -> None:
             t0 = time.perf_counter()
             root, cached = checkout(args.sympy_git, inst, settings)
             t1 = time.perf_counter()
-            pq = run_paqad(root, inst["problem_statement"], inst["gold_files"], rev["source_sha256"], settings)
+            pq = run_paqad(root, inst["problem_statement"], inst["gold_files"], rev["source_sha256"], settings,
+                           seed=previous if args.seed else None, any_source=args.reuse_index)
+            previous = root
             bm = run_bm25(root, inst["problem_statement"])
             row = {
                 "instance_id": inst["instance_id"],

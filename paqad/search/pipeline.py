@@ -20,7 +20,7 @@ from paqad.index import status as status_mod
 from paqad.index.reader import Index
 from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
 from paqad.search import evidence as evidence_mod
-from paqad.search import fusion, lexical, vector
+from paqad.search import fusion, lexical, ranking, vector
 from paqad.search import query as query_mod
 from paqad.search import rerank as rerank_mod
 from paqad.search.request import DEFAULT_RELIEF_FLOOR, DEFAULT_THRESHOLD, SearchRequest
@@ -137,7 +137,7 @@ def _search(
     if late:
         resp.vector_note = "the query embedding did not finish before the deadline; answered from the lexical index alone"
     resp.vectors_pending = max(0, n_units - mat.size) if mat is not None else 0
-    ranked = _ranked(scored, hits, ev.coverage)
+    ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage), text)
     fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None)
     best = max((c.score for c in ranked[:top_n]), default=0.0)
     if gate and not answered:
@@ -146,7 +146,8 @@ def _search(
         # Reranking reorders the deduplicated pool (the same passages the fused order would show, and
         # more when the pool is larger than top_n), then the floor decides on the kept scores.
         pool = rerank.pool if rerank is not None and rerank.mode != "off" else top_n
-        top = _dedupe_parts(index, ranked, max(top_n, pool))
+        top = _dedupe_parts(index, ranked, max(top_n * ranking.DIVERSITY_WIDEN, pool))
+        top = _diversify(index, top)
         top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(index, uids))
         top = top[:top_n]
         resp.rerank = outcome.to_dict() if outcome else None
@@ -261,6 +262,16 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
         spans.setdefault(path, []).append((start, end))
         out.append(cand)
     return out
+
+
+def _diversify(index: Index, top: list[fusion.Fused]) -> list[fusion.Fused]:
+    """The deduplicated pool in delivery order: further passages of one file behind other files'
+    (``ranking.diversify``); scores unchanged."""
+    if ranking.DIVERSITY >= 1.0:
+        return top
+    paths = index.units([c.uid for c in top], ("uid", "path"))
+    missing = StoredUnit()
+    return ranking.diversify(top, lambda c: c.fused, lambda c: paths.get(c.uid, missing).path)
 
 
 def _rerank_texts(index: Index, uids: list[int]) -> list[str]:

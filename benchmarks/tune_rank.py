@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Ablate and tune the ranking stack (``paqad.search.ranking``) on the semble benchmark and our
+rulers, in one process: indexes are built once, a setting is a module constant changed in place.
+
+    python benchmarks/tune_rank.py --half A [--set ranking.PATH_BOOST=0.5 ...] [--rows OUT.jsonl]
+    python benchmarks/tune_rank.py --half A --curve ranking.DIVERSITY=1.0,0.7,0.5,0.3
+
+Every question goes through ``pipeline.run`` with the request the default settings make, lexical,
+twice: ungated (``rag probe``: ranking alone) and gated (``rag search``, the door the hooks use).
+Printed per point: semble NDCG@10 ungated and gated (macro over repositories, as ``semble.py``),
+per category, refused answerable queries and probe silence; on the four rulers, unit hit@1 and
+MRR ungated and gated, and silence on ``refusal.yaml``. The rulers run on private copies under
+``benchmarks/.cache/tune-work/`` (never ``score.py``'s work folder, which another run may be using).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import corpora  # noqa: E402
+import scoring  # noqa: E402
+import semble  # noqa: E402
+import semble_probes  # noqa: E402
+import tune_gate  # noqa: E402
+
+from paqad.search import ranking  # noqa: E402
+
+tune_gate.MODULES["ranking"] = ranking
+WORK = HERE / ".cache" / "tune-work"
+
+
+def ruler_root(corpus: str) -> Path:
+    entry = json.loads((HERE / "corpora.lock.json").read_text())[corpus]
+    src, dst = corpora.CACHE / entry["root"], WORK / entry["root"]
+    if not dst.is_dir():
+        if not (src / ".git").is_dir():
+            sys.exit(f"{corpus} is not fetched: run `python benchmarks/corpora.py fetch {corpus}`")
+        WORK.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dst, symlinks=True, ignore=lambda d, names: [".paqad"] if Path(d) == src else [])
+    return dst
+
+
+def semble_rows(names: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    tasks = semble.load_tasks(semble.load_specs())
+    probes = semble_probes.load_probes()
+    rows: list[dict[str, Any]] = []
+    prow: list[dict[str, Any]] = []
+    for name in names:
+        root = semble.CACHE / "repos" / name
+        rt = [t for t in tasks if t["repo"] == name]
+        if not root.is_dir():
+            rows += [{**semble.base_row(t), "ndcg10": 0.0, "ungated": 0.0, "answered": False, "parsed": False} for t in rt]
+            continue
+        a = tune_gate.Asker(root)
+        lang = semble.PAQAD_LANGUAGE.get(rt[0]["language"], rt[0]["language"]) if rt else ""
+        parsed = lang in tune_gate.parsed_languages(root)
+        for t in rt:
+            gated = a.ask(t["query"])
+            ungated = a.ask(t["query"], gate=False)
+            g = semble.score_row(t, semble.locs(gated.to_dict()))
+            u = semble.score_row(t, semble.locs(ungated.to_dict()))
+            rows.append({**semble.base_row(t), "ndcg10": g["ndcg10"], "ungated": u["ndcg10"], "answered": gated.answered, "parsed": parsed,
+                         "top": [f"{r.path}:{r.start_line}" for r in ungated.results[:3]]})
+        for p in probes.get(name, []):
+            prow.append({"repo": name, "pid": p["pid"], "answered": a.ask(p["query"]).answered})
+    return rows, prow
+
+
+def ruler_rows() -> list[dict[str, Any]]:
+    refusal = yaml.safe_load((HERE / "rulers" / "refusal.yaml").read_text())
+    out = []
+    for corpus in tune_gate.RULERS:
+        a = tune_gate.Asker(ruler_root(corpus))
+        ruler = yaml.safe_load((HERE / "rulers" / f"{corpus}.yaml").read_text())
+        extra = [dict(x, refusal=True) for x in refusal["questions"] if corpus in refusal.get("corpora", [])]
+        for q in ruler["questions"] + extra:
+            exp = [scoring.Expected(x["path"], int(x["lines"][0]), int(x["lines"][1])) for x in q.get("answers", [])]
+            row: dict[str, Any] = {"corpus": corpus, "id": q["id"], "style": q.get("style", "plain"), "refusal": bool(q.get("refusal"))}
+            for arm, gate in (("gated", True), ("ungated", False)):
+                res = a.ask(q["q"], gate=gate)
+                row[f"{arm}_answered"] = res.answered
+                row[f"{arm}_rank"] = next((i for i, r in enumerate(res.results, 1)
+                                           if any(scoring.unit_hit((r.path, r.start_line, r.end_line), e) for e in exp)), None)
+            out.append(row)
+    return out
+
+
+def _share(rows: list[dict[str, Any]], test: Any) -> float:
+    return round(sum(1 for r in rows if test(r)) / max(1, len(rows)), 4)
+
+
+def summary(rows: list[dict[str, Any]], prow: list[dict[str, Any]], rrows: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    g = semble.macro(rows, names)
+    u = semble.macro([dict(r, ndcg10=r["ungated"]) for r in rows], names)
+    parsed = [r for r in rows if r["parsed"]]
+    s: dict[str, Any] = {"ungated": round(u["overall"], 4), "gated": round(g["overall"], 4)}
+    s.update({f"u_{c}": round(v, 4) for c, v in u["category"].items()})
+    s.update({f"g_{c}": round(v, 4) for c, v in g["category"].items()})
+    s["refused"] = _share(parsed, lambda r: not r["answered"])
+    s["probe_silence"] = _share(prow, lambda p: not p["answered"])
+    answerable = [r for r in rrows if not r["refusal"]]
+    for arm in ("ungated", "gated"):
+        s[f"r_{arm}_hit1"] = _share(answerable, lambda r, a=arm: r[f"{a}_answered"] and r[f"{a}_rank"] == 1)
+        s[f"r_{arm}_mrr"] = round(sum(1 / r[f"{arm}_rank"] for r in answerable if r[f"{arm}_answered"] and r[f"{arm}_rank"]) / max(1, len(answerable)), 4)
+    s["r_refusal_silence"] = _share([r for r in rrows if r["refusal"]], lambda r: not r["gated_answered"])
+    return s
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--half", choices=("A", "B"), default=None)
+    ap.add_argument("--repos", default=None)
+    ap.add_argument("--set", action="append", default=[], help="module.CONST=value (modules: ranking, evidence, fusion, query, lexical)")
+    ap.add_argument("--curve", default=None, help="CONST[,CONST...]=v1,v2,...")
+    ap.add_argument("--no-rulers", action="store_true")
+    ap.add_argument("--per-language", action="store_true", help="also print ungated NDCG per language")
+    ap.add_argument("--rows", default=None, help="write every row to this jsonl")
+    args = ap.parse_args(argv)
+    split = json.loads(semble.SPLIT.read_text())
+    names = split[args.half] if args.half else (args.repos.split(",") if args.repos else split["A"] + split["B"])
+    for spec in args.set:
+        tune_gate.set_const(spec)
+    points: list[tuple[str, str]] = [("", "")]
+    if args.curve:
+        consts, values = args.curve.split("=", 1)
+        points = [(consts, v) for v in values.split(",")]
+    for consts, v in points:
+        for c in filter(None, consts.split(",")):
+            tune_gate.set_const(f"{c}={v}")
+        t0 = time.time()
+        rows, prow = semble_rows(names)
+        rrows = [] if args.no_rulers else ruler_rows()
+        s = {"point": f"{consts}={v}" if consts else " ".join(args.set) or "as shipped", **summary(rows, prow, rrows, names)}
+        if args.per_language:
+            s["u_language"] = {k: round(x, 3) for k, x in semble.macro([dict(r, ndcg10=r["ungated"]) for r in rows], names)["language"].items()}
+        s["wall_s"] = round(time.time() - t0, 1)
+        print(json.dumps(s), flush=True)
+        if args.rows:
+            with open(args.rows, "w") as fh:
+                for kind, rs in (("semble", rows), ("probe", prow), ("ruler", rrows)):
+                    fh.writelines(json.dumps({"kind": kind, **r}) + "\n" for r in rs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

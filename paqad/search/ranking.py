@@ -1,0 +1,220 @@
+"""Code-aware ranking: what a code searcher knows about a candidate that BM25F does not.
+
+Applied to one query's fused pool (best first, ``fusion.Fused``) before the calibrated score, so
+the confidence floor judges the new order. Each signal was added alone and kept only when it
+helped on the tuning half of the semble benchmark without hurting our rulers (the ablation table
+is in benchmarks/README.md, "Ranking stack"); every constant below is a module constant so
+``benchmarks/tune_rank.py`` can switch it off or sweep it.
+
+- **definitions**: a query that is one identifier (``Session``, ``createStore``, ``Sinatra::Base``,
+  ``flask.Blueprint``) looks up a declaration; the units *named* so (not those that only mention
+  it) are lifted by ``DEFINITION_BOOST`` times the best fused score, more when their file is named
+  after it too. Identifiers written inside a sentence ("where is `parseArgs` called") lift their
+  declarations at ``EMBEDDED_SCALE`` of that.
+- **path words**: a file whose name or folder carries the query's words (``sessions.py`` for
+  "session management") is about the subject; its units gain ``PATH_BOOST`` times the best score
+  times the share of the query's words it carries.
+- **file coherence**: several candidates in one file say the file is the subject; its best unit
+  gains ``COHERENCE_BOOST`` times the best score, scaled by the file's share of the pool's score.
+- **path priors**: examples, docs, benchmarks, compat and vendored folders, re-export modules
+  (``__init__.py``, ``index.ts``, ``mod.rs``...) and type stubs (``.d.ts``) are rarely where a thing is
+  done; their scores are multiplied by ``PATH_PRIORS`` unless the query names that kind of file.
+  Tests are demoted at index time (``paqad.index.fields.TEST_PRIOR``).
+- **diversity** (:func:`diversify`): the delivered order gives each further unit of a file already
+  shown ``DIVERSITY`` to the power of how many came before it, so ten results cover more than one
+  file; the scores themselves are kept (a second passage of a file is no less confident).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from paqad.tokenize import terms
+
+if TYPE_CHECKING:
+    from paqad.index.reader import Index
+    from paqad.search.fusion import Fused
+
+T = TypeVar("T")
+
+ENABLED = True
+DEFINITION_BOOST = 0.5
+DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symbol too
+EMBEDDED_SCALE = 0.5
+PATH_BOOST = 1.0
+PATH_MIN_SHARE = 0.1
+COHERENCE_BOOST = 0.2
+PRIORS = ""  # comma-separated names of PATH_PRIORS in use
+DIVERSITY = 0.6
+DIVERSITY_WIDEN = 3  # the pool diversity draws from, in multiples of top_n
+RANK_POOL = 100  # candidates the signals read (paths and names: one query)
+
+#: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
+DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro", "constant", "variable", "object", "protocol", "record", "module_def", "impl"})
+
+# One identifier, optionally qualified (``a.b``, ``a::b``, ``a\\b``, ``a->b``, ``a#b``).
+_SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:::|\.|\\|->|#)[A-Za-z_$][\w$]*)*[!?]?$")
+_SEPARATORS = re.compile(r"::|\.|\\|->|#")
+# Identifiers inside a sentence: camelCase, PascalCase with an inner capital, snake_case, or
+# anything in backticks.
+_EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Za-z]+_\w+)\b")
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+#: (name, pattern over the repository-relative path, factor, query words that lift the prior)
+PATH_PRIORS: tuple[tuple[str, re.Pattern[str], float, frozenset[str]], ...] = (
+    ("examples", re.compile(r"(?:^|/)(?:_?examples?|samples?|demos?|docs?_src|tutorials?)/", re.I), 0.5, _words("example examples sample samples demo demos tutorial")),
+    ("docs", re.compile(r"(?:^|/)(?:docs?|documentation|site)/", re.I), 0.5, _words("doc docs documentation")),
+    ("benchmarks", re.compile(r"(?:^|/)(?:bench(?:marks?)?|perf)/", re.I), 0.5, _words("bench benchmark benchmarks perf performance")),
+    ("compat", re.compile(r"(?:^|/)(?:_?compat|legacy|deprecated|vendor(?:ed)?|third_party|thirdparty|external)/", re.I), 0.5,
+     _words("compat compatibility legacy deprecated vendor vendored")),
+    ("reexport", re.compile(r"(?:^|/)(?:__init__\.py|index\.[cm]?[jt]sx?|mod\.rs|package-info\.java|package\.scala)$"), 0.7, frozenset()),
+    ("stub", re.compile(r"\.d\.[cm]?ts$|\.pyi$"), 0.7, _words("type types typing declaration declarations stub stubs")),
+)
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What a query asks for, read from its text alone."""
+
+    symbols: tuple[str, ...] = ()  # identifiers whose declarations the query looks up
+    embedded: bool = False  # the symbols were written inside a sentence (lift at EMBEDDED_SCALE)
+    words: frozenset[str] = field(default_factory=frozenset)  # the query's index terms
+
+
+@lru_cache(maxsize=512)
+def shape(text: str) -> QueryShape:
+    stripped = text.strip().strip("`'\"")
+    words = frozenset(terms(text))
+    if _SYMBOL.match(stripped) and _looks_like_symbol(stripped):
+        return QueryShape((stripped,), False, words)
+    found = [a or b for a, b in _EMBEDDED.findall(text)]
+    names = tuple(dict.fromkeys(n.strip("()") for n in found if _SYMBOL.match(n.strip("()"))))
+    return QueryShape(names, bool(names), words)
+
+
+def _looks_like_symbol(token: str) -> bool:
+    """A bare word is a symbol when it could not be an English word: it has a separator, an
+    underscore, a capital after the first letter, or starts with a capital (``Session``)."""
+    return bool(_SEPARATORS.search(token)) or "_" in token or token[:1].isupper() or any(c.isupper() for c in token[1:])
+
+
+def _segments(name: str) -> list[str]:
+    return [s for s in _SEPARATORS.split(name) if s]
+
+
+def defines(unit_name: str, qualified_name: str, symbol: str) -> bool:
+    """Whether a unit named ``unit_name`` (qualified ``qualified_name``) declares ``symbol``: its
+    own name is the symbol's last segment and the qualifiers both give agree (``flask.Blueprint``
+    names the class ``Blueprint`` even where its qualified name carries no module)."""
+    segs = _segments(symbol)
+    if not segs or unit_name.rstrip("!?") != segs[-1].rstrip("!?"):
+        return False
+    qual = _segments(qualified_name) or [unit_name]
+    n = min(len(qual), len(segs))
+    return qual[-n:] == segs[-n:]
+
+
+@lru_cache(maxsize=50_000)
+def _path_words(path: str) -> frozenset[str]:
+    p = PurePosixPath(path)
+    stem = p.name.split(".", 1)[0]
+    return frozenset(terms(stem)) | frozenset(terms(p.parent.name))
+
+
+@lru_cache(maxsize=50_000)
+def _stem_terms(path: str) -> frozenset[str]:
+    return frozenset(terms(PurePosixPath(path).name.split(".", 1)[0]))
+
+
+def path_prior(path: str, words: frozenset[str]) -> float:
+    factor = 1.0
+    use = PRIORS.split(",")
+    for name, pattern, value, lifts in PATH_PRIORS:
+        if name in use and pattern.search(path) and not (lifts and words & lifts):
+            factor *= value
+    return factor
+
+
+def apply(index: Index, ranked: list[Fused], text: str) -> list[Fused]:
+    """``ranked`` re-scored by the signals (``fused`` changed in place on the first ``RANK_POOL``)
+    and re-sorted; the rest keep their order below."""
+    if not ENABLED or not ranked:
+        return ranked
+    head, tail = ranked[:RANK_POOL], ranked[RANK_POOL:]
+    info = index.units([c.uid for c in head], ("uid", "path", "name", "qualified_name", "kind"))
+    q = shape(text)
+    best = max(c.fused for c in head) or 1.0
+    add = dict.fromkeys((c.uid for c in head), 0.0)
+    if q.symbols and DEFINITION_BOOST:
+        _definitions(head, info, q, best, add)
+    if q.words and PATH_BOOST:
+        _path_words_boost(head, info, q, best, add)
+    if COHERENCE_BOOST:
+        _coherence(head, info, best, add)
+    for c in head:
+        u = info.get(c.uid)
+        prior = path_prior(u.path, q.words) if PRIORS and u is not None else 1.0
+        c.fused = (c.fused + add[c.uid]) * prior
+    head.sort(key=lambda c: (-c.fused, c.lexical_rank or 1 << 30, c.uid))
+    return head + tail
+
+
+def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
+    unit = DEFINITION_BOOST * best * (EMBEDDED_SCALE if q.embedded else 1.0)
+    lowered = [_segments(s)[-1].lower() for s in q.symbols if _segments(s)]
+    for c in head:
+        u = info.get(c.uid)
+        if u is None or u.kind not in DEFINITION_KINDS or not any(defines(u.name, u.qualified_name, s) for s in q.symbols):
+            continue
+        stem = PurePosixPath(u.path).name.split(".", 1)[0].lower().replace("_", "").replace("-", "")
+        named_file = any(stem == s or stem.rstrip("s") == s for s in lowered)
+        add[c.uid] += unit * (1.0 + (DEFINITION_STEM_BONUS if named_file else 0.0))
+
+
+def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
+    for c in head:
+        u = info.get(c.uid)
+        if u is None:
+            continue
+        share = len(q.words & _path_words(u.path)) / len(q.words)
+        if share >= PATH_MIN_SHARE:
+            add[c.uid] += PATH_BOOST * best * share
+
+
+def _coherence(head: list[Fused], info: dict[int, Any], best: float, add: dict[int, float]) -> None:
+    total: dict[str, float] = {}
+    top: dict[str, Fused] = {}
+    for c in head:
+        u = info.get(c.uid)
+        if u is None:
+            continue
+        total[u.path] = total.get(u.path, 0.0) + c.fused
+        if u.path not in top:
+            top[u.path] = c  # head is best first
+    most = max(total.values(), default=0.0) or 1.0
+    for path, c in top.items():
+        add[c.uid] += COHERENCE_BOOST * best * total[path] / most
+
+
+def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T], str]) -> list[T]:
+    """``items`` (best first) reordered so that each further item of a file already placed counts
+    at ``DIVERSITY`` ** (items of that file placed before it); a stable greedy pass."""
+    if DIVERSITY >= 1.0 or len(items) < 2:
+        return list(items)
+    remaining = list(items)
+    seen: dict[str, int] = {}
+    out: list[T] = []
+    while remaining:
+        best_i = max(range(len(remaining)), key=lambda i: (score(remaining[i]) * DIVERSITY ** seen.get(path(remaining[i]), 0), -i))
+        item = remaining.pop(best_i)
+        seen[path(item)] = seen.get(path(item), 0) + 1
+        out.append(item)
+    return out

@@ -1,0 +1,136 @@
+"""The ranking stack (``paqad.search.ranking``) on a small real repository: each signal, switched
+off and on, changes the order the way its docstring says, through the same ``pipeline.run``
+every door calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from paqad import config
+from paqad.index import build
+from paqad.search import pipeline, ranking
+from testing.env import LEXICAL
+
+FILLER = "\n\n".join(
+    f"def tool_{i}(value):\n    '''Format value {i} for the shop's listing pages.'''\n    return str(value) + '{i}'\n" for i in range(40)
+)
+
+
+@pytest.fixture
+def store(repo):
+    # "Session" is mentioned all over the client; only sessions.py declares it.
+    repo.write("shop/client.py", "\n\n".join(
+        f"def call_{i}(session):\n    '''Send request {i} with the Session: session.send(session.prepare()).'''\n"
+        f"    session = Session()\n    return session.send(session.prepare(), session, dispatch, dispatch)\n" for i in range(6)
+    ))
+    repo.write("shop/sessions.py", (
+        "class Session:\n    '''Keeps cookies and settings across requests.'''\n\n"
+        "    def send(self, request):\n        return request\n\n"
+        "    def prepare(self):\n        return self\n\n\n"
+        "def merge_settings(a, b):\n    '''Merge two settings dicts for a session.'''\n    return {**a, **b}\n"
+    ))
+    # The ledger: six units of one file mention it once each, one unit elsewhere repeats it.
+    repo.write("shop/routing.py", "\n\n".join(
+        f"def route_{i}(rule, view):\n    '''Register rule {i} for a view.'''\n    return ledger.add(rule, view)\n" for i in range(6)
+    ))
+    repo.write("shop/views.py", "def index_view(request):\n    '''Render the index page.'''\n    return ledger or ledger or ledger or ledger\n")
+    # The client repeats "dispatch" in every unit; a queue mentions it once.
+    repo.write("shop/queue.py", "def drain(items):\n    '''Empty the queue.'''\n    return [x for x in items]  # see dispatch\n")
+    repo.write("shop/format.py", FILLER)
+    repo.write("shop/templating.py", "def render(name, context):\n    '''Fill a page from its name and context.'''\n    return name.format(**context)\n")
+    repo.write("shop/pages.py", "def page(name):\n    '''Build the template of a page and render the template with the template context.'''\n    return render(name, {})\n")
+    repo.commit("shop")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    return repo
+
+
+def _ask(root, text):
+    return pipeline.search(root, text, top_n=10, gate=False)
+
+
+def test_a_symbol_query_puts_the_declaration_above_its_mentions(store, monkeypatch):
+    monkeypatch.setattr(ranking, "DEFINITION_BOOST", 0.0)
+    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+    monkeypatch.setattr(ranking, "PATH_BOOST", 0.0)
+    before = _ask(store.root, "Session")
+    assert before.results[0].path == "shop/client.py"  # the mentions win on term frequency alone
+    monkeypatch.setattr(ranking, "DEFINITION_BOOST", 0.5)
+    after = _ask(store.root, "Session")
+    assert after.results[0].id == "shop/sessions.py::Session"
+
+
+def test_a_file_named_for_the_query_words_is_lifted(store, monkeypatch):
+    monkeypatch.setattr(ranking, "PATH_BOOST", 0.0)
+    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+    before = _ask(store.root, "template rendering")
+    assert before.results[0].path == "shop/pages.py"
+    monkeypatch.setattr(ranking, "PATH_BOOST", 1.0)
+    after = _ask(store.root, "template rendering")
+    assert after.results[0].path == "shop/templating.py"
+
+
+def test_several_hits_in_one_file_lift_that_file(store, monkeypatch):
+    monkeypatch.setattr(ranking, "PATH_BOOST", 0.0)
+    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+    before = _ask(store.root, "ledger")
+    assert before.results[0].path == "shop/views.py"  # one unit saying it four times
+    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 1.0)
+    after = _ask(store.root, "ledger")
+    assert after.results[0].path == "shop/routing.py"
+
+
+def test_diversity_shows_other_files_before_a_files_further_units(store, monkeypatch):
+    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+    monkeypatch.setattr(ranking, "DIVERSITY", 1.0)
+    plain = [r.path for r in _ask(store.root, "dispatch").results]
+    assert plain[:2] == ["shop/client.py", "shop/client.py"]
+    monkeypatch.setattr(ranking, "DIVERSITY", 0.3)
+    mixed = [r.path for r in _ask(store.root, "dispatch").results]
+    assert mixed[0] == plain[0] and len(set(mixed[:2])) == 2
+    assert mixed.count("shop/client.py") == plain.count("shop/client.py")  # reordered, not dropped
+
+
+def test_switching_the_stack_off_restores_plain_bm25f_order(store, monkeypatch):
+    on = [r.id for r in _ask(store.root, "Session").results]
+    monkeypatch.setattr(ranking, "ENABLED", False)
+    monkeypatch.setattr(ranking, "DIVERSITY", 1.0)
+    off = [r.id for r in _ask(store.root, "Session").results]
+    assert on[0] == "shop/sessions.py::Session" and off[0].startswith("shop/client.py")
+
+
+@pytest.mark.parametrize("text, symbols, embedded", [
+    ("Session", ("Session",), False),
+    ("Sinatra::Base", ("Sinatra::Base",), False),
+    ("flask.Blueprint", ("flask.Blueprint",), False),
+    ("createStore", ("createStore",), False),
+    ("session", (), False),  # a lowercase word is a word
+    ("how does `parse_args` handle defaults", ("parse_args",), True),
+    ("where is parseArgs called", ("parseArgs",), True),
+    ("session management", (), False),
+])
+def test_query_shape(text, symbols, embedded):
+    s = ranking.shape(text)
+    assert s.symbols == symbols and s.embedded == embedded
+
+
+@pytest.mark.parametrize("name, qualified, symbol, want", [
+    ("Base", "Sinatra.Base", "Sinatra::Base", True),
+    ("Base", "Other.Base", "Sinatra::Base", False),
+    ("Blueprint", "Blueprint", "flask.Blueprint", True),  # a module qualifier the unit does not carry
+    ("Session", "Session", "Session", True),
+    ("SessionMixin", "SessionMixin", "Session", False),
+])
+def test_defines(name, qualified, symbol, want):
+    assert ranking.defines(name, qualified, symbol) is want
+
+
+def test_path_priors_demote_examples_unless_asked():
+    ranking_priors = ranking.PRIORS
+    try:
+        ranking.PRIORS = "examples,stub"
+        assert ranking.path_prior("examples/app.py", frozenset()) < 1.0
+        assert ranking.path_prior("examples/app.py", frozenset(ranking.terms("examples"))) == 1.0
+        assert ranking.path_prior("src/types.d.ts", frozenset()) < 1.0
+        assert ranking.path_prior("src/app.py", frozenset()) == 1.0
+    finally:
+        ranking.PRIORS = ranking_priors
