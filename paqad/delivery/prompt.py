@@ -23,7 +23,7 @@ from paqad import deadline as deadline_mod
 from paqad.delivery import context
 from paqad.delivery import depth as depth_mod
 from paqad.delivery.refresh import Report, record_prompt, refresh
-from paqad.errors import IndexMissingError, LockedError
+from paqad.errors import IndexMissingError, IndexOutdatedError, LockedError
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -76,10 +76,13 @@ def answer_prompt(
     if outcome.value is not None:
         return _live_answer(root, outcome.value, limit, spawn_refresh)
     error = outcome.error
-    spawn_refresh(root)  # too slow, no index, or a failure: the logged background run catches up or says why
+    spawn_refresh(root)  # too slow, no index, or a failure: the logged background run catches up, repairs or says why
+    if isinstance(error, IndexOutdatedError):
+        return _stale_answer(root, limit, "index upgrade (built by an older paqad) running in the background")
     if error is not None and not isinstance(error, (IndexMissingError, LockedError)):
         return Answer(None, AnswerStatus.SILENT, f"{type(error).__name__}: {error}")
-    return _stale_answer(root, limit, "no index yet" if error is not None else "over budget")
+    why = "no index yet" if isinstance(error, IndexMissingError) else "index locked" if error is not None else "over budget"
+    return _stale_answer(root, limit, why)
 
 
 def _live_answer(root: Path, report: Report, limit: int, spawn: Callable[[Path], None]) -> Answer:
