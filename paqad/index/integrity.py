@@ -6,7 +6,10 @@ blocks, JSON lists); an update, which writes on top of what it finds, checks the
 first, because damage it does not touch would otherwise survive it and every search after it:
 
 - the ``meta`` values have their types (:func:`meta_problem`, also run by every open);
-- SQLite's own ``PRAGMA quick_check`` (page and b-tree structure; it does not read every value);
+- SQLite's own ``PRAGMA integrity_check`` (page and b-tree structure, and every index against its
+  table, so a damaged unit id or path is found; a damaged value in a column no index covers,
+  such as a unit's text, is only found by the reader that decodes it, which notes it for the
+  next update: :func:`paqad.index.store.mark_damaged`);
 - every unit belongs to an indexed file, and ``n_units`` counts the units;
 - every posting block's three arrays and every unit's term list have consistent byte lengths.
 
@@ -65,7 +68,7 @@ def problem(con: sqlite3.Connection) -> str | None:
     found = meta_problem(meta)
     if found:
         return found
-    checked = [row[0] for row in con.execute("PRAGMA quick_check(3)")]
+    checked = [row[0] for row in con.execute("PRAGMA integrity_check(3)")]
     if checked != ["ok"]:
         return "SQLite's check failed: " + "; ".join(str(c) for c in checked)[:300]
     return _rows_problem(con, int(meta.get("n_units", "0") or 0))
