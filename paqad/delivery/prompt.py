@@ -6,7 +6,10 @@ every hook action uses, joined with the budget. If it finishes, the context matc
 If it cannot (no index yet, too slow), the last delivery goes out marked with its age and the
 prompt it answered, and ``spawn_refresh`` starts the background refresh (the caller passes the
 runner's detached, single-flight ``refresh-context`` action, so this package never imports the
-hook runner). Whatever happens, it returns within the budget and never raises.
+hook runner). With no index at all the refresh does not build (a first build takes far longer
+than a budget): the answer goes out at once and the background refresh builds. An index built by
+an older paqad is handed over the same way while the background refresh upgrades it.
+Whatever happens, it returns within the budget and never raises.
 """
 
 from __future__ import annotations
