@@ -27,6 +27,7 @@ from paqad.delivery import context
 from paqad.delivery import depth as depth_mod
 from paqad.delivery.refresh import Report, record_prompt, refresh
 from paqad.errors import IndexMissingError, IndexOutdatedError, LockedError
+from paqad.index import store
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -70,6 +71,9 @@ def answer_prompt(
     if depth_mod.is_trivial(prompt):  # an acknowledgement must not replace the request it acknowledges
         return Answer(None, AnswerStatus.SKIPPED, "trivial prompt")
     record_prompt(root, prompt, host, session_id)  # first: a background refresh answers *this* prompt
+    if not store.current_pointer(root).exists():  # no index: nothing to search, a build never fits the budget
+        spawn_refresh(root)
+        return _stale_answer(root, limit, "no index yet")
 
     def work() -> Report:
         lock_wait = deadline_mod.remaining(deadline, SEARCH_RESERVE_S)
