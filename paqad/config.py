@@ -8,6 +8,7 @@ silently fall back to a default.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,12 +53,27 @@ class Config(Settings):
 
 def load(root: Path, cli_overrides: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Resolve every setting for the repository at ``root``."""
+    return _resolve(root, cli_overrides, environ)
+
+
+def _resolve(
+    root: Path, cli_overrides: Mapping[str, str] | None, environ: Mapping[str, str] | None, replaced: tuple[Path, dict[str, Any]] | None = None
+) -> Config:
+    """:func:`load`, with ``replaced`` = (a config file, the mapping it would hold): what every
+    later command would resolve once ``config set`` wrote it (the file need not exist yet)."""
+
+    def data_of(path: Path) -> dict[str, Any]:
+        return replaced[1] if replaced is not None and path == replaced[0] else read_file(path)
+
     values = {name: Value(s.default, "default") for name, s in SETTINGS.items()}
-    for path in team_files(root):
-        _apply(values, read_file(path), _display(root, path), team=True)
+    teams = team_files(root)
+    if replaced is not None and replaced[0].parent == workspace.team_config_dir(root) and replaced[0] not in teams:
+        teams = sorted([*teams, replaced[0]])
+    for path in teams:
+        _apply(values, data_of(path), _display(root, path), team=True)
     local = workspace.local_config_path(root)
-    if local.exists():
-        _apply(values, read_file(local), _display(root, local))
+    if local.exists() or (replaced is not None and replaced[0] == local):
+        _apply(values, data_of(local), _display(root, local))
     _apply_env(values, os.environ if environ is None else environ)
     for key, raw in (cli_overrides or {}).items():
         setting = _setting(key, "command line (-c)")
@@ -99,6 +115,11 @@ def _apply(values: dict[str, Value], data: dict[str, Any], origin: str, team: bo
                 f"{origin}: {setting.name} = {raw!r} would send this repository's code off this machine, which a committed "
                 f"team config cannot choose for you; to accept it, set it yourself: `paqad config set {setting.name} {raw}` "
                 f"(writes .paqad/.config), or {ENV_PREFIX}{setting.name.upper()}, or -c {setting.name}={raw}"
+            )
+        if team and setting.local_only and value != setting.default:
+            raise ConfigError(
+                f"{origin}: {setting.name} = {raw!r} lets paqad write outside this repository, which a committed team "
+                f"config cannot choose for you; to accept it, set it yourself: `paqad config set {setting.name} {raw}`"
             )
         values[setting.name] = Value(value, origin)
 
@@ -145,7 +166,8 @@ def _convert(setting: Setting, raw: Any) -> Any:
     if setting.type is float:
         if isinstance(raw, bool):
             return None
-        return float(str(raw).strip())
+        number = float(str(raw).strip())
+        return number if math.isfinite(number) else None  # nan and inf pass every bound check
     if isinstance(raw, bool) and raw is False and "off" in setting.choices:
         return "off"  # YAML 1.1 reads an unquoted `off` (or `no`) as false
     if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
@@ -164,12 +186,16 @@ def _in_range(setting: Setting, value: Any) -> bool:
 
 
 def set_value(root: Path, key: str, raw: str, team: bool = False) -> Path:
-    """Validate and write one setting into ``.paqad/.config`` (or the team file). Returns the file."""
+    """Validate and write one setting into ``.paqad/.config`` (or the team file). Returns the file.
+
+    Validated as every later command reads it: the settings are resolved with the file as it
+    would be written (a remote provider in a team file is refused here, not by the next command)."""
     setting = _setting(key, "config set")
     value = coerce(setting, raw, "config set")
     path = workspace.team_config_dir(root) / "team.yaml" if team else workspace.local_config_path(root)
     data = read_file(path) if path.exists() else {}
     data[key] = value
+    _resolve(root, None, {}, replaced=(path, data))  # refuse what every later command would refuse
     workspace.ensure(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     workspace.atomic_write_text(path, yaml.safe_dump(data, sort_keys=True))

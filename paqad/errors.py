@@ -35,8 +35,22 @@ class IndexMissingError(PaqadError):
     """No index has been built yet."""
 
 
+#: What every corrupt-index message ends with: the repair (``rag update`` rebuilds a damaged index).
+CORRUPT_HINT = "`paqad rag update` rebuilds it (git hooks and the prompt hook start one in the background), or run `paqad rag rebuild` now"
+
+
 class IndexCorruptError(PaqadError):
-    """The index file cannot be trusted; the fix is ``paqad rag rebuild``."""
+    """The index file cannot be trusted: one message for every kind of damage ("corrupt index:
+    <what was found>; <the repair>"), whichever reader found it. ``detail`` is what was found."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"corrupt index: {detail}; {CORRUPT_HINT}")
+
+
+class IndexOutdatedError(PaqadError):
+    """The index was written by an older paqad (an older schema): not damage, an upgrade. The next
+    ``paqad rag update`` (git hooks and the prompt hook start one) rebuilds it."""
 
 
 class LockedError(PaqadError):

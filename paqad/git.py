@@ -173,7 +173,17 @@ def toplevel(path: Path) -> Path | None:
 
 def is_bare(path: Path) -> bool:
     """True when ``path`` is inside a bare repository (a git dir with no work tree to index)."""
-    return _text(["rev-parse", "--is-bare-repository"], path) == "true"
+    return git_dir_kind(path) == "bare"
+
+
+def git_dir_kind(path: Path) -> str | None:
+    """Outside a work tree, whether ``path`` is inside a git dir: ``"bare"`` (a bare repository),
+    ``"git dir"`` (a work tree's ``.git``), or None (not git's at all)."""
+    out = _text(["rev-parse", "--is-bare-repository", "--is-inside-git-dir"], path)
+    lines = (out or "").split()
+    if lines[:1] == ["true"]:
+        return "bare"
+    return "git dir" if lines[1:2] == ["true"] else None
 
 
 def hooks_path(root: Path) -> Path:

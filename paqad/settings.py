@@ -18,7 +18,8 @@ SEARCH_BUDGET_CHARS = 12_000
 
 @dataclass(frozen=True)
 class Setting:
-    """One setting. ``choices`` restricts strings; ``low``/``high`` bound numbers (inclusive)."""
+    """One setting. ``choices`` restricts strings; ``low``/``high`` bound numbers (inclusive); a
+    float is always finite (NaN compares false with every bound, so it would pass them all)."""
 
     name: str
     type: type
@@ -31,6 +32,9 @@ class Setting:
     # value). A committed team config is written by whoever controls the repository, not by the
     # person running paqad, so it may not choose them (paqad.config refuses it, naming the file).
     off_machine: tuple[str, ...] = ()
+    # A setting only the person running paqad may choose (never a committed team config): it lets
+    # paqad write outside the repository.
+    local_only: bool = False
 
     def sends_off_machine(self, value: Any) -> bool:
         """True when ``value`` of this setting would send code (or a key) off this machine."""
@@ -58,9 +62,10 @@ def setting(
     low: float | None = None,
     high: float | None = None,
     off_machine: tuple[str, ...] = (),
+    local_only: bool = False,
 ) -> Any:
     """One field of :class:`Settings`: its default, and what validation and the docs need."""
-    meta = {"help": help, "choices": choices, "low": low, "high": high, "off_machine": off_machine}
+    meta = {"help": help, "choices": choices, "low": low, "high": high, "off_machine": off_machine, "local_only": local_only}
     return field(default=default, metadata={"setting": meta})
 
 
@@ -128,6 +133,11 @@ class Settings:
         "Seconds the rerank step may take (the prompt hook also stops it at its budget); past it the fused order is kept.",
         low=0.1,
         high=120.0,
+    )
+    rag_index_outside_repo: bool = setting(
+        False,
+        "Allow `.paqad/vectors` to be a symlink to a folder outside the repository (the index is written and old generations deleted there). Local only: a committed team config cannot set it.",
+        local_only=True,
     )
 
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}

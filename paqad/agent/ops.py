@@ -31,7 +31,7 @@ from paqad import config as config_mod
 from paqad.agent import research as research_mod
 from paqad.agent import span as span_mod
 from paqad.agent.params import Param, ParamError, schema, validate
-from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, LockedError, PaqadError, UsageError
+from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, IndexOutdatedError, LockedError, PaqadError, UsageError
 from paqad.index.reader import Index
 from paqad.index.records import SPAN_FIELDS
 from paqad.search.request import SearchRequest
@@ -134,7 +134,7 @@ def translate(exc: BaseException) -> OpError:
         return OpError(exc.code, str(exc))
     table: tuple[tuple[type[BaseException], str], ...] = (
         (ParamError, "bad_params"), (UsageError, "bad_params"), (ConfigError, "config_error"),
-        (IndexMissingError, "index_missing"), (IndexCorruptError, "index_corrupt"), (LockedError, "locked"),
+        (IndexMissingError, "index_missing"), (IndexCorruptError, "index_corrupt"), (IndexOutdatedError, "index_outdated"), (LockedError, "locked"),
         (PaqadError, "failed"), (sqlite3.DatabaseError, "index_corrupt"), (filelock.Timeout, "locked"),
     )
     for kind, code in table:

@@ -36,8 +36,11 @@ class AppContext:
         if not start.is_dir():
             raise UsageError(f"--root {self.root_option}: not a directory")
         top = git.toplevel(start)
-        if top is None and git.is_bare(start):
+        kind = git.git_dir_kind(start) if top is None else None
+        if kind == "bare":
             raise UsageError(f"{start} is a bare git repository: it has no work tree to index; run paqad in a clone of it")
+        if kind is not None:
+            raise UsageError(f"{start} is inside a git dir (.git): run paqad in the work tree it belongs to")
         return top or start
 
     def root(self) -> Path:

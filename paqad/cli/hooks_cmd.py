@@ -275,7 +275,9 @@ def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
         from paqad.hooks import hosts
 
         host = hosts.HOSTS[host_name]
-        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN)
+        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN + 1)
+        if len(raw) > MAX_STDIN:  # cut JSON would fail to parse as something vaguer: say what happened
+            raise UsageError(f"the {host_name} hook input is over {MAX_STDIN:,} characters; no context for this prompt")
         parsed = host.read_event(raw, event)
         # --root, else the folder the host says it runs in; its settings are checked here so a
         # broken one is logged (hosts.handle itself stays silent on any failure)

@@ -41,6 +41,9 @@ MAX_POINTERS = 12
 MAX_LOW = 2
 CONTEXT_FILE = "session-context.md"
 STATE_FILE = "context.json"
+# Characters of the query kept in context.json: the recorded prompt's own cap
+# (``paqad.delivery.refresh.PROMPT_MAX_CHARS``), so a handover compares like with like.
+STATE_QUERY_MAX_CHARS = 4000
 HINT = "These are hints from paqad's index, not the truth: verify each one in the live file before relying on it."
 FILE_HEADER = "# Session context\n\nWritten by paqad (`paqad rag refresh-context`); regenerated on every refresh.\n"
 
@@ -276,7 +279,9 @@ def deliver(root: Path, delivery: Delivery) -> Path:
     """Write the section and remember the delivery for the stale path."""
     workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
     path = write_section(root, SECTION, render_body(delivery))
-    workspace.atomic_write_text(state_path(root), json.dumps(delivery.to_dict(), ensure_ascii=False))
+    state = delivery.to_dict()
+    state["query"] = state["query"][:STATE_QUERY_MAX_CHARS]  # a 1 MB prompt is not kept whole
+    workspace.atomic_write_text(state_path(root), json.dumps(state, ensure_ascii=False))
     return path
 
 

@@ -6,7 +6,10 @@ every hook action uses, joined with the budget. If it finishes, the context matc
 If it cannot (no index yet, too slow), the last delivery goes out marked with its age and the
 prompt it answered, and ``spawn_refresh`` starts the background refresh (the caller passes the
 runner's detached, single-flight ``refresh-context`` action, so this package never imports the
-hook runner). Whatever happens, it returns within the budget and never raises.
+hook runner). With no index at all the refresh does not build (a first build takes far longer
+than a budget): the answer goes out at once and the background refresh builds. An index built by
+an older paqad is handed over the same way while the background refresh upgrades it.
+Whatever happens, it returns within the budget and never raises.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from paqad import deadline as deadline_mod
 from paqad.delivery import context
 from paqad.delivery import depth as depth_mod
 from paqad.delivery.refresh import Report, record_prompt, refresh
-from paqad.errors import IndexMissingError, LockedError
+from paqad.errors import IndexMissingError, IndexOutdatedError, LockedError
+from paqad.index import store
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -67,6 +71,9 @@ def answer_prompt(
     if depth_mod.is_trivial(prompt):  # an acknowledgement must not replace the request it acknowledges
         return Answer(None, AnswerStatus.SKIPPED, "trivial prompt")
     record_prompt(root, prompt, host, session_id)  # first: a background refresh answers *this* prompt
+    if not store.current_pointer(root).exists():  # no index: nothing to search, a build never fits the budget
+        spawn_refresh(root)
+        return _stale_answer(root, limit, "no index yet")
 
     def work() -> Report:
         lock_wait = deadline_mod.remaining(deadline, SEARCH_RESERVE_S)
@@ -76,10 +83,13 @@ def answer_prompt(
     if outcome.value is not None:
         return _live_answer(root, outcome.value, limit, spawn_refresh)
     error = outcome.error
-    spawn_refresh(root)  # too slow, no index, or a failure: the logged background run catches up or says why
+    spawn_refresh(root)  # too slow, no index, or a failure: the logged background run catches up, repairs or says why
+    if isinstance(error, IndexOutdatedError):
+        return _stale_answer(root, limit, "index upgrade (built by an older paqad) running in the background")
     if error is not None and not isinstance(error, (IndexMissingError, LockedError)):
         return Answer(None, AnswerStatus.SILENT, f"{type(error).__name__}: {error}")
-    return _stale_answer(root, limit, "no index yet" if error is not None else "over budget")
+    why = "no index yet" if isinstance(error, IndexMissingError) else "index locked" if error is not None else "over budget"
+    return _stale_answer(root, limit, why)
 
 
 def _live_answer(root: Path, report: Report, limit: int, spawn: Callable[[Path], None]) -> Answer:

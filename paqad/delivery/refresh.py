@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any
 from paqad import git, workspace
 from paqad.delivery import context
 from paqad.delivery import depth as depth_mod
-from paqad.errors import PaqadError
-from paqad.index import build  # noqa: F401 - imported before a prompt's budget clock starts,
+from paqad.errors import IndexMissingError, PaqadError
+from paqad.index import build, store  # noqa: F401 - imported before a prompt's budget clock starts,
 from paqad.search import pipeline  # noqa: F401 - so the budget is spent searching, not importing
 
 if TYPE_CHECKING:
     from paqad.config import Config
 
 PROMPT_FILE = "prompt.json"
-PROMPT_MAX_CHARS = 4000
+PROMPT_MAX_CHARS = context.STATE_QUERY_MAX_CHARS  # one cap for the recorded prompt and the kept query
 QUERY_MAX_WORDS = 60
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
@@ -108,6 +108,10 @@ def _sync(root: Path, cfg: Config, lock_wait: float | None) -> str:
     """Incremental index update. In the hot path (``lock_wait`` seconds) a writer that is still busy
     after the wait (a post-commit update, a rebuild) is not waited for: the index is searched as it is."""
 
+    if lock_wait is not None and store.current_pointer(root).exists() is False:
+        # No index yet: a first build takes far longer than a prompt's budget. The prompt is
+        # answered at once (nothing, or the last context) and the background refresh builds.
+        raise IndexMissingError("no index yet; the background refresh builds it")
     if lock_wait is not None and not _writer_free(root, lock_wait):
         return "skipped: another paqad process is writing the index"
     # The hot path never rebuilds a damaged index inside a prompt's budget: it stays silent and

@@ -123,6 +123,10 @@ class Eligibility:
         if self.in_git and path not in self.git_listed:
             where = git.check_ignore(self.root, path)
             return f"ignored by git ({where})" if where else "ignored by git (not listed by git ls-files)"
+        if not self.in_git:
+            where = walk_ignore_source(self.root, path)
+            if where:
+                return f"ignored by {where}"
         parts = PurePosixPath(path).parts[:-1]
         for part in parts:
             if part in BUILD_DIRS:
@@ -258,12 +262,32 @@ def _load_spec(folder: Path, rel_dir: str, specs: dict[str, pathspec.GitIgnoreSp
 
 
 def _walk_ignored(rel: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> bool:
-    verdict = False
+    return _walk_verdict(rel, specs) is not None
+
+
+def _walk_verdict(rel: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> str | None:
+    """The folder whose ``.gitignore`` ignores ``rel`` ("" = the top), or None when none does."""
+    verdict: str | None = None
     for base, spec in sorted(specs.items(), key=lambda kv: len(kv[0])):
         if base and not rel.startswith(base + "/"):
             continue
         sub = rel[len(base) + 1 :] if base else rel
         result = spec.check_file(sub)
         if result.include is not None:
-            verdict = bool(result.include)
+            verdict = base if result.include else None
     return verdict
+
+
+def walk_ignore_source(root: Path, rel: str) -> str | None:
+    """Outside git, the ``.gitignore`` that drops ``rel`` (itself or a folder above it) as
+    :func:`walk_outside_git` would, e.g. ``build/.gitignore``; None when the walk keeps it."""
+    specs: dict[str, pathspec.GitIgnoreSpec] = {}
+    parts = PurePosixPath(rel).parts
+    for depth in range(len(parts)):
+        rel_dir = "/".join(parts[:depth])
+        _load_spec(root / rel_dir if rel_dir else root, rel_dir, specs)
+        target = "/".join(parts[: depth + 1]) + ("/" if depth + 1 < len(parts) else "")
+        base = _walk_verdict(target, specs)
+        if base is not None:
+            return f"{base}/.gitignore" if base else ".gitignore"
+    return None

@@ -30,8 +30,8 @@ import filelock
 from paqad import __version__, audit, describe, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
-from paqad.errors import IndexCorruptError, LockedError
-from paqad.index import fields, postings, store, vectors
+from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
+from paqad.index import fields, integrity, postings, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -184,7 +184,7 @@ def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] 
         with store.transaction(con):
             _apply_changes(con, changed, removed or [])
     except sqlite3.DatabaseError as exc:
-        raise IndexCorruptError(f"index {index_file} update failed ({exc}); {store.REBUILD_HINT}") from exc
+        raise IndexCorruptError(f"index {index_file} update failed ({exc})") from exc
     finally:
         con.close()
 
@@ -322,30 +322,48 @@ def update(
 
 
 def _update_or_build_locked(root: Path, cfg: Config, repair: bool = True) -> BuildReport:
+    """An update, or the full build it turns into: no index yet; an older schema (an upgrade);
+    or, with ``repair``, a damaged index (the old file is never read again; the audit log says why)."""
     if store.current_pointer(root).exists() is False:
         return _build_full_locked(root, cfg)
     try:
-        con = store.open_current(root, readonly=False)
+        return _update_current(root, cfg, repair)
+    except IndexOutdatedError as exc:
+        if not repair:
+            raise
+        audit.log(root, "INFO", "index-upgraded", reason=str(exc))
+        mode = "full (upgraded: the index was built by an older paqad)"
     except IndexCorruptError as exc:
         if not repair:
             raise
-        # An update is asked for by hooks in the background: a damaged index is replaced (the
-        # old file is never read again), and the audit log says so.
-        audit.log(root, "WARN", "index-rebuilt-after-corruption", error=str(exc))
-        report = _build_full_locked(root, cfg)
-        report.mode = "full (the previous index was unreadable)"
-        return report
+        audit.log(root, "WARN", "index-rebuilt-after-corruption", error=exc.detail)
+        mode = "full (the previous index was damaged)"
+    report = _build_full_locked(root, cfg)
+    report.mode = mode
+    return report
+
+
+def _update_current(root: Path, cfg: Config, check: bool) -> BuildReport:
+    """Update the live generation in place, or rebuild when versions or settings changed. With
+    ``check``, the file is checked whole first (:mod:`paqad.index.integrity`), and a note left by
+    a reader that found it damaged counts. Any damage found is ``IndexCorruptError``."""
+    con = store.open_current(root, readonly=False)
     try:
+        if check:
+            found = store.damaged_note(root) or integrity.problem(con)
+            if found:
+                raise IndexCorruptError(found)
         reason = needs_full_rebuild(store.get_meta(con), cfg)
-        if reason:
-            con.close()
-            audit.log(root, "WARN", "full-rebuild-required", reason=reason)
-            report = _build_full_locked(root, cfg)
-            report.mode = f"full ({reason})"
-            return report
-        return _update_locked(root, cfg, con)
+        if not reason:
+            return _update_locked(root, cfg, con)
+    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # a damaged row read back mid-update
+        raise IndexCorruptError(f"index update failed ({type(exc).__name__}: {exc})") from exc
     finally:
         con.close()
+    audit.log(root, "WARN", "full-rebuild-required", reason=reason)
+    report = _build_full_locked(root, cfg)
+    report.mode = f"full ({reason})"
+    return report
 
 
 def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildReport:
@@ -378,7 +396,7 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             store.set_meta(con, {"updated_at": now, "active_packs": elig.active, "descriptions_sha": sidecar.sha})
     except sqlite3.DatabaseError as exc:
-        raise IndexCorruptError(f"index update failed ({exc}); {store.REBUILD_HINT}") from exc
+        raise IndexCorruptError(f"index update failed ({exc})") from exc
     report = _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
     report.descriptions_changed = n_redescribed
     return report

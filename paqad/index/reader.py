@@ -89,23 +89,35 @@ class Index:
 
     def refresh(self) -> Generation:
         """Reopen when a rebuild published a new generation; note commits to the same file.
-        Returns the generation now read; counts a change against the one seen before."""
+        Returns the generation now read; counts a change against the one seen before.
+
+        A rebuild's swap is not damage: when opening the generation ``CURRENT`` named fails and
+        ``CURRENT`` now names another one, the pointer is read again and the open retried once."""
         with self._lock:
-            path = store.current_path(self.root)
-            if path is None:
-                self._drop()
-                raise IndexMissingError(_MISSING)
-            ident = (path.name, path.stat().st_ino)
-            if self._con is None or self._file != ident:
-                self._drop()
-                self._con = store.connect(path, readonly=True)
-                self._file = ident
-            with self.guard():
-                seen = Generation(path.name, int(self._con.execute("PRAGMA data_version").fetchone()[0]))
-            if self._seen is not None and seen != self._seen:
-                self.changes += 1
-            self._seen = seen
-            return seen
+            tried = store.pointer_name(self.root)
+            try:
+                return self._refresh_once()
+            except (IndexCorruptError, OSError):
+                if store.pointer_name(self.root) in (tried, None):
+                    raise
+                return self._refresh_once()
+
+    def _refresh_once(self) -> Generation:
+        path = store.current_path(self.root)
+        if path is None:
+            self._drop()
+            raise IndexMissingError(_MISSING)
+        ident = (path.name, path.stat().st_ino)
+        if self._con is None or self._file != ident:
+            self._drop()
+            self._con = store.connect(path, readonly=True)
+            self._file = ident
+        with self.guard():
+            seen = Generation(path.name, int(self._con.execute("PRAGMA data_version").fetchone()[0]))
+        if self._seen is not None and seen != self._seen:
+            self.changes += 1
+        self._seen = seen
+        return seen
 
     @property
     def generation(self) -> Generation | None:
@@ -124,13 +136,25 @@ class Index:
 
     @contextmanager
     def guard(self) -> Iterator[None]:
-        """Turn a SQLite failure into ``IndexCorruptError`` (with the rebuild hint) and drop the
-        connection, so the next operation reopens rather than reusing a broken handle."""
+        """Turn a SQLite failure into ``IndexCorruptError`` and drop the connection, so the next
+        operation reopens rather than reusing a broken handle. Damage found while reading (a
+        malformed posting block, a failed page) is noted for the generation read
+        (:func:`paqad.index.store.mark_damaged`): the next ``rag update`` rebuilds it."""
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            self._drop()
-            raise IndexCorruptError(f"index read failed ({exc}); {store.REBUILD_HINT}") from exc
+            damage = not isinstance(exc, sqlite3.OperationalError) or _is_damage(exc)
+            self._failed(str(exc) if damage else None)
+            raise IndexCorruptError(f"index read failed ({exc})") from exc
+        except IndexCorruptError as exc:
+            self._failed(exc.detail)
+            raise
+
+    def _failed(self, damage: str | None) -> None:
+        """Drop the connection; note ``damage`` against the generation read if it is still current."""
+        if damage is not None and self._file is not None and store.pointer_name(self.root) == self._file[0]:
+            store.mark_damaged(self.root, self._file[0], damage)
+        self._drop()
 
     def _connection(self) -> sqlite3.Connection:
         if self._con is None:
@@ -139,10 +163,21 @@ class Index:
         return self._con
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        return self._read(lambda con: _fetch(con, sql, tuple(params)))
+
+    def _read(self, read: Callable[[sqlite3.Connection], T]) -> T:
+        """``read(connection)`` under :meth:`guard`; once more on the new generation when it
+        failed because a rebuild swapped the one it was reading."""
+        name = self._file[0] if self._file is not None else None
+        try:
+            with self.guard():
+                return read(self._connection())
+        except IndexCorruptError:
+            if name is None or store.pointer_name(self.root) in (name, None):
+                raise
+        self.refresh()
         with self.guard():
-            cur = self._connection().cursor()
-            cur.row_factory = sqlite3.Row
-            return cur.execute(sql, tuple(params)).fetchall()
+            return read(self._connection())
 
     def cached(self, name: str, build: Callable[[], T]) -> T:
         """``build()``'s value for the generation read now, built once per generation (the vector
@@ -179,18 +214,15 @@ class Index:
 
     def postings(self, tid: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A term's posting list as numpy arrays (unit ids, weights, field masks)."""
-        with self.guard():
-            return postings.read(self._connection(), tid)
+        return self._read(lambda con: postings.read(con, tid))
 
     def posting_arrays(self, tid: int) -> tuple[array, array, array]:
         """A term's posting list as ``array``s, for a process that has not imported numpy."""
-        with self.guard():
-            return postings.read_arrays(self._connection(), tid)
+        return self._read(lambda con: postings.read_arrays(con, tid))
 
     def posting_counts(self, tid: int, ident_mask: int) -> tuple[int, int]:
         """(units containing the term, units where a field in ``ident_mask`` does)."""
-        with self.guard():
-            return postings.counts(self._connection(), tid, ident_mask)
+        return self._read(lambda con: postings.counts(con, tid, ident_mask))
 
     # ---- units --------------------------------------------------------------------------------
 
@@ -272,6 +304,19 @@ class Index:
 
 
 _SHARED: dict[Path, Index] = {}
+_NOT_DAMAGE = ("locked", "busy", "unable to open", "readonly", "interrupted")
+
+
+def _is_damage(exc: sqlite3.OperationalError) -> bool:
+    """An operational error that says the file is damaged, not that it is busy or gone."""
+    text = str(exc).lower()
+    return not any(word in text for word in _NOT_DAMAGE)
+
+
+def _fetch(con: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[sqlite3.Row]:
+    cur = con.cursor()
+    cur.row_factory = sqlite3.Row
+    return cur.execute(sql, params).fetchall()
 _SHARED_LOCK = threading.Lock()
 
 

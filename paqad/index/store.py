@@ -5,8 +5,15 @@ Layout under ``.paqad/vectors/``: ``CURRENT`` (a text file naming the live datab
 ``CURRENT``, so a reader opens the old index or the new one, never a half-built one, and a
 reader that already has the old file open keeps reading it (we never ``os.replace`` over a WAL
 database that has readers). Incremental updates are single transactions on the current file.
-Everything read from here is untrusted: ``CURRENT`` must name a file in this folder, and any
-``sqlite3.DatabaseError`` becomes ``IndexCorruptError`` with the ``paqad rag rebuild`` fix.
+Everything read from here is untrusted: ``CURRENT`` must name a file in this folder, the meta
+values must have their types (:mod:`paqad.index.integrity`), and any ``sqlite3.DatabaseError``
+becomes ``IndexCorruptError`` (whose message names the repair). An index of an older schema is
+``IndexOutdatedError``: an upgrade, rebuilt by the next update, not damage.
+
+Existing generations are opened by URI, ``mode=ro`` for readers and ``mode=rw`` for the writer,
+never ``rwc``: a reader that raced a rebuild's swap (the generation ``CURRENT`` named is gone) gets
+an error it can retry after re-reading ``CURRENT``, and never creates an empty database at the
+old name.
 """
 
 from __future__ import annotations
@@ -19,12 +26,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from paqad import workspace
-from paqad.errors import IndexCorruptError, IndexMissingError
-from paqad.index import postings
+from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, IndexOutdatedError
+from paqad.index import integrity, postings
 
 SCHEMA_VERSION = 2  # 2: postings packed in blocks (paqad.index.postings)
 _GENERATION = re.compile(r"^index-(\d{1,9})\.sqlite$")
 REBUILD_HINT = "run `paqad rag rebuild`"
+DAMAGED = "DAMAGED"  # names a generation a reader found damaged: the next update rebuilds it
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,21 +58,57 @@ def current_pointer(root: Path) -> Path:
     return workspace.vectors_dir(root) / "CURRENT"
 
 
+def check_location(root: Path) -> None:
+    """Refuse a ``.paqad/vectors`` (or ``.paqad``) symlinked outside the repository unless the
+    user's own settings allow it (``rag_index_outside_repo``, never a team file): the builder
+    writes there and deletes old generations there. Only a symlink can lead out, so a folder
+    that is none costs two ``lstat`` calls."""
+    folder = workspace.vectors_dir(root)
+    if not (folder.is_symlink() or workspace.paqad_dir(root).is_symlink()):
+        return
+    real, top = folder.resolve(), root.resolve()
+    if real == top or top in real.parents:
+        return
+    from paqad import config  # only for a folder that leads out
+
+    if not config.load(root).rag_index_outside_repo:
+        raise ConfigError(
+            f"{folder} leads outside the repository (to {real}); paqad keeps its index inside it unless you allow "
+            "it yourself: `paqad config set rag_index_outside_repo true` (a local setting), or replace the symlink"
+        )
+
+
 def current_path(root: Path) -> Path | None:
     """The live database file, or None when no index has been built. Validates the pointer."""
+    check_location(root)
     pointer = current_pointer(root)
     if not pointer.exists():
         return None
+    name = read_pointer(pointer)
+    path = pointer.parent / name
+    if not path.is_file() or path.is_symlink():
+        raise IndexCorruptError(f"the current index file {path} is missing")
+    return path
+
+
+def read_pointer(pointer: Path) -> str:
+    """The generation file name ``CURRENT`` holds, validated (a name in this folder, nothing else)."""
     try:
         name = pointer.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise IndexCorruptError(f"{pointer} is unreadable ({exc}); {REBUILD_HINT}") from exc
+        raise IndexCorruptError(f"{pointer} is unreadable ({exc})") from exc
     if not _GENERATION.match(name):
-        raise IndexCorruptError(f"{pointer} names {name[:60]!r}, not an index file in {pointer.parent}; {REBUILD_HINT}")
-    path = pointer.parent / name
-    if not path.is_file() or path.is_symlink():
-        raise IndexCorruptError(f"the current index file {path} is missing; {REBUILD_HINT}")
-    return path
+        raise IndexCorruptError(f"{pointer} names {name[:60]!r}, not an index file in {pointer.parent}")
+    return name
+
+
+def pointer_name(root: Path) -> str | None:
+    """What ``CURRENT`` names now (None when absent or unreadable): a reader that failed compares
+    it with the generation it tried, to tell a rebuild's swap from damage."""
+    try:
+        return read_pointer(current_pointer(root))
+    except (IndexCorruptError, FileNotFoundError):
+        return None
 
 
 def generation_of(path: Path) -> int:
@@ -73,6 +117,7 @@ def generation_of(path: Path) -> int:
 
 
 def next_generation_path(root: Path) -> Path:
+    check_location(root)
     folder = workspace.vectors_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     gens = [generation_of(p) for p in folder.glob("index-*.sqlite")]
@@ -80,24 +125,43 @@ def next_generation_path(root: Path) -> Path:
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
-    """Open an index file; on a non-SQLite or damaged file raise IndexCorruptError."""
+    """Open an existing index file (``mode=ro`` or ``mode=rw``: never created); a missing,
+    non-SQLite or damaged file raises IndexCorruptError, an older schema IndexOutdatedError."""
+    uri = f"{path.resolve().as_uri()}?mode={'ro' if readonly else 'rw'}"
     try:
-        con = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
+        con = sqlite3.connect(uri, uri=True, timeout=10.0, isolation_level=None, check_same_thread=False)
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorruptError(f"index {path} cannot be opened ({exc})") from exc
+    try:
         if readonly:
             con.execute("PRAGMA query_only=1")
+        else:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
         check_meta(con, path)
     except sqlite3.DatabaseError as exc:
-        raise IndexCorruptError(f"index {path} is unreadable ({exc}); {REBUILD_HINT}") from exc
+        con.close()
+        raise IndexCorruptError(f"index {path} is unreadable ({exc})") from exc
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
 def check_meta(con: sqlite3.Connection, path: Path) -> dict[str, str]:
+    """The meta table, once its schema version and values are known to be sound."""
     meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
     version = meta.get("schema_version")
     if version != str(SCHEMA_VERSION):
-        raise IndexCorruptError(f"index {path} has schema version {version!r}, this paqad needs {SCHEMA_VERSION}; {REBUILD_HINT}")
+        if version is not None and version.isdigit() and 0 < int(version) < SCHEMA_VERSION:
+            raise IndexOutdatedError(
+                f"the index was built by an older paqad (index schema {version}; this paqad uses {SCHEMA_VERSION}): "
+                "it is rebuilt in the background (git hooks and the prompt hook start it); `paqad rag update` rebuilds it now"
+            )
+        raise IndexCorruptError(f"index {path} has schema version {str(version)[:20]!r}, this paqad reads {SCHEMA_VERSION}")
+    problem = integrity.meta_problem(meta)
+    if problem:
+        raise IndexCorruptError(f"index {path}: {problem}")
     return meta
 
 
@@ -131,8 +195,10 @@ def get_meta(con: sqlite3.Connection) -> dict[str, str]:
 
 
 def publish(root: Path, path: Path) -> None:
-    """Make ``path`` the current generation (atomic pointer swap), then drop older generations."""
+    """Make ``path`` the current generation (atomic pointer swap), then drop older generations
+    (and the note that an older one was damaged)."""
     workspace.atomic_write_text(current_pointer(root), path.name + "\n")
+    (path.parent / DAMAGED).unlink(missing_ok=True)
     for old in path.parent.glob("index-*.sqlite*"):
         base = old.name.split(".sqlite")[0] + ".sqlite"
         if base != path.name:
@@ -151,6 +217,28 @@ def snapshot(live: Path, target: Path) -> None:
             dst.close()
     finally:
         src.close()
+
+
+def mark_damaged(root: Path, generation: str, detail: str) -> None:
+    """Note that a reader found ``generation`` damaged, so the next update rebuilds it even when
+    its own checks pass (damage inside a value only a search decodes). Best effort, never raises."""
+    try:
+        folder = workspace.vectors_dir(root)
+        if folder.is_dir() and not (folder / DAMAGED).exists():
+            workspace.atomic_write_text(folder / DAMAGED, json.dumps({"generation": generation, "detail": detail[:300]}))
+    except OSError:
+        pass
+
+
+def damaged_note(root: Path) -> str | None:
+    """What a reader found wrong with the current generation (None when no reader complained)."""
+    try:
+        data = json.loads((workspace.vectors_dir(root) / DAMAGED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("generation") != pointer_name(root):
+        return None
+    return f"a reader found it damaged ({str(data.get('detail') or 'no detail')[:200]})"
 
 
 @contextmanager

@@ -42,8 +42,33 @@ def handle(host: base.AgentHost, event: base.Event, root: Path | None = None) ->
     """The host's stdout for this event; "" when paqad should stay silent. Never raises."""
     try:
         return _handle(host, event, root)
-    except Exception:  # noqa: BLE001 - a prompt hook never fails the prompt
+    except Exception as exc:  # noqa: BLE001 - a prompt hook never fails the prompt; the log says why
+        _log_failure(host, event, root, exc)
         return ""
+
+
+def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc: Exception) -> None:
+    """One ``hooks.log`` line for a hook answer that failed; best effort, never raises."""
+    try:
+        from paqad.hooks import runner
+
+        root = root or repo_root(event)
+        if root is not None and workspace.paqad_dir(root).is_dir():
+            error = f"{type(exc).__name__}: {exc}"[: runner.ERROR_MAX_CHARS]
+            runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", "foreground", "error", 1, error=error))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def clean_prompt(text: str) -> tuple[str, str]:
+    """The prompt as valid Unicode (a lone surrogate, which JSON allows and UTF-8 cannot carry,
+    becomes U+FFFD) and a note for the log when something was replaced."""
+    try:
+        text.encode("utf-8")
+        return text, ""
+    except UnicodeEncodeError:
+        fixed = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return fixed, "; lone surrogates in the prompt replaced"
 
 
 def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
@@ -62,12 +87,11 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
         if not host.DELIVERS_ON_PROMPT:
             _record_and_refresh(root, host, event)
             return host.render(None, event)
-        answer = prompt.answer_prompt(
-            root, cfg, event.prompt, host.LIMIT, runner.start_refresh, prompt.budget_of(cfg), host.NAME, event.session_id
-        )
+        text, note = clean_prompt(event.prompt)
+        answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, runner.start_refresh, prompt.budget_of(cfg), host.NAME, event.session_id)
         seconds = round(time.perf_counter() - started, 3)
         status = str(answer.status)
-        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", "foreground", status, 0, seconds, detail=answer.detail))
+        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", "foreground", status, 0, seconds, detail=answer.detail + note))
         return host.render(answer.text, event)
     if event.kind in ("session-start", "tool"):
         return host.render(_handover(root, host, event), event)
@@ -79,7 +103,7 @@ def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event) -> 
     from paqad.hooks import runner
 
     if event.prompt and not depth.is_trivial(event.prompt):
-        refresh.record_prompt(root, event.prompt, host.NAME, event.session_id)
+        refresh.record_prompt(root, clean_prompt(event.prompt)[0], host.NAME, event.session_id)
         runner.start_refresh(root)
 
 
