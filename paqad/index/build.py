@@ -391,7 +391,7 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     try:
         with store.transaction(con):
             con.execute(vectors.VECTORS_SCHEMA)  # an index built before vectors existed
-            con.execute(store.DESCRIPTIONS_SCHEMA)  # ... or before descriptions existed
+            store.add_late_schema(con)  # ... or before descriptions, or the name index
             _apply_changes(con, changed, removed)
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             store.set_meta(con, {"updated_at": now, "active_packs": elig.active, "descriptions_sha": sidecar.sha})

@@ -235,6 +235,16 @@ class Index:
                 out[int(r["uid"])] = StoredUnit.from_row(r)
         return out
 
+    def units_named(self, names: Iterable[str], fields: tuple[str, ...], limit: int = 64) -> dict[int, StoredUnit]:
+        """Up to ``limit`` units whose ``name`` is exactly one of ``names`` (the ``units_name`` index;
+        an index built before it has none and finds nothing here rather than scanning every row)."""
+        wanted = sorted(set(names))
+        if not wanted or not self.cached("name_index", lambda: bool(self._rows("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'units_name'"))):
+            return {}
+        cols = ", ".join(_with("uid", fields))
+        rows = self._rows(f"SELECT {cols} FROM units WHERE name IN ({_marks(wanted)}) ORDER BY uid LIMIT ?", [*wanted, limit])
+        return {int(r["uid"]): StoredUnit.from_row(r) for r in rows}
+
     def units_by_id(self, ids: Iterable[str], fields: tuple[str, ...]) -> dict[str, StoredUnit]:
         """The units with these public ids (those present), read with ``fields`` (+ ``id``)."""
         cols = check_fields(_with("id", fields))
@@ -261,6 +271,20 @@ class Index:
 
     def has_file(self, path: str) -> bool:
         return bool(self._rows("SELECT 1 FROM files WHERE path = ?", (path,)))
+
+    def paths(self) -> tuple[str, ...]:
+        """Every indexed file's path, sorted (read once per generation: the ranking stack matches
+        file names against the query)."""
+        return self.cached("paths", lambda: tuple(r["path"] for r in self._rows("SELECT path FROM files ORDER BY path")))
+
+    def first_units(self, paths: Iterable[str], fields: tuple[str, ...]) -> dict[int, StoredUnit]:
+        """Each of ``paths``' first unit (lowest row id: its module or first declaration)."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return {}
+        cols = ", ".join(_with("uid", fields))
+        rows = self._rows(f"SELECT {cols} FROM units WHERE uid IN (SELECT MIN(uid) FROM units WHERE path IN ({_marks(wanted)}) GROUP BY path)", wanted)
+        return {int(r["uid"]): StoredUnit.from_row(r) for r in rows}
 
     def file_languages(self) -> dict[str, int]:
         """Indexed files per language, most first (then by name)."""

@@ -46,12 +46,22 @@ CREATE TABLE units(uid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT N
                    part INTEGER NOT NULL, parts INTEGER NOT NULL, content_hash TEXT NOT NULL,
                    lengths TEXT NOT NULL, is_test INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX units_path ON units(path);
+CREATE INDEX units_name ON units(name);
 CREATE TABLE terms(tid INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL, df INTEGER NOT NULL);
 CREATE TABLE vectors(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 """ + postings.SCHEMA  # posting lists: packed blocks, see paqad/index/postings.py
 # The agent-written description applied to a unit (see paqad.describe). Created by every build
 # and update, so an index from before descriptions existed gains it without a rebuild.
 DESCRIPTIONS_SCHEMA = "CREATE TABLE IF NOT EXISTS descriptions(uid INTEGER PRIMARY KEY, text TEXT NOT NULL)"
+# Declarations by name (the ranking stack's symbol lookups). Also created by every update, so an
+# index built before it gains it without a rebuild; a reader of an index without it looks up nothing.
+NAME_INDEX_SCHEMA = "CREATE INDEX IF NOT EXISTS units_name ON units(name)"
+
+
+def add_late_schema(con: sqlite3.Connection) -> None:
+    """The tables and indexes added after schema 2, for an index built before them."""
+    con.execute(DESCRIPTIONS_SCHEMA)
+    con.execute(NAME_INDEX_SCHEMA)
 
 
 def current_pointer(root: Path) -> Path:

@@ -98,6 +98,7 @@ class Evidence:
     prose_terms: list[str] = field(default_factory=list)
     best_unit_terms: list[str] = field(default_factory=list)
     bars: dict[str, float] = field(default_factory=dict)
+    declared: list[str] = field(default_factory=list)  # the query is one identifier these declarations are named
 
     def diagnosis(self) -> dict:
         """The machine-readable diagnosis returned when search stays silent."""
@@ -147,6 +148,15 @@ def assess(query: AnalyzedQuery, result: Scored, index: Index | None = None) -> 
     ev.reason = _reason(query, ev, len(present_terms), len(ev.best_unit_terms), concentration_bound)
     ev.passed = ev.reason is None
     return ev
+
+
+def declared(ev: Evidence, names: list[str]) -> None:
+    """A query that is one identifier (``Session``, ``Sinatra::Base``), declared by that exact name
+    here, is answerable however common the word is: it asks for that declaration, which exists.
+    (Found by ``paqad.search.ranking.declared``; an unanswerable probe is never a bare name the
+    repository declares.)"""
+    ev.declared = names
+    ev.passed, ev.reason = True, None
 
 
 def named_terms(query: AnalyzedQuery, result: Scored) -> dict[str, float]:

@@ -118,13 +118,16 @@ def _search(
     n_units = index.meta().n_units
     analyzed = query_mod.analyze(index, text, n_units)
     mat = vector.matrix(index)
-    early = _early_refusal(index, analyzed, gate, mat)
+    found = ranking.declared(index, ranking.shape(text))
+    early = None if found else _early_refusal(index, analyzed, gate, mat)
     if early is not None:
         resp = SearchResponse(query=text, answered=False, evidence=_evidence_summary(early), diagnosis=_diagnosis(early, None, False, 0.0))
         resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         return resp
     scored = lexical.score(index, analyzed)
     ev = evidence_mod.assess(analyzed, scored, index)
+    if found and not ranking.shape(text).embedded:
+        evidence_mod.declared(ev, sorted({u.name for u in found.values()}))
     try:
         hits = _vector_hits(index, mat, text, ev, gate, deadline)
         late = False
@@ -137,7 +140,7 @@ def _search(
     if late:
         resp.vector_note = "the query embedding did not finish before the deadline; answered from the lexical index alone"
     resp.vectors_pending = max(0, n_units - mat.size) if mat is not None else 0
-    ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage), text)
+    ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage), text, found)
     fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None)
     best = max((c.score for c in ranked[:top_n]), default=0.0)
     if gate and not answered:
@@ -207,6 +210,8 @@ def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: fl
 
 def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None = None, vector_ok: bool = False) -> dict:
     out: dict[str, Any] = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
+    if ev.declared:
+        out["declared"] = ev.declared
     if hits is not None:
         out["vector"] = _vector_summary(hits, vector_ok)
     return out

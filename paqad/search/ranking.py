@@ -46,13 +46,17 @@ ENABLED = True
 DEFINITION_BOOST = 0.5
 DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symbol too
 EMBEDDED_SCALE = 0.5
+PART_ONE_BONUS = 0.2  # extra share for the part of a split declaration that holds its first line
+STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
 PATH_MIN_SHARE = 0.1
+PATH_SYMBOL_SCALE = 0.3  # path words in a bare-symbol query (the definition signal speaks there)
 COHERENCE_BOOST = 0.2
 PRIORS = ""  # comma-separated names of PATH_PRIORS in use
 DIVERSITY = 0.6
 DIVERSITY_WIDEN = 3  # the pool diversity draws from, in multiples of top_n
 RANK_POOL = 100  # candidates the signals read (paths and names: one query)
+DECLARED_MAX = 32  # declarations of a queried symbol looked up by name
 
 #: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
 DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro", "constant", "variable", "object", "protocol", "record", "module_def", "impl"})
@@ -143,20 +147,55 @@ def path_prior(path: str, words: frozenset[str]) -> float:
     return factor
 
 
-def apply(index: Index, ranked: list[Fused], text: str) -> list[Fused]:
+INFO_FIELDS = ("uid", "path", "name", "qualified_name", "kind", "part")
+
+
+def declared(index: Index, q: QueryShape) -> dict[int, Any]:
+    """The declarations of the query's symbols (a name lookup, so a class whose long body ranks
+    low on BM25F is found all the same), and the first unit of each file named after one of them
+    (``conn.ex`` for ``Conn``: languages whose modules are files, or whose parser names a module by
+    its full path): uid -> unit, at most ``DECLARED_MAX`` of each."""
+    if not ENABLED or not DEFINITION_BOOST or not q.symbols:
+        return {}
+    names = {_segments(s)[-1] for s in q.symbols if _segments(s)}
+    found = index.units_named(names, INFO_FIELDS, DECLARED_MAX)
+    out = {uid: u for uid, u in found.items() if u.kind in DEFINITION_KINDS and any(defines(u.name, u.qualified_name, s) for s in q.symbols)}
+    if STEM_FILE_SCALE:
+        keys = {_squash(n) for n in names}
+        files = [p for p in index.paths() if _file_key(p) in keys][:DECLARED_MAX]
+        out.update(index.first_units(files, INFO_FIELDS))
+    return out
+
+
+def _squash(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
+
+
+def _file_key(path: str) -> str:
+    """A file's name without its last extension, squashed (``Message_Pack.cs`` -> ``messagepack``)."""
+    return _squash(PurePosixPath(path).name.rsplit(".", 1)[0])
+
+
+def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | None = None) -> list[Fused]:
     """``ranked`` re-scored by the signals (``fused`` changed in place on the first ``RANK_POOL``)
-    and re-sorted; the rest keep their order below."""
-    if not ENABLED or not ranked:
+    and re-sorted; the rest keep their order below. ``found`` (:func:`declared`) are declarations
+    of the query's symbols: those not among the candidates join them (at a fused score of 0, so
+    only the definition signal places them)."""
+    if not ENABLED or (not ranked and not found):
         return ranked
+    from paqad.search.fusion import Fused
+
     head, tail = ranked[:RANK_POOL], ranked[RANK_POOL:]
-    info = index.units([c.uid for c in head], ("uid", "path", "name", "qualified_name", "kind"))
+    have = {c.uid for c in ranked}
+    head += [Fused(uid) for uid in (found or {}) if uid not in have]
+    info = index.units([c.uid for c in head], INFO_FIELDS)
     q = shape(text)
     best = max(c.fused for c in head) or 1.0
     add = dict.fromkeys((c.uid for c in head), 0.0)
     if q.symbols and DEFINITION_BOOST:
         _definitions(head, info, q, best, add)
     if q.words and PATH_BOOST:
-        _path_words_boost(head, info, q, best, add)
+        _path_words_boost(head, info, q, best * (PATH_SYMBOL_SCALE if q.symbols and not q.embedded else 1.0), add)
     if COHERENCE_BOOST:
         _coherence(head, info, best, add)
     for c in head:
@@ -168,15 +207,26 @@ def apply(index: Index, ranked: list[Fused], text: str) -> list[Fused]:
 
 
 def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
+    """Declarations of a queried symbol gain ``DEFINITION_BOOST``, more in a file named after it
+    and in the part holding the declaration's first line; failing that, a file named after the
+    symbol lifts its best unit by ``STEM_FILE_SCALE`` of the boost."""
     unit = DEFINITION_BOOST * best * (EMBEDDED_SCALE if q.embedded else 1.0)
-    lowered = [_segments(s)[-1].lower() for s in q.symbols if _segments(s)]
+    keys = {_squash(_segments(s)[-1]) for s in q.symbols if _segments(s)}
+    lifted: set[str] = set()
     for c in head:
         u = info.get(c.uid)
         if u is None or u.kind not in DEFINITION_KINDS or not any(defines(u.name, u.qualified_name, s) for s in q.symbols):
             continue
-        stem = PurePosixPath(u.path).name.split(".", 1)[0].lower().replace("_", "").replace("-", "")
-        named_file = any(stem == s or stem.rstrip("s") == s for s in lowered)
-        add[c.uid] += unit * (1.0 + (DEFINITION_STEM_BONUS if named_file else 0.0))
+        named_file = _file_key(u.path) in keys or _file_key(u.path).rstrip("s") in keys
+        add[c.uid] += unit * (1.0 + (DEFINITION_STEM_BONUS if named_file else 0.0) + (PART_ONE_BONUS if u.part == 1 else 0.0))
+        lifted.add(u.path)
+    if not STEM_FILE_SCALE:
+        return
+    for c in head:  # best first: each named file's best unit
+        u = info.get(c.uid)
+        if u is not None and u.path not in lifted and _file_key(u.path) in keys:
+            add[c.uid] += unit * STEM_FILE_SCALE
+            lifted.add(u.path)
 
 
 def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
