@@ -385,6 +385,21 @@ def import_paqad() -> None:
     import paqad.search.pipeline  # noqa: F401
 
 
+def set_consts(pairs: list[str]) -> dict[str, str]:
+    """``module.NAME=value`` for ``paqad.search.<module>``, typed like the constant it replaces."""
+    import importlib
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        mod_name, _, const = name.rpartition(".")
+        mod = importlib.import_module(f"paqad.search.{mod_name}")
+        old = getattr(mod, const)
+        setattr(mod, const, value.lower() in ("1", "true", "yes") if isinstance(old, bool) else type(old)(value))
+        out[name] = value
+    return out
+
+
 def parse_settings(pairs: list[str]) -> dict[str, str]:
     """``SETTING=VALUE`` pairs, checked against paqad's settings table as ``-c`` flags are: an
     unknown name or a bad value fails the run before any checkout instead of after an hour."""
@@ -583,6 +598,8 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep checkouts (and their indexes) for a fast rerun")
     ap.add_argument("--seed", action="store_true", help="with --keep: build each instance's index by updating a copy of the previous one's (date order)")
     ap.add_argument("--reuse-index", action="store_true", help="reuse kept indexes built by other paqad sources (ranking-only changes)")
+    ap.add_argument("--const", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="set a paqad.search module constant for this run (ablations: ranking.ENABLED=false); recorded in every row")
     ap.add_argument("--budget-min", type=float, help="start no new instance after this many minutes")
     ap.add_argument("--summarize", metavar="ROWS", help="only print the summary of a results .jsonl")
     ap.add_argument("--resume", metavar="ROWS", help="append to this results .jsonl, scoring only the instances it lacks (same --set required)")
@@ -627,7 +644,9 @@ def main() -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         out_path = RESULTS / f"swebench-sympy-{stamp}.jsonl"
     import_paqad()
+    consts = set_consts(args.const)
     rev = paqad_revision()
+    rev["consts"] = consts
     print(
         f"paqad: HEAD {rev['head']}, paqad/ {'dirty' if rev['paqad_dirty'] else 'clean'}, source sha256 {rev['source_sha256'][:16]}, "
         f"settings: {settings_label(settings)}",

@@ -134,3 +134,56 @@ def test_path_priors_demote_examples_unless_asked():
         assert ranking.path_prior("src/app.py", frozenset()) == 1.0
     finally:
         ranking.PRIORS = ranking_priors
+
+
+def test_a_declaration_outside_the_candidates_is_found_by_name_and_answers(repo, monkeypatch):
+    """``Widget`` is in every unit's body, so BM25F ranks the long class low and the gate calls the
+    word ubiquitous; the name lookup finds the class, lifts it and lets the gated search answer."""
+    users = "\n\n".join(
+        f"def use_{i}(widget):\n    '''Draw a Widget.'''\n    return Widget(widget).draw(Widget.SIZE, widget)\n" for i in range(60)
+    )
+    repo.write("ui/users.py", users)
+    body = "\n".join(f"    def op_{i}(self, value):\n        return value + {i}\n" for i in range(80))
+    repo.write("ui/components.py", f"class Widget:\n    '''A box on screen.'''\n    SIZE = 3\n\n{body}\n")
+    repo.commit("ui")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    gated = pipeline.search(repo.root, "Widget", top_n=5)
+    assert gated.answered and gated.evidence.get("declared") == ["Widget"]
+    assert gated.results[0].path == "ui/components.py" and gated.results[0].name == "Widget"
+    assert gated.results[0].start_line == 1  # the part holding the declaration's first line
+    monkeypatch.setattr(ranking, "ENABLED", False)
+    assert not pipeline.search(repo.root, "Widget", top_n=5).answered  # the gate alone refuses it
+
+
+def test_a_file_named_after_the_symbol_stands_for_it(repo):
+    """Languages whose modules are files (Elixir's ``conn.ex`` for ``Conn``): no unit is named so,
+    the file is."""
+    repo.write("lib/conn.py", "def send_resp(conn, status):\n    return conn\n\n\ndef put_status(conn, status):\n    return conn\n")
+    repo.write("lib/router.py", "\n\n".join(f"def route_{i}(conn):\n    return conn.conn(conn)\n" for i in range(30)))
+    repo.commit("lib")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    resp = pipeline.search(repo.root, "Conn", top_n=5, gate=False)
+    assert resp.results[0].path == "lib/conn.py"
+
+
+def test_a_report_naming_a_file_lifts_it(repo, monkeypatch):
+    """A traceback frame names the file and its function: the frame's function is lifted above a
+    unit that matches more of the report's words."""
+    repo.write("pkg/format.py", FILLER)  # enough units for corpus statistics to mean something
+    repo.write("pkg/core/basic.py", (
+        "def number_value_helper(value, new):\n    \'\'\'Substitute a new number value when numbers fail.\'\'\'\n    return value\n\n\n"
+        "def subs(expr, old, rule):\n    return expr.replace(old, rule)\n"
+    ))
+    repo.commit("pkg")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    report = (
+        "Substituting a new number value fails for numbers: the number value stays\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/src/project/pkg/core/basic.py", line 6, in subs\n'
+        "ValueError: cannot substitute the value"
+    )
+    monkeypatch.setattr(ranking, "POINTER_BOOST", 0.0)
+    assert pipeline.search(repo.root, report, top_n=5, gate=False).results[0].name == "number_value_helper"
+    monkeypatch.setattr(ranking, "POINTER_BOOST", 1.0)
+    top = pipeline.search(repo.root, report, top_n=5, gate=False).results[0]
+    assert (top.path, top.name) == ("pkg/core/basic.py", "subs")

@@ -34,6 +34,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from paqad.search import pointers
 from paqad.tokenize import terms
 
 if TYPE_CHECKING:
@@ -56,7 +57,8 @@ PRIORS = ""  # comma-separated names of PATH_PRIORS in use
 DIVERSITY = 0.6
 DIVERSITY_WIDEN = 3  # the pool diversity draws from, in multiples of top_n
 RANK_POOL = 100  # candidates the signals read (paths and names: one query)
-DECLARED_MAX = 32  # declarations of a queried symbol looked up by name
+DECLARED_MAX = 32
+POINTER_BOOST = 0.0  # a file the query names by path, traceback frame or dotted module  # declarations of a queried symbol looked up by name
 
 #: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
 DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro", "constant", "variable", "object", "protocol", "record", "module_def", "impl"})
@@ -187,8 +189,14 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
 
     head, tail = ranked[:RANK_POOL], ranked[RANK_POOL:]
     have = {c.uid for c in ranked}
+    pointed = pointed_files(index, text)
     head += [Fused(uid) for uid in (found or {}) if uid not in have]
     info = index.units([c.uid for c in head], INFO_FIELDS)
+    if pointed:  # a pointed-at file with no candidate joins by its first unit
+        missing = set(pointed) - {u.path for u in info.values()}
+        extra = index.first_units(missing, INFO_FIELDS) if missing else {}
+        head += [Fused(uid) for uid in extra if uid not in have]
+        info.update(extra)
     q = shape(text)
     best = max(c.fused for c in head) or 1.0
     add = dict.fromkeys((c.uid for c in head), 0.0)
@@ -198,6 +206,8 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         _path_words_boost(head, info, q, best * (PATH_SYMBOL_SCALE if q.symbols and not q.embedded else 1.0), add)
     if COHERENCE_BOOST:
         _coherence(head, info, best, add)
+    if pointed and POINTER_BOOST:
+        _pointer_boost(head, info, pointed, best, add)
     for c in head:
         u = info.get(c.uid)
         prior = path_prior(u.path, q.words) if PRIORS and u is not None else 1.0
@@ -227,6 +237,31 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
         if u is not None and u.path not in lifted and _file_key(u.path) in keys:
             add[c.uid] += unit * STEM_FILE_SCALE
             lifted.add(u.path)
+
+
+def pointed_files(index: Index, text: str) -> dict[str, pointers.Pointer]:
+    """Indexed files the query names (``paqad.search.pointers``): path -> pointer."""
+    if not POINTER_BOOST:
+        return {}
+    found = pointers.extract(text)
+    if not found:
+        return {}
+    return pointers.resolve(found, index.cached("path_table", lambda: pointers.PathTable(index.paths())))
+
+
+def _pointer_boost(head: list[Fused], info: dict[int, Any], pointed: dict[str, pointers.Pointer], best: float, add: dict[int, float]) -> None:
+    """A file the query names lifts its best unit (the frame's function, when a traceback names one)."""
+    done: set[str] = set()
+    by_name = {(u.path, u.name) for u in info.values()}
+    for c in head:  # best first
+        u = info.get(c.uid)
+        if u is None or u.path not in pointed or u.path in done:
+            continue
+        frame = pointed[u.path].name
+        if frame and (u.path, frame) in by_name and u.name != frame:
+            continue  # the frame's own function is among the candidates: it takes the lift
+        add[c.uid] += POINTER_BOOST * best
+        done.add(u.path)
 
 
 def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
