@@ -39,6 +39,10 @@ MAX_PASSAGES = 5
 PASSAGE_CHARS = 1200
 MAX_POINTERS = 12
 MAX_LOW = 2
+# With more confident passages than MAX_PASSAGES, the best ones still come with their code and the
+# rest as pointers: on semble's half A, bare pointers delivered the code of 32% of the labelled files
+# (benchmarks/delivery_budget.py; README "What reaches the agent").
+BODIES_WITH_POINTERS = 0
 CONTEXT_FILE = "session-context.md"
 STATE_FILE = "context.json"
 # Characters of the query kept in context.json: the recorded prompt's own cap
@@ -71,6 +75,7 @@ class Passage:
     score: float
     text: str | None = None
     truncated: bool = False
+    name: str = ""  # the unit's qualified name: what a pointer says is there
 
     @property
     def span(self) -> str:
@@ -112,7 +117,10 @@ def select(root: Path, query: str, results: Iterable[Any], threshold: float, flo
     if 1 <= len(high) <= MAX_PASSAGES:
         out.case, out.passages = DeliveryCase.PASSAGES, _live(root, high, MAX_PASSAGES, bodies=True)
     elif len(high) > MAX_PASSAGES:
-        out.case, out.passages = DeliveryCase.POINTERS, _live(root, high, MAX_POINTERS, bodies=False)
+        bodies = _live(root, high, BODIES_WITH_POINTERS, bodies=True) if BODIES_WITH_POINTERS else []
+        shown = {(p.path, p.start_line) for p in bodies}
+        rest = [r for r in high if (str(r.path), int(r.start_line)) not in shown]
+        out.case, out.passages = DeliveryCase.POINTERS, bodies + _live(root, rest, MAX_POINTERS, bodies=False)
     elif low:
         out.case, out.passages = DeliveryCase.LOW_CONFIDENCE, _live(root, low, MAX_LOW, bodies=True)
     if not out.passages:
@@ -138,7 +146,7 @@ def live_passage(root: Path, res: Any, body: bool) -> Passage | None:
     if lines is None or start < 1 or start > len(lines):
         return None
     end = min(max(int(res.end_line), start), len(lines))
-    passage = Passage(str(res.path), start, end, round(float(res.score), 4))
+    passage = Passage(str(res.path), start, end, round(float(res.score), 4), name=str(getattr(res, "qualified_name", "") or ""))
     if body:
         text = "".join(lines[start - 1 : end])
         passage.text, passage.truncated = text[:PASSAGE_CHARS], len(text) > PASSAGE_CHARS
@@ -174,15 +182,15 @@ def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
             f"{delivery.floor:.2f}{why}. Search the code directly.\n"
         )
     parts = [head, HINT]
-    if delivery.case == DeliveryCase.POINTERS:
-        parts.append(f"{len(delivery.passages)} places match strongly; open the ones that fit:")
-        parts.extend(f"- {p.span} (score {p.score:.2f})" for p in shown)
-    else:
-        label = "LOW CONFIDENCE, " if delivery.case == DeliveryCase.LOW_CONFIDENCE else ""
-        for p in shown:
-            cut = " (truncated)" if p.truncated else ""
-            body, fence = (p.text or "").rstrip(), _fence(p.text or "")
-            parts.append(f"### {p.span} ({label}score {p.score:.2f}){cut}\n{fence}\n{body}\n{fence}")
+    label = "LOW CONFIDENCE, " if delivery.case == DeliveryCase.LOW_CONFIDENCE else ""
+    for p in (q for q in shown if q.text is not None):
+        cut = " (truncated)" if p.truncated else ""
+        body, fence = (p.text or "").rstrip(), _fence(p.text or "")
+        parts.append(f"### {p.span} ({label}score {p.score:.2f}){cut}\n{fence}\n{body}\n{fence}")
+    pointers = [p for p in shown if p.text is None]
+    if pointers:
+        parts.append(f"{len(pointers)} {'more ' if len(pointers) < len(shown) else ''}places match strongly; open the ones that fit:")
+        parts.extend(f"- {p.span}{f' `{p.name}`' if p.name else ''} (score {p.score:.2f})" for p in pointers)
     if len(shown) < len(delivery.passages):
         parts.append(f"({len(delivery.passages) - len(shown)} more in .paqad/context/{CONTEXT_FILE})")
     return "\n\n".join(parts) + "\n"

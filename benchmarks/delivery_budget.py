@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""What reaches the agent: recall of the labelled files within a token budget of the text the
+prompt hook actually returns, on the semble benchmark.
+
+    python benchmarks/delivery_budget.py --half A [--set context.MAX_PASSAGES=3 ...] [--budgets 500,1000,2000,4000]
+
+For each query, in one process per run: ``paqad.delivery.refresh.refresh`` with the prompt (what
+the prompt hook runs: depth choice, search with the default settings, lexical, and the delivery
+table), then ``context.render_for_hook`` at Claude Code's 10,000-character limit: the exact text a
+host puts before the model. That text is cut at each budget, counted in tokens of the WordPiece
+tokenizer shipped with paqad's default model (``tokenizers``, offline; tiktoken fetches its
+encodings at run time and fails here; a WordPiece count of English and code runs near a BPE
+count, so budgets are comparable in size, not token for token). A target file counts as
+delivered within a budget (``recall@B``) when a passage of it, with its code, starts in the cut
+text (each passage is headed ``### path:Lstart-end``), and as *named* (``named@B``) when its path
+appears there at all, a bare pointer included. Recall is the mean share of a query's targets delivered, macro-averaged over
+repositories as ``semble.py`` does; ``tokens`` is the median length of the whole delivered text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import semble  # noqa: E402
+import tune_gate  # noqa: E402
+
+from paqad import config  # noqa: E402
+from paqad.delivery import context, refresh  # noqa: E402
+from paqad.embed.local import MINILM  # noqa: E402
+
+tune_gate.MODULES["context"] = context
+LIMIT = 10_000  # Claude Code's additionalContext cap (paqad.hooks.hosts.claude.LIMIT)
+
+
+def tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(MINILM.tokenizer.locate()))
+
+
+def cut(tok: Any, text: str, budget: int) -> str:
+    """``text`` up to its ``budget``-th token (by character offsets, so paths stay whole)."""
+    enc = tok.encode(text, add_special_tokens=False)
+    if len(enc.offsets) <= budget:
+        return text
+    return text[: enc.offsets[budget - 1][1]]
+
+
+def rows(names: list[str], budgets: list[int]) -> list[dict[str, Any]]:
+    tok = tokenizer()
+    tasks = semble.load_tasks(semble.load_specs())
+    out: list[dict[str, Any]] = []
+    for name in names:
+        root = semble.CACHE / "repos" / name
+        if not root.is_dir():
+            continue
+        tune_gate.Asker(root)  # builds the index when missing
+        cfg = config.load(root, cli_overrides=dict(tune_gate.LEXICAL), environ={})
+        for t in (t for t in tasks if t["repo"] == name):
+            report = refresh.refresh(root, cfg, prompt=t["query"], sync=False)
+            text = context.render_for_hook(context.Delivery.from_dict(report.delivery), LIMIT) if report.delivery else ""
+            files = [p for p, _, _ in t["targets"]]
+            row: dict[str, Any] = {"repo": name, "language": t["language"], "category": t["category"], "qid": t["qid"],
+                                   "case": (report.delivery or {}).get("case"), "tokens": len(tok.encode(text, add_special_tokens=False).ids)}
+            for b in budgets:
+                shown = cut(tok, text, b)
+                code = "\n".join(line for line in shown.splitlines() if line.startswith("### "))
+                row[f"recall@{b}"] = sum(1 for f in files if _delivered(f, code)) / max(1, len(files))
+                row[f"named@{b}"] = sum(1 for f in files if _delivered(f, shown)) / max(1, len(files))
+            out.append(row)
+    return out
+
+
+def _delivered(target: str, text: str) -> bool:
+    """A target path (repository-relative, upstream's) appears in the text, either way round as
+    ``semble.py`` matches paths (the index holds paths relative to the benchmark root)."""
+    parts = target.split("/")
+    return any("/".join(parts[i:]) in text for i in range(len(parts)))
+
+
+def summary(rs: list[dict[str, Any]], names: list[str], budgets: list[int]) -> dict[str, Any]:
+    s: dict[str, Any] = {}
+    for key in ("recall", "named"):
+        for b in budgets:
+            s[f"{key}@{b}"] = round(semble.macro([dict(r, ndcg10=r[f"{key}@{b}"]) for r in rs], names)["overall"], 4)
+    s["tokens_median"] = statistics.median(r["tokens"] for r in rs) if rs else 0
+    cases: dict[str, int] = {}
+    for r in rs:
+        cases[str(r["case"])] = cases.get(str(r["case"]), 0) + 1
+    s["cases"] = cases
+    return s
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--half", choices=("A", "B"), default=None)
+    ap.add_argument("--repos", default=None)
+    ap.add_argument("--budgets", default="500,1000,2000,4000")
+    ap.add_argument("--set", action="append", default=[], help="module.CONST=value (modules: context, ranking, evidence, fusion, ...)")
+    ap.add_argument("--rows", default=None)
+    args = ap.parse_args(argv)
+    from paqad.search import ranking
+
+    tune_gate.MODULES["ranking"] = ranking
+    for spec in args.set:
+        tune_gate.set_const(spec)
+    split = json.loads(semble.SPLIT.read_text())
+    names = split[args.half] if args.half else (args.repos.split(",") if args.repos else split["A"] + split["B"])
+    budgets = [int(x) for x in args.budgets.split(",")]
+    t0 = time.time()
+    rs = rows(names, budgets)
+    print(json.dumps({"point": " ".join(args.set) or "as shipped", **summary(rs, names, budgets), "wall_s": round(time.time() - t0, 1)}), flush=True)
+    if args.rows:
+        Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
