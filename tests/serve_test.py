@@ -194,6 +194,24 @@ def _found(root: Path, query: str) -> list[str]:
     return [r["path"] for r in reply.get("response", {}).get("results", [])]
 
 
+def test_the_shims_hand_a_running_service_their_events_without_starting_python(shop: Repo) -> None:
+    serve.start(shop.root)
+    state = shop.root / ".paqad" / "state"
+    assert (state / "serve.pid").read_text().strip() == str(serve.service_pid(shop.root))
+    shim = shop.root / ".git" / "hooks" / "post-commit"
+    done = subprocess.run(["sh", "-x", str(shim)], cwd=shop.root, capture_output=True, text=True, timeout=30, check=False)
+    ran = [line for line in done.stderr.splitlines() if line.startswith("+ ")]  # sh -x: every command it ran
+    assert done.returncode == 0 and any(line.startswith("+ printf") for line in ran) and ran[-1] == "+ exit 0"
+    assert not any(" -P -c" in line or "paqad hook run" in line for line in ran)
+    assert wait_for(lambda: any(e.get("mode") == "service" and e.get("action") == "rag-update" for e in runner.read_log(shop.root)))
+
+
+def test_a_git_event_through_the_console_script_reaches_the_service(shop: Repo, paqad_cli) -> None:
+    serve.start(shop.root)
+    assert paqad_cli("hook", "run", "post-merge", "0", cwd=shop.root).returncode == 0  # husky's and lefthook's line
+    assert wait_for(lambda: [e for e in runner.read_log(shop.root) if e.get("event") == "post-merge" and e.get("mode") == "service"])
+
+
 def wait_quiet(root: Path) -> bool:
     reply = client.request(root, "status").reply
     return bool(reply) and not reply["info"]["jobs"]

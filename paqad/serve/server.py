@@ -93,8 +93,59 @@ def _remove_ours(paths: paths_mod.ServicePaths) -> None:
 # ---- the loop ----------------------------------------------------------------------------------
 
 
+PID_FILE = "serve.pid"  # .paqad/state/: the git shims test it with `kill -0` before starting Python
+EVENTS_FILE = "git-events"  # .paqad/state/: one git event per line, appended by the shims
+
+
+def _write_pid_file(root: Path) -> None:
+    workspace.atomic_write_text(workspace.state_dir(root) / PID_FILE, f"{os.getpid()}\n", mode=0o644)
+
+
+def _remove_pid_file(root: Path) -> None:
+    path = workspace.state_dir(root) / PID_FILE
+    try:
+        if path.read_text(encoding="ascii").strip() == str(os.getpid()):
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def take_git_events(root: Path) -> list[str]:
+    """The events the shims appended since the last look (the file is renamed away first, so an
+    append racing with us lands in a fresh file, read at the next look)."""
+    path = workspace.state_dir(root) / EVENTS_FILE
+    taken = path.with_name(f"{EVENTS_FILE}.{os.getpid()}")
+    try:
+        os.replace(path, taken)
+    except FileNotFoundError:
+        return []
+    try:
+        return [line.strip() for line in taken.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+    finally:
+        taken.unlink(missing_ok=True)
+
+
+def _git_events(svc: Service) -> None:
+    """Queue the actions ``hooks.yaml`` lists for each event the shims left (one job per action)."""
+    from paqad.hooks import runner
+
+    events = [e for e in take_git_events(svc.root) if e in runner.GIT_EVENTS]
+    if not events or svc.jobs is None:
+        return
+    svc.last_active = time.monotonic()
+    try:
+        config = runner.load_config(svc.root)
+    except Exception as exc:  # noqa: BLE001 - a broken hooks.yaml: logged, as the runner would
+        runner.log_result(svc.root, runner.RunResult(events[-1], "-", "service", runner.RunStatus.ERROR, 2, error=str(exc)[:500]))
+        return
+    for event in events:
+        for spec in config.get(event, ()):
+            svc.jobs.request(spec, event)
+
+
 def _check(svc: Service) -> None:
-    """Decide whether to exit: idle, over the memory cap, or the work tree gone."""
+    """Take the shims' git events; decide whether to exit: idle, over the memory cap, or the work tree gone."""
+    _git_events(svc)
     if svc.idle_for() > svc.cfg.rag_serve_idle_timeout:
         svc.stop(f"idle for {svc.cfg.rag_serve_idle_timeout:g}s")
     elif rss_mb() > svc.cfg.rag_serve_memory_cap:
@@ -108,17 +159,20 @@ def _check(svc: Service) -> None:
 def _loop(svc: Service, sock: socket.socket) -> None:
     from paqad.serve import handlers
 
+    checked = time.monotonic()
     while svc.stop_reason is None:
         try:
             conn, _ = sock.accept()
+            threading.Thread(target=handlers.connection, args=(svc, conn), name="paqad-serve-conn", daemon=True).start()
         except TimeoutError:
-            _check(svc)
-            continue
+            pass
         except OSError:
             if svc.stop_reason is None:
                 svc.stop("socket closed")
             break
-        threading.Thread(target=handlers.connection, args=(svc, conn), name="paqad-serve-conn", daemon=True).start()
+        if time.monotonic() - checked >= LOOP_TICK_S:  # a steady stream of requests must not starve the checks
+            checked = time.monotonic()
+            _check(svc)
 
 
 def serve(root: Path, cfg: Config) -> int:
@@ -140,9 +194,11 @@ def serve(root: Path, cfg: Config) -> int:
     try:
         workspace.atomic_write_text(Path(paths.info), json.dumps(svc.info()), mode=0o600)
         _install_signals(svc, sock)
+        _write_pid_file(root)
         log(root, f"started (paqad {__version__}, socket {paths.socket}, {rss_mb():.0f} MB)")
         _loop(svc, sock)
     finally:
+        _remove_pid_file(root)
         _remove_ours(paths)
         sock.close()
         log(root, f"exited: {svc.stop_reason or 'error'} after {svc.requests} requests")
