@@ -19,6 +19,7 @@ import enum
 import hashlib
 import json
 import sqlite3
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -370,6 +371,10 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
         else:
             changed.append(state)
     removed = [p for p in stored if p not in seen]
+    if _nothing_to_write(con, changed, removed, elig, sidecar):
+        # No transaction at all: a commit would move PRAGMA data_version, and every reader (the
+        # resident service's Index) would throw away its vector matrix and graph on each prompt.
+        return _report("incremental", changed, dropped, elig, started, changed=0, removed=0, unchanged=unchanged)
     try:
         with store.transaction(con):
             con.execute(vectors.VECTORS_SCHEMA)  # an index built before vectors existed
@@ -382,6 +387,16 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     report = _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
     report.descriptions_changed = n_redescribed
     return report
+
+
+def _nothing_to_write(con: sqlite3.Connection, changed: list, removed: list[str], elig: collect.Eligibility, sidecar: describe.Sidecar) -> bool:
+    """True when an update found no file to change and the packs and descriptions are the indexed ones."""
+    if changed or removed:
+        return False
+    meta = store.get_meta(con)
+    same_meta = meta.get("descriptions_sha", "") == sidecar.sha and meta.get("active_packs") == json.dumps(elig.active)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('descriptions', 'vectors')")}
+    return same_meta and tables == {"descriptions", "vectors"}
 
 
 def _redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set[str], int]:
@@ -419,7 +434,7 @@ def _file_state(
             st = full.lstat()
         except OSError:
             return FileState.DROPPED
-        if st.st_size == old[1] and st.st_mtime_ns == old[2] and not full.is_symlink():
+        if st.st_size == old[1] and st.st_mtime_ns == old[2] and not stat.S_ISLNK(st.st_mode):
             return FileState.SAME
     item = _parse_one(root, elig, path, cfg, sidecar)
     if item is None:
