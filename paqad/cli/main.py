@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the exit code (0 ok, 2 usage/config, 1 other, 130 ^C)."""
-    from paqad.serve import hookclient
-
     args = sys.argv[1:] if argv is None else list(argv)
-    if hookclient.handles(args):
-        return hookclient.main(args)
+    if args[:2] == ["hook", "run"]:
+        from paqad.serve import hookclient
+
+        if hookclient.handles(args):
+            return hookclient.main(args)
     from paqad.cli import app
 
     return app.main(argv)

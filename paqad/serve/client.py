@@ -15,11 +15,17 @@ Light on purpose (see :mod:`paqad.serve.paths`): ``_socket``, no ``pathlib``, ``
 
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 import time
-from _socket import AF_UNIX, SOCK_STREAM, socket
+from _socket import SOCK_STREAM, socket
+
+try:
+    import fcntl
+    from _socket import AF_UNIX
+except ImportError:  # no Unix sockets or flock here (Windows): no service; every door answers in-process
+    fcntl = None  # type: ignore[assignment]
+    AF_UNIX = None  # type: ignore[assignment,misc]
 
 from paqad import __version__
 from paqad.serve import paths as paths_mod
@@ -64,9 +70,9 @@ def request(root: Root, op: str, fields: dict[str, Any] | None = None, *, reply_
     ``reply_timeout`` (seconds after the ack): by default the ack's ``budget`` plus a grace, else
     ``DEFAULT_REPLY_TIMEOUT_S``.
     """
-    paths = paths_mod.for_root(root)
+    paths = paths_mod.for_root(root) if AF_UNIX is not None else None
     if paths is None:
-        return Outcome("no-runtime-dir")
+        return Outcome("no-runtime-dir" if AF_UNIX is not None else "unsupported")
     sock, why = _connect(paths.socket)
     if sock is None:
         return Outcome(why)
@@ -117,6 +123,8 @@ def _exchange(sock: socket, req: dict[str, Any], reply_timeout: float | None, ac
 
 def lock_held(lock_path: str) -> bool:
     """True when a process holds the service lock (a service running, or one starting up)."""
+    if fcntl is None:
+        return False
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
@@ -151,7 +159,7 @@ def start(root: Root, env: dict[str, str] | None = None) -> int | None:
     import subprocess
 
     try:
-        paths = paths_mod.for_root(root, create=True)
+        paths = paths_mod.for_root(root, create=True) if fcntl is not None else None
         if paths is None or lock_held(paths.lock):
             return None
         log = os.path.join(root, ".paqad", "logs", "serve.log")

@@ -20,7 +20,9 @@ exist" (newer client, other settings, serving switched off) also make the servic
 from __future__ import annotations
 
 import json
+import os
 import socket
+import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,10 +71,21 @@ def warm(svc: Service) -> None:
 # ---- one connection ----------------------------------------------------------------------------
 
 
+def peer_is_us(conn: socket.socket) -> bool:
+    """The connecting process runs as this user (``SO_PEERCRED``, where the system has it). The
+    0700 folder already keeps others out; this holds even if someone loosened its mode."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1] == os.getuid()
+
+
 def connection(svc: Service, conn: socket.socket) -> None:
     """Read one request, gate it, acknowledge, do it, reply; close. Never raises."""
     svc.begin()
     try:
+        if not peer_is_us(conn):
+            return
         reader = wire.LineReader(conn)
         try:
             req = reader.read(time.monotonic() + REQUEST_READ_S)
