@@ -281,3 +281,23 @@ def test_no_socket_path_too_long_for_sun_path(tmp_path: Path, monkeypatch: pytes
     s.bind(found.socket)  # and it binds
     s.close()
     os.unlink(found.socket)
+
+
+def test_a_runtime_folder_others_can_enter_or_do_not_own_is_refused(_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TMPDIR", str(_runtime_dir))
+    loose = _runtime_dir / paths.DIRNAME
+    loose.mkdir(mode=0o755)
+    loose.chmod(0o755)
+    found = paths.for_root(tmp_path, create=True)
+    assert found is not None and found.folder == str(_runtime_dir / f"paqad-{os.getuid()}")  # the 0755 one was passed over
+    assert os.stat(found.folder).st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize(("client_version", "service_version", "newer"), [
+    ("0.2.0", "0.1.9", True), ("0.1.10", "0.1.9", True), ("1.0", "0.9.9", True),
+    ("0.1.0", "0.1.0", False), ("0.1.0", "0.2.0", False), ("0.2.0rc1", "0.1.0", True), ("dev", "0.1.0", False),
+])
+def test_which_client_is_newer(client_version: str, service_version: str, newer: bool) -> None:
+    from paqad.serve import wire
+
+    assert wire.is_newer(client_version, service_version) is newer
