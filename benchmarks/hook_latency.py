@@ -192,15 +192,26 @@ def entry_import(runs: int) -> dict:
             "import_cpu_ms_p50": round(statistics.median(entry) - statistics.median(bare), 1)}
 
 
+def update_runs(root: Path) -> list[dict]:
+    """The finished rag-update runs in the hook log (each a real index update)."""
+    log = root / ".paqad" / "logs" / "hooks.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [e for e in map(json.loads, lines) if e.get("action") == "rag-update" and e.get("status") in ("ok", "failed", "timeout")]
+
+
 def commit_loop(root: Path, count: int, env: dict[str, str], tag: str) -> dict:
     target = root / "paqad_bench_touch.py"
+    runs_before = len(update_runs(root))
     started = time.perf_counter()
     for i in range(count):
         target.write_text(f'def bench_touch_{tag}_{i}():\n    """Changed by the hook benchmark, commit {i} of run {tag}."""\n    return {i}\n')
         subprocess.run(["git", *GIT_ID, "add", target.name], cwd=root, check=True, env=env)
         subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", f"bench {tag} {i}"], cwd=root, check=True, env=env)
     total = time.perf_counter() - started
-    return {"commits": count, "total_s": round(total, 2), "per_commit_ms": round(total * 1000 / count, 1), "settle_s": settle(root)}
+    settled = settle(root)
+    runs = update_runs(root)[runs_before:]
+    return {"commits": count, "total_s": round(total, 2), "per_commit_ms": round(total * 1000 / count, 1), "settle_s": settled,
+            "updates": len(runs), "update_modes": sorted({r["mode"] for r in runs})}
 
 
 def commits(root: Path, count: int, env: dict[str, str]) -> dict:
