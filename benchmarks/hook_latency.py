@@ -1,21 +1,26 @@
-"""Prompt-hook and post-commit latency, measured the way the hosts and git see them.
+"""Prompt-hook and git-hook cost with and without the resident ``paqad serve``, as hosts and git see it.
 
-    python benchmarks/hook_latency.py [--corpus flask-3.1.3] [--runs 40] [--provider local|none] [--json OUT]
+    nice -n 10 python benchmarks/hook_latency.py [--corpus flask-3.1.3] [--runs 30] [--commits 50] [--provider local|none] [--json OUT]
 
-On a copy of the corpus (never the cached original) it runs ``paqad rag init`` and
-``paqad hooks install --agents claude``, then times, from process start to exit:
+On a copy of the corpus (never the cached original) it runs ``paqad rag init`` and ``paqad hooks
+install --agents claude``, then runs Claude Code's configured ``UserPromptSubmit`` command with the
+JSON Claude sends, a different question each time, from process start to exit, measuring wall
+time and the CPU of the hook's processes (``sh`` and Python; ``RUSAGE_CHILDREN``, so a service
+the hook starts is not counted):
 
-* same-prompt path: Claude Code's configured ``UserPromptSubmit`` command fed the JSON Claude
-  sends, a different question each time, on a warm index (the hook records the prompt, syncs the
-  index, searches and answers within its budget); the hook log says which path each run took;
-* stale path: the same with ``PAQAD_HOOK_BUDGET=0``, so the hook hands over the last context
-  marked stale and starts a background refresh (what a cold index or a slow model costs a prompt);
-* the floor: the same command where there is nothing to do (process start and imports);
-* ``git commit`` (one changed file each time) with paqad's post-commit shim installed, and again
-  after ``paqad hooks uninstall`` (git alone): the shim's cost is the difference.
+* ``no_service``: ``PAQAD_RAG_SERVE=false``, today's in-process path (imports, model load, search);
+* ``cold``: no service running: the first prompt answers in-process and starts one; also how
+  long until that service answers (``service_ready_s``);
+* ``warm``: the service running: the hook is a thin client (the service syncs, searches with the
+  warm index and model, delivers);
+* ``entry_import``: CPU of ``python -c 'import paqad.serve.hookclient'`` minus a bare ``python -c pass``;
+* ``commits``: ``--commits`` commits in a tight loop (no pause between them), total wall time,
+  with the hooks and a running service, with the hooks and no service (``rag_serve`` off: the
+  detached debounced update), and after ``paqad hooks uninstall`` (git alone); then how long the
+  background work took to settle.
 
-Prints one JSON object with p50/p95 in milliseconds. Uses the installed ``paqad`` console script
-(PYTHONPATH decides which paqad it imports).
+The hook log says which path each prompt took (``live service hybrid`` ...). Prints one JSON
+object (p50/p95 in ms) with the load average before and after. Uses the installed ``paqad``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -55,14 +61,19 @@ def paqad_exe() -> str:
     return exe
 
 
-def prepare(corpus: str, workdir: Path, provider: str = "local") -> Path:
+def paqad(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([paqad_exe(), *args], cwd=root, capture_output=True, text=True, env=env)
+
+
+def prepare(corpus: str, workdir: Path, provider: str) -> Path:
     source = CORPORA / corpus
     if not (source / ".git").exists():
         sys.exit(f"{source}: not fetched; run python benchmarks/corpora.py fetch")
     root = workdir / corpus
     shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
+    env = {**os.environ, "PAQAD_RAG_SERVE": "false"}
     for args in (["rag", "init", "--provider", provider], ["hooks", "install", "--agents", "claude"]):
-        proc = subprocess.run([paqad_exe(), *args], cwd=root, capture_output=True, text=True)
+        proc = paqad(root, *args, env=env)
         if proc.returncode != 0:
             sys.exit(f"paqad {' '.join(args)} failed: {proc.stderr}")
     return root
@@ -73,108 +84,183 @@ def hook_command(root: Path) -> str:
     return data["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
 
 
-def time_prompt(root: Path, question: str, env: dict[str, str]) -> tuple[float, str]:
-    payload = {"session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": question}
+def timed(argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> tuple[float, float]:
+    """(wall ms, CPU ms of the child and its reaped descendants)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    proc = subprocess.run(["sh", "-c", hook_command(root)], cwd=root, input=json.dumps(payload), capture_output=True, text=True, env=env)
-    ms = (time.perf_counter() - started) * 1000
-    if proc.returncode != 0:
-        sys.exit(f"the prompt hook exited {proc.returncode}: {proc.stderr}")
-    return ms, last_path(root)
+    subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, text=True, env=env, check=False)
+    wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
+
+
+def time_prompt(root: Path, question: str, env: dict[str, str]) -> tuple[float, float, str]:
+    payload = {"session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": question}
+    wall, cpu = timed(["sh", "-c", hook_command(root)], root, env, json.dumps(payload))
+    return wall, cpu, last_path(root)
 
 
 def last_path(root: Path) -> str:
-    lines = (root / ".paqad" / "logs" / "hooks.log").read_text().splitlines()
-    for line in reversed(lines):
+    for line in reversed((root / ".paqad" / "logs" / "hooks.log").read_text().splitlines()):
         entry = json.loads(line)
         if entry.get("action") == "context:claude":
-            mode = " hybrid" if "(hybrid" in (entry.get("detail") or "") else " lexical" if "(lexical" in (entry.get("detail") or "") else ""
-            return entry["status"] + mode
+            detail = entry.get("detail") or ""
+            mode = " hybrid" if "(hybrid" in detail else " lexical" if "(lexical" in detail else ""
+            door = " service" if entry.get("mode") == "service" else " in-process"
+            return entry["status"] + door + mode
     return "?"
 
 
-def settle(root: Path, timeout: float = 60.0) -> None:
-    """Wait until no background action holds its lock (a refresh or update started by a hook)."""
+def question(i: int) -> str:
+    return QUESTIONS[i % len(QUESTIONS)] + ("" if i < len(QUESTIONS) else f" ({i})")
+
+
+def summary(walls: list[float], cpus: list[float] | None = None, paths: list[str] | None = None) -> dict:
+    def stats(samples: list[float], unit: str) -> dict:
+        qs = statistics.quantiles(samples, n=20, method="inclusive") if len(samples) > 1 else samples * 19
+        return {f"p50_{unit}": round(statistics.median(samples), 1), f"p95_{unit}": round(qs[18], 1), f"max_{unit}": round(max(samples), 1)}
+
+    out = {"n": len(walls), **stats(walls, "wall_ms")}
+    if cpus:
+        out.update(stats(cpus, "cpu_ms"))
+    if paths:
+        out["paths"] = {p: paths.count(p) for p in sorted(set(paths))}
+    return out
+
+
+def serve_ready(root: Path, env: dict[str, str], timeout: float = 120.0) -> float | None:
+    """Seconds until the service answers ``paqad serve status`` (polling), or None."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        proc = paqad(root, "serve", "status", "--json", env=env)
+        if proc.returncode == 0 and json.loads(proc.stdout)["running"]:
+            return time.perf_counter() - started
+        time.sleep(0.05)
+    return None
+
+
+def settle(root: Path, timeout: float = 300.0) -> float:
+    """Seconds until no hook action holds its lock and the service (if any) has no pending job."""
     import filelock
 
-    deadline = time.time() + timeout
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        status = paqad(root, "serve", "status", "--json")
+        service = json.loads(status.stdout).get("service") if status.returncode == 0 else None
+        if not (service and service["jobs"]):
+            break
+        time.sleep(0.1)
     for lock_file in (root / ".paqad" / "state").glob("hook-*.lock"):
-        lock = filelock.FileLock(str(lock_file), timeout=max(0.1, deadline - time.time()))
+        lock = filelock.FileLock(str(lock_file), timeout=max(0.1, timeout - (time.perf_counter() - started)))
         try:
             lock.acquire()
             lock.release()
         except filelock.Timeout:
             pass
+    return round(time.perf_counter() - started, 2)
 
 
-def time_commits(root: Path, runs: int) -> list[float]:
-    out = []
-    target = root / "paqad_bench_touch.txt"
+def prompts(root: Path, env: dict[str, str], runs: int, offset: int = 0) -> dict:
+    walls, cpus, paths = [], [], []
     for i in range(runs):
-        target.write_text(f"change {i} {time.time()}\n")
-        subprocess.run(["git", *GIT_ID, "add", target.name], cwd=root, check=True)
-        started = time.perf_counter()
-        subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", f"bench {i}"], cwd=root, check=True)
-        out.append((time.perf_counter() - started) * 1000)
-        time.sleep(0.2)
+        wall, cpu, path = time_prompt(root, question(offset + i), env)
+        walls.append(wall)
+        cpus.append(cpu)
+        paths.append(path)
+    return summary(walls, cpus, paths)
+
+
+def cold(root: Path, env: dict[str, str], runs: int) -> dict:
+    walls, cpus, paths, ready = [], [], [], []
+    for i in range(runs):
+        paqad(root, "serve", "stop", env=env)
         settle(root)
+        wall, cpu, path = time_prompt(root, question(100 + i), env)
+        walls.append(wall)
+        cpus.append(cpu)
+        paths.append(path)
+        took = serve_ready(root, env)
+        if took is not None:
+            ready.append(took + wall / 1000)
+    return {**summary(walls, cpus, paths), "service_ready_s_p50": round(statistics.median(ready), 2) if ready else None}
+
+
+def entry_import(runs: int) -> dict:
+    bare = [timed([sys.executable, "-c", "pass"], Path(tempfile.gettempdir()), dict(os.environ))[1] for _ in range(runs)]
+    entry = [timed([sys.executable, "-c", "import paqad.serve.hookclient"], Path(tempfile.gettempdir()), dict(os.environ))[1] for _ in range(runs)]
+    return {"python_bare_cpu_ms_p50": round(statistics.median(bare), 1), "with_hookclient_cpu_ms_p50": round(statistics.median(entry), 1),
+            "import_cpu_ms_p50": round(statistics.median(entry) - statistics.median(bare), 1)}
+
+
+def update_runs(root: Path) -> list[dict]:
+    """The finished rag-update runs in the hook log (each a real index update)."""
+    log = root / ".paqad" / "logs" / "hooks.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    return [e for e in map(json.loads, lines) if e.get("action") == "rag-update" and e.get("status") in ("ok", "failed", "timeout")]
+
+
+def commit_loop(root: Path, count: int, env: dict[str, str], tag: str) -> dict:
+    target = root / "paqad_bench_touch.py"
+    runs_before = len(update_runs(root))
+    started = time.perf_counter()
+    for i in range(count):
+        target.write_text(f'def bench_touch_{tag}_{i}():\n    """Changed by the hook benchmark, commit {i} of run {tag}."""\n    return {i}\n')
+        subprocess.run(["git", *GIT_ID, "add", target.name], cwd=root, check=True, env=env)
+        subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", f"bench {tag} {i}"], cwd=root, check=True, env=env)
+    total = time.perf_counter() - started
+    settled = settle(root)
+    runs = update_runs(root)[runs_before:]
+    return {"commits": count, "total_s": round(total, 2), "per_commit_ms": round(total * 1000 / count, 1), "settle_s": settled,
+            "updates": len(runs), "update_modes": sorted({r["mode"] for r in runs})}
+
+
+def commits(root: Path, count: int, env: dict[str, str]) -> dict:
+    out = {}
+    time_prompt(root, "warm up: where is the app object created", env)
+    serve_ready(root, env)
+    out["hooks_with_service"] = commit_loop(root, count, env, "svc")
+    paqad(root, "serve", "stop", env=env)
+    no_service = {**env, "PAQAD_RAG_SERVE": "false"}
+    out["hooks_no_service"] = commit_loop(root, count, no_service, "nosvc")
+    paqad(root, "hooks", "uninstall", "--agents", "none", env=no_service)
+    out["without_hooks"] = commit_loop(root, count, no_service, "plain")
+    base = out["without_hooks"]["total_s"]
+    out["ratio_with_service"] = round(out["hooks_with_service"]["total_s"] / base, 2)
+    out["ratio_no_service"] = round(out["hooks_no_service"]["total_s"] / base, 2)
     return out
 
 
-def summary(samples: list[float]) -> dict[str, float]:
-    qs = statistics.quantiles(samples, n=20, method="inclusive")
-    return {"n": len(samples), "p50_ms": round(statistics.median(samples), 1), "p95_ms": round(qs[18], 1), "max_ms": round(max(samples), 1)}
-
-
-def run(corpus: str, runs: int, provider: str = "local") -> dict:
+def run(corpus: str, runs: int, n_commits: int, provider: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="paqad-hook-bench-") as tmp:
         root = prepare(corpus, Path(tmp), provider)
         env = {**os.environ, "PATH": f"{Path(paqad_exe()).parent}:{os.environ.get('PATH', '')}"}
-        env.pop("PAQAD_HOOK_BUDGET", None)
+        for key in ("PAQAD_HOOK_BUDGET", "PAQAD_RAG_SERVE"):
+            env.pop(key, None)
+        load_before = [round(x, 2) for x in os.getloadavg()]
+        result: dict = {"corpus": corpus, "provider": provider, "cpus": os.cpu_count(), "load_before": load_before}
+        result["entry_import"] = entry_import(runs)
+        off = {**env, "PAQAD_RAG_SERVE": "false"}
+        time_prompt(root, "warm up: where is the app object created", off)
+        result["no_service"] = prompts(root, off, runs)
+        result["cold"] = cold(root, env, max(3, runs // 5))
+        serve_ready(root, env)
         time_prompt(root, "warm up: where is the app object created", env)
-        floor = []
-        for _ in range(runs):  # the same command with nothing to do (not a repository): process start + imports
-            started = time.perf_counter()
-            subprocess.run(["sh", "-c", hook_command(root)], cwd=tmp, input="{}", capture_output=True, text=True, env=env)
-            floor.append((time.perf_counter() - started) * 1000)
-        live, paths = [], []
-        for i in range(runs):
-            ms, path = time_prompt(root, QUESTIONS[i % len(QUESTIONS)] + ("" if i < len(QUESTIONS) else f" ({i})"), env)
-            live.append(ms)
-            paths.append(path)
-        settle(root)
-        stale, stale_paths = [], []
-        for i in range(runs):
-            ms, path = time_prompt(root, QUESTIONS[i % len(QUESTIONS)], {**env, "PAQAD_HOOK_BUDGET": "0"})
-            stale.append(ms)
-            stale_paths.append(path)
-            settle(root)
-        with_shim = time_commits(root, runs)
-        subprocess.run([paqad_exe(), "hooks", "uninstall", "--agents", "none"], cwd=root, check=True, capture_output=True)
-        without = time_commits(root, runs)
-        return {
-            "corpus": corpus,
-            "provider": provider,
-            "load_average": [round(x, 2) for x in os.getloadavg()],
-            "cpus": os.cpu_count(),
-            "hook_process_floor": summary(floor),
-            "same_prompt": {**summary(live), "paths": {p: paths.count(p) for p in set(paths)}},
-            "stale": {**summary(stale), "paths": {p: stale_paths.count(p) for p in set(stale_paths)}},
-            "git_commit_with_shim": summary(with_shim),
-            "git_commit_without": summary(without),
-            "shim_cost_p50_ms": round(statistics.median(with_shim) - statistics.median(without), 1),
-            "shim_cost_p95_ms": round(summary(with_shim)["p95_ms"] - summary(without)["p95_ms"], 1),
-        }
+        result["warm"] = prompts(root, env, runs, offset=200)
+        result["commits"] = commits(root, n_commits, env)
+        paqad(root, "serve", "stop", env=env)
+        result["load_after"] = [round(x, 2) for x in os.getloadavg()]
+        return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default="flask-3.1.3")
-    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--commits", type=int, default=50)
     parser.add_argument("--provider", default="local", choices=["local", "none"], help="rag_embedding_provider for the index (local is the default)")
     parser.add_argument("--json", dest="out", default=None, help="Also write the result to this file.")
     args = parser.parse_args()
-    result = run(args.corpus, args.runs, args.provider)
+    result = run(args.corpus, args.runs, args.commits, args.provider)
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

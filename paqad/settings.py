@@ -139,6 +139,17 @@ class Settings:
         "Allow `.paqad/vectors` to be a symlink to a folder outside the repository (the index is written and old generations deleted there). Local only: a committed team config cannot set it.",
         local_only=True,
     )
+    rag_serve: bool = setting(
+        True,
+        "Keep one resident `paqad serve` process per work tree (started on demand by the first prompt hook, search, agent or MCP session; Unix socket in the user's runtime folder, never TCP) so the doors answer from a warm index and model. Off: every door answers in-process, as before.",
+    )
+    rag_serve_idle_timeout: float = setting(1800.0, "Seconds without a request after which the resident `paqad serve` process exits.", low=1.0, high=604800.0)
+    rag_serve_memory_cap: int = setting(
+        1024,
+        "Megabytes of resident memory past which `paqad serve` exits (the next door starts a fresh one).",
+        low=16,
+        high=1048576,
+    )
 
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
 

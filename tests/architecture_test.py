@@ -102,4 +102,4 @@ def test_the_import_graph_sees_lazy_imports() -> None:
     """The check above is only worth something if it sees imports inside functions too."""
     graph = import_graph()
     assert graph.has_edge("paqad.hooks.actions", "paqad.delivery.refresh")  # imported inside an action
-    assert graph.has_edge("paqad.cli.main", "paqad.cli.common")
+    assert graph.has_edge("paqad.cli.app", "paqad.cli.common")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from testing import repos
+from testing import serve as serve_testing
 from testing.env import LEXICAL, paqad_exe
 from testing.repos import Repo
 
@@ -60,6 +61,25 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     # (and of every provider) say which provider they use, or drop this with `default_provider`.
     for key, value in LEXICAL.items():
         monkeypatch.setenv(key, value)
+    # No resident service unless a test asks for one (`serving`): a service per prompt-hook test
+    # would put a warm-up's CPU beside every timed hook on a 2-core machine. The service tests
+    # switch it on; each test has its own runtime folder (`_runtime_dir`), emptied after it.
+    monkeypatch.setenv("PAQAD_RAG_SERVE", "false")
+    monkeypatch.setenv("PAQAD_RAG_SERVE_IDLE_TIMEOUT", "60")  # a backstop: no service outlives a stuck teardown long
+
+
+@pytest.fixture(autouse=True)
+def _runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private ``XDG_RUNTIME_DIR`` per test; every service started in it is stopped afterwards."""
+    with serve_testing.runtime_dir() as folder:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+        yield folder
+
+
+@pytest.fixture
+def serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the doors use (and start) the resident service, as by default for users."""
+    monkeypatch.setenv("PAQAD_RAG_SERVE", "true")
 
 
 def _checkout_state() -> set[str] | None:

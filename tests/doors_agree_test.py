@@ -1,6 +1,7 @@
 """Every door searches the same way: ``rag search --json``, ``paqad agent``, ``paqad mcp``, the
 prompt hook's refresh and ``rag eval``'s paqad arm all build their search from the settings
-through ``SearchRequest.from_settings``, so identical settings give identical answers.
+through ``SearchRequest.from_settings``, so identical settings give identical answers; and the
+resident ``paqad serve`` answering the CLI, agent and prompt-hook doors changes none of them.
 
 Before, the agent and MCP doors never reranked (``"rerank": null`` with ``rag_rerank=local``) and
 ``rag eval`` searched with the default floor; the settings below (a local reranker and a floor
@@ -15,9 +16,13 @@ from pathlib import Path
 import pytest
 
 from paqad import config
-from paqad.delivery import refresh
+from paqad.delivery import context, refresh
 from paqad.evaluation.arms import PaqadArm
+from paqad.hooks import runner
+from paqad.serve import client
+from testing import serve
 from testing.agents import Agent, call_all, text_of
+from testing.hosts import run_host
 from testing.models import make_model
 from testing.repos import Repo, make_shop
 
@@ -72,3 +77,40 @@ def test_prompt_hook_and_eval_arm_deliver_what_the_cli_ranks(shop: Repo, paqad_c
         assert [(p["path"], p["start_line"], p["score"]) for p in passages] == [(r["path"], r["start_line"], r["score"]) for r in expected][: len(passages)]
         arm = PaqadArm(shop.root, shop.root, cfg).ask(q)
         assert arm.files == list(dict.fromkeys(p["path"] for p in passages)), q
+
+
+def _requests(root: Path) -> int:
+    return int(client.request(root, "status").reply["info"]["requests"])
+
+
+def _delivered(root: Path) -> list[tuple[str, int, float]]:
+    last = context.last_delivery(root)
+    assert last is not None
+    return [(p["path"], p["start_line"], p["score"]) for p in last.to_dict()["passages"]]
+
+
+def test_the_resident_service_door_gives_the_in_process_answers(shop: Repo, paqad_cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``rag search``, ``paqad agent`` and the prompt hook answered by ``paqad serve`` (its warm
+    shared ``Index``) rank exactly as the same doors do in their own processes."""
+    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=shop.root).returncode == 0
+    alone = {q: json.loads(paqad_cli("rag", "search", q, "--json", cwd=shop.root).stdout) for q in QUESTIONS}  # the suite's rag_serve=false
+    monkeypatch.setenv("PAQAD_RAG_SERVE", "true")
+    serve.start(shop.root)
+    before = _requests(shop.root)
+    agent = Agent(shop.root)
+    try:
+        for q in QUESTIONS:
+            via_cli = json.loads(paqad_cli("rag", "search", q, "--json", cwd=shop.root).stdout)
+            assert ranked(via_cli["results"]) == ranked(alone[q]["results"]), q
+            assert via_cli["rerank"]["mode"] == "local" and not via_cli["rerank"]["fallback"]
+            assert ranked(agent.call("search", query=q)["result"]["results"]) == ranked(alone[q]["results"]), q
+            assert run_host(shop.root, "claude", prompt=q).returncode == 0
+            assert [e for e in runner.read_log(shop.root) if e.get("action") == "context:claude"][-1]["mode"] == "service"
+            # as the in-process refresh delivers (the test above); a fresh hook process may run out of
+            # budget before its reranker loads, the warm service does not
+            expected = [(r["path"], r["start_line"], r["score"]) for r in alone[q]["results"] if r["score"] >= float(THRESHOLD)]
+            delivered = _delivered(shop.root)
+            assert delivered and delivered == expected[: len(delivered)], q
+    finally:
+        assert agent.close() == 0
+    assert _requests(shop.root) - before >= 3 * len(QUESTIONS), "every door went through the service"

@@ -187,7 +187,7 @@ def test_the_git_shim_path_does_not_import_gitpython(indexed, tripwire):
     shim = indexed.root / ".git" / "hooks" / "post-commit"
     assert "hook_main" in shim.read_text()
     # What the shim runs (its `-P -c` body), in the foreground so its imports can be read.
-    body = "from paqad.cli.hooks_cmd import hook_main; hook_main()"
+    body = "from paqad.serve.hookclient import hook_main; hook_main()"
     proc = subprocess.run([sys.executable, "-P", "-c", body, "run", "post-commit"], cwd=indexed.root, env=env,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False)
     names = imported(proc.stderr)

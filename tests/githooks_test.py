@@ -74,7 +74,7 @@ def test_an_older_shim_is_updated_in_place_not_chained(repo):
     path.write_text("#!/bin/sh\n# paqad-hook-id: paqad-git-shim-v0\nexit 0\n")
     [state] = [s for s in githooks.install(repo.root) if s.hook == "post-commit"]
     assert state.action == "updated" and state.legacy is None
-    assert "paqad-git-shim-v2" in path.read_text()
+    assert "paqad-git-shim-v3" in path.read_text()
 
 
 def test_existing_hook_is_chained_and_restored_byte_for_byte(repo):

@@ -76,14 +76,18 @@ class Session:
     """One agent session on one repository: its ``Index``, counters and a request lock (MCP may
     call from worker threads; the index's connection is shared, so requests run one at a time)."""
 
-    def __init__(self, root: Path, overrides: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, overrides: dict[str, str] | None = None, shared_index: bool = False) -> None:
         self.root = root
         self.overrides = overrides or {}
+        self.shared_index = shared_index  # the service's sessions read its one ``Index.shared``
         self.started = time.time()
         self.requests = 0
         self.errors = 0
         self._index: Index | None = None
         self._lock = threading.Lock()
+        #: the resident service's way in (``paqad.serve.doors.agent_remote``): an action's result,
+        #: None to answer it here, or an OpError; set by the agent and MCP doors.
+        self.remote: Callable[[str, dict[str, Any]], dict | None] | None = None
 
     def call(self, action: str, raw: dict[str, Any]) -> dict:
         """Run one request; any failure becomes an OpError (the session survives everything)."""
@@ -93,7 +97,8 @@ class Session:
                 spec = ACTIONS.get(action) if isinstance(action, str) else None
                 if spec is None:
                     raise OpError("unknown_action", f"unknown action {str(action)[:60]!r}; one of: {', '.join(ACTIONS)}")
-                return spec.fn(self, **validate(spec.params, raw, RESERVED))
+                served = self.remote(action, raw) if self.remote is not None else None
+                return served if served is not None else spec.fn(self, **validate(spec.params, raw, RESERVED))
             except Exception as exc:  # noqa: BLE001 - translated to a stable code, never raised out
                 self.errors += 1
                 error = translate(exc)
@@ -111,7 +116,7 @@ class Session:
         a commit to the same file noticed): opened on first use, so a session may start before
         the repository is indexed."""
         if self._index is None:
-            self._index = Index(self.root)
+            self._index = Index.shared(self.root) if self.shared_index else Index(self.root)
         self._index.refresh()
         return self._index
 

@@ -24,8 +24,11 @@ def _session(app: AppContext, root_opt: str | None) -> Session:
     configuration is an in-band ``config_error`` reply per request, so fixing the file mends a
     running session."""
     from paqad.agent.ops import Session
+    from paqad.serve import doors
 
-    return Session(AppContext(root_opt or app.root_option, app.overrides).locate(), app.overrides)
+    session = Session(AppContext(root_opt or app.root_option, app.overrides).locate(), app.overrides)
+    session.remote = doors.agent_remote(session.root, app.overrides)  # the warm service first, when there is one
+    return session
 
 
 def _protect_stdout() -> BinaryIO:

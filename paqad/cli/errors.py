@@ -6,7 +6,7 @@ configuration, 1 other). ^C is ``paqad: interrupted`` and exit 130 (128 + SIGINT
 convention). Anything else is a bug in paqad: its traceback goes to ``.paqad/logs/crash.log`` of
 the repository the command worked on (``--root``), as Markdown ready to paste into an issue, and
 stderr gets one line pointing there. click's own exceptions (usage errors, ``ctx.exit``) and
-``SystemExit`` pass through untouched: click and :func:`paqad.cli.main.main` already phrase them.
+``SystemExit`` pass through untouched: click and :func:`paqad.cli.app.main` already phrase them.
 """
 
 from __future__ import annotations

@@ -266,8 +266,13 @@ def hook_main(argv: list[str] | None = None) -> int:
 MAX_STDIN = 1_000_000
 
 
-def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
-    """An agent host's hook: read its JSON, answer on stdout within the budget, exit 0 at once."""
+def _agent_hook(app: AppContext, event: str, host_name: str, raw: str | None = None, spent: float = 0.0, service: str = "") -> None:
+    """An agent host's hook answered in this process: read its JSON, answer on stdout within the
+    budget, start the work tree's service for the next prompt (``rag_serve``), exit 0 at once.
+
+    ``raw``, ``spent`` and ``service`` come from :mod:`paqad.serve.hookclient` when it tried the
+    service first: the stdin it read, the seconds it waited (taken off the budget) and why the
+    service did not answer (added to the log line)."""
     out = ""
     root: Path | None = None
     try:
@@ -275,26 +280,42 @@ def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
         from paqad.hooks import hosts
 
         host = hosts.HOSTS[host_name]
-        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN + 1)
+        if raw is None:
+            raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN + 1)
         if len(raw) > MAX_STDIN:  # cut JSON would fail to parse as something vaguer: say what happened
             raise UsageError(f"the {host_name} hook input is over {MAX_STDIN:,} characters; no context for this prompt")
         parsed = host.read_event(raw, event)
         # --root, else the folder the host says it runs in; its settings are checked here so a
         # broken one is logged (hosts.handle itself stays silent on any failure)
         root = app.locate() if app.root_option else hosts.repo_root(parsed)
-        if root is not None and workspace.paqad_dir(root).is_dir():
-            config_mod.load(root, app.overrides)
-        out = hosts.handle(host, parsed, root)
+        cfg = config_mod.load(root, app.overrides) if root is not None and workspace.paqad_dir(root).is_dir() else None
+        budget = max(0.0, _budget(cfg) - spent) if cfg is not None else None
+        out = hosts.handle(host, parsed, root, budget=budget, note=f"service: {service}" if service else "")
     except BaseException as exc:  # noqa: BLE001 - a prompt hook never fails the prompt
         _log_reason(app, root, event, exc)
-        out = ""
+        out, cfg = "", None
     try:
         if out:
             sys.stdout.write(out + "\n")
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001
         pass
+    if cfg is not None and root is not None and cfg.rag_enabled and cfg.rag_serve:
+        from paqad.serve import client
+
+        client.start(root, no_git_env())
     os._exit(0)  # never wait for an abandoned worker thread
+
+
+def _budget(cfg: config_mod.Config) -> float:
+    from paqad.delivery.prompt import budget_of
+
+    return budget_of(cfg)
+
+
+def agent_hook_in_process(event: str, host_name: str, raw: str, spent: float, service: str) -> None:
+    """:mod:`paqad.serve.hookclient`'s fallback: this hook, answered in this process; never returns."""
+    _agent_hook(AppContext(None), event, host_name, raw, spent, service)
 
 
 @hook_group.command("run", context_settings={"ignore_unknown_options": True})

@@ -148,8 +148,10 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     from paqad.search.request import SearchRequest
 
     root = app.root()
+    from paqad.serve import doors
+
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
-    resp = pipeline.run(Index.shared(root), request)
+    resp = doors.search(root, cfg, request) or pipeline.run(Index.shared(root), request)
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see .paqad/audit.log", err=True)
     return resp

@@ -1,6 +1,6 @@
 """``paqad rag refresh-context``: the worker the hooks start, also usable by hand.
 
-Registered on the ``rag`` group in ``paqad/cli/main.py``:
+Registered on the ``rag`` group in ``paqad/cli/app.py``:
 ``rag_group.add_command(refresh_context)``.
 """
 

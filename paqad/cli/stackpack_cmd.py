@@ -2,7 +2,7 @@
 
 Thin commands over :mod:`paqad.eligibility.stackpacks`: each parses its arguments, calls the library
 and renders text or ``--json``; a library error is phrased by :mod:`paqad.cli.errors` (one line,
-exit 2 for a bad pack or name). Registered in ``paqad/cli/main.py``'s ``COMMANDS``.
+exit 2 for a bad pack or name). Registered in ``paqad/cli/app.py``'s ``COMMANDS``.
 """
 
 from __future__ import annotations

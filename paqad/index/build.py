@@ -19,6 +19,7 @@ import enum
 import hashlib
 import json
 import sqlite3
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from paqad import __version__, audit, describe, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import fields, integrity, postings, store, vectors
+from paqad.index import edits, fields, integrity, postings, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -388,6 +389,10 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
         else:
             changed.append(state)
     removed = [p for p in stored if p not in seen]
+    if _nothing_to_write(con, changed, removed, elig, sidecar):
+        # No transaction at all: a commit would move PRAGMA data_version, and every reader (the
+        # resident service's Index) would throw away its vector matrix and graph on each prompt.
+        return _report("incremental", changed, dropped, elig, started, changed=0, removed=0, unchanged=unchanged)
     try:
         with store.transaction(con):
             con.execute(vectors.VECTORS_SCHEMA)  # an index built before vectors existed
@@ -400,6 +405,16 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     report = _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
     report.descriptions_changed = n_redescribed
     return report
+
+
+def _nothing_to_write(con: sqlite3.Connection, changed: list, removed: list[str], elig: collect.Eligibility, sidecar: describe.Sidecar) -> bool:
+    """True when an update found no file to change and the packs and descriptions are the indexed ones."""
+    if changed or removed:
+        return False
+    meta = store.get_meta(con)
+    same_meta = meta.get("descriptions_sha", "") == sidecar.sha and meta.get("active_packs") == json.dumps(elig.active)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('descriptions', 'vectors')")}
+    return same_meta and tables == {"descriptions", "vectors"}
 
 
 def _redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set[str], int]:
@@ -437,7 +452,7 @@ def _file_state(
             st = full.lstat()
         except OSError:
             return FileState.DROPPED
-        if st.st_size == old[1] and st.st_mtime_ns == old[2] and not full.is_symlink():
+        if st.st_size == old[1] and st.st_mtime_ns == old[2] and not stat.S_ISLNK(st.st_mode):
             return FileState.SAME
     item = _parse_one(root, elig, path, cfg, sidecar)
     if item is None:
@@ -453,7 +468,7 @@ def _apply_changes(con: sqlite3.Connection, changed: list[ParsedFile], removed: 
     n_units = int(meta.get("n_units", "0"))
     gone: list[int] = []
     for path in removed + [c.path for c in changed]:
-        gone.extend(_delete_file(con, path, totals))
+        gone.extend(edits.delete_file(con, path, totals))
     n_units -= len(gone)
     for tid, n in postings.remove_units(con, gone).items():
         con.execute("UPDATE terms SET df = df - ? WHERE tid = ?", (n, tid))
@@ -465,36 +480,8 @@ def _apply_changes(con: sqlite3.Connection, changed: list[ParsedFile], removed: 
     avg = [t / n_units if n_units else 1.0 for t in totals]
     added: list[tuple[int, list[tuple[int, float, int]]]] = []
     for item in changed:
-        tids = _ensure_terms(con, item)
+        tids = edits.ensure_terms(con, item.counts)
         _insert_file(con, item, avg, tids, lambda uid, weights: added.append((uid, weights)))
     postings.add_units(con, added)
     con.execute("DELETE FROM terms WHERE df <= 0")
     store.set_meta(con, {"n_units": n_units, "field_totals": totals})
-
-
-def _delete_file(con: sqlite3.Connection, path: str, totals: list[int]) -> list[int]:
-    """Delete a file's rows except its postings; returns its unit ids (for ``postings.remove_units``)."""
-    rows = con.execute("SELECT uid, lengths FROM units WHERE path = ?", (path,)).fetchall()
-    for uid, lengths in rows:
-        for f, n in enumerate(json.loads(lengths)):
-            totals[f] -= n
-        con.execute("DELETE FROM vectors WHERE uid = ?", (uid,))
-        con.execute("DELETE FROM descriptions WHERE uid = ?", (uid,))
-    con.execute("DELETE FROM units WHERE path = ?", (path,))
-    con.execute("DELETE FROM files WHERE path = ?", (path,))
-    return [uid for uid, _ in rows]
-
-
-def _ensure_terms(con: sqlite3.Connection, item: ParsedFile) -> dict[str, int]:
-    per_unit = [{t for c in counts for t in c} for counts in item.counts]
-    all_terms = set().union(*per_unit) if per_unit else set()
-    df = Counter(t for terms in per_unit for t in terms)
-    tids: dict[str, int] = {}
-    for term in all_terms:
-        row = con.execute("SELECT tid FROM terms WHERE term = ?", (term,)).fetchone()
-        if row:
-            con.execute("UPDATE terms SET df = df + ? WHERE tid = ?", (df[term], row[0]))
-            tids[term] = row[0]
-        else:
-            tids[term] = int(con.execute("INSERT INTO terms(term, df) VALUES (?, ?)", (term, df[term])).lastrowid or 0)
-    return tids

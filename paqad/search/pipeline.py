@@ -70,6 +70,12 @@ class SearchResponse:
         data["schema_version"] = RESULT_SCHEMA_VERSION
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict) -> SearchResponse:
+        """The response :meth:`to_dict` made (the service sends it over its socket)."""
+        data = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**{**data, "results": [Result(**r) for r in data.get("results", [])]})
+
 
 def search(
     root: Path,

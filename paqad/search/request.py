@@ -11,7 +11,8 @@ This module imports nothing heavy: the prompt path builds a request before the s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,3 +87,29 @@ class SearchRequest:
             ),
             embed_deadline=None if deadline is None else deadline - EMBED_RESERVE_S,
         )
+
+    # ---- across the service's socket (paqad.serve) ----------------------------------------------
+
+    def to_wire(self) -> dict:
+        """This request as JSON for the service; deadlines become seconds left, since a
+        ``time.monotonic()`` instant means nothing in another process."""
+        now = time.monotonic()
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("rerank", "embed_deadline")}
+        data["embed_left_s"] = None if self.embed_deadline is None else self.embed_deadline - now
+        if self.rerank is not None:
+            rr = {f.name: getattr(self.rerank, f.name) for f in fields(self.rerank) if f.name not in ("root", "deadline")}
+            data["rerank"] = {**rr, "root": str(self.rerank.root), "left_s": None if self.rerank.deadline is None else self.rerank.deadline - now}
+        return data
+
+    @classmethod
+    def from_wire(cls, data: dict) -> SearchRequest:
+        """The request :meth:`to_wire` described, its deadlines counted from now."""
+        now = time.monotonic()
+        data = dict(data)
+        embed_left, rr = data.pop("embed_left_s", None), data.pop("rerank", None)
+        rerank = None
+        if rr is not None:
+            rr = dict(rr)
+            left = rr.pop("left_s", None)
+            rerank = RerankConfig(**{**rr, "root": Path(rr["root"]), "deadline": None if left is None else now + left})
+        return cls(**data, rerank=rerank, embed_deadline=None if embed_left is None else now + embed_left)

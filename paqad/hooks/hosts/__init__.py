@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from paqad import git, workspace
@@ -38,13 +39,36 @@ def repo_root(event: base.Event) -> Path | None:
     return git.toplevel(start)
 
 
-def handle(host: base.AgentHost, event: base.Event, root: Path | None = None) -> str:
-    """The host's stdout for this event; "" when paqad should stay silent. Never raises."""
+def handle(
+    host: base.AgentHost,
+    event: base.Event,
+    root: Path | None = None,
+    *,
+    door: str = "foreground",
+    budget: float | None = None,
+    refresh: Callable[[Path], None] | None = None,
+    note: str = "",
+) -> str:
+    """The host's stdout for this event; "" when paqad should stay silent. Never raises.
+
+    The resident service (``paqad.serve``) calls this too: ``door`` is what the log line's mode
+    says (``service``, or ``foreground`` in the hook's own process), ``budget`` the prompt's
+    (default: ``prompt.budget_of``), ``refresh`` how to refresh behind a prompt (default: the
+    runner's detached ``refresh-context``), ``note`` added to the log line's detail (why the
+    service did not answer).
+    """
     try:
-        return _handle(host, event, root)
+        return _handle(host, event, root, _Door(door, budget, refresh, note))
     except Exception as exc:  # noqa: BLE001 - a prompt hook never fails the prompt; the log says why
         _log_failure(host, event, root, exc)
         return ""
+
+
+class _Door:
+    """How this call was reached: the log's mode, the budget, the background refresh, a note."""
+
+    def __init__(self, mode: str, budget: float | None, refresh: Callable[[Path], None] | None, note: str) -> None:
+        self.mode, self.budget, self.refresh, self.note = mode, budget, refresh, note
 
 
 def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc: Exception) -> None:
@@ -71,7 +95,7 @@ def clean_prompt(text: str) -> tuple[str, str]:
         return fixed, "; lone surrogates in the prompt replaced"
 
 
-def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
+def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _Door) -> str:
     from paqad import config
     from paqad.delivery import prompt
     from paqad.hooks import runner
@@ -83,28 +107,29 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None) -> str:
     cfg = config.load(root)
     if not cfg.rag_enabled:
         return ""
+    spawn = door.refresh or runner.start_refresh
     if event.kind == "prompt" and event.prompt:
         if not host.DELIVERS_ON_PROMPT:
-            _record_and_refresh(root, host, event)
+            _record_and_refresh(root, host, event, spawn)
             return host.render(None, event)
-        text, note = clean_prompt(event.prompt)
-        answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, runner.start_refresh, prompt.budget_of(cfg), host.NAME, event.session_id)
+        text, cleaned = clean_prompt(event.prompt)
+        budget = prompt.budget_of(cfg) if door.budget is None else door.budget
+        answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, spawn, budget, host.NAME, event.session_id)
         seconds = round(time.perf_counter() - started, 3)
-        status = str(answer.status)
-        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", "foreground", status, 0, seconds, detail=answer.detail + note))
+        detail = (f"{answer.detail}; {door.note}" if door.note else answer.detail) + cleaned
+        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", door.mode, str(answer.status), 0, seconds, detail=detail))
         return host.render(answer.text, event)
     if event.kind in ("session-start", "tool"):
         return host.render(_handover(root, host, event), event)
     return host.render(None, event)
 
 
-def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event) -> None:
+def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, spawn: Callable[[Path], None]) -> None:
     from paqad.delivery import depth, refresh
-    from paqad.hooks import runner
 
     if event.prompt and not depth.is_trivial(event.prompt):
         refresh.record_prompt(root, clean_prompt(event.prompt)[0], host.NAME, event.session_id)
-        runner.start_refresh(root)
+        spawn(root)
 
 
 def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None:

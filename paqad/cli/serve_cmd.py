@@ -1,0 +1,77 @@
+"""``paqad serve`` (run the work tree's resident process), ``paqad serve status``, ``paqad serve stop``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from paqad.cli.common import AppContext, emit_json
+
+JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+
+
+@click.group("serve", invoke_without_command=True)
+@click.pass_context
+def serve_group(ctx: click.Context) -> None:
+    """Run this work tree's resident paqad process in the foreground (with no subcommand).
+
+    The doors (prompt hooks, rag search, paqad agent, paqad mcp) start it on demand and fall back
+    to answering in-process whenever it is absent; it exits after rag_serve_idle_timeout seconds
+    without a request, or past rag_serve_memory_cap MB. It listens on a Unix socket in the user's
+    runtime folder, never on a TCP port.
+
+    Example: paqad serve status
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from paqad.serve import server
+
+    app: AppContext = ctx.obj
+    code = server.serve(app.root(), app.config())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # worker threads (an abandoned search, a job) must not keep the process alive
+
+
+@serve_group.command("status")
+@JSON_OPT
+@click.pass_obj
+def serve_status(app: AppContext, as_json: bool) -> None:
+    """Is this work tree's service running: pid, version, uptime, requests, memory, socket.
+
+    Example: paqad serve status --json
+    """
+    from paqad.serve import client, paths
+
+    root = app.root()
+    found = paths.for_root(root)
+    outcome = client.request(root, "status", reply_timeout=2.0)
+    info = (outcome.reply or {}).get("info") if outcome.answered else None
+    data = {"running": info is not None, "why": None if info else outcome.why, "socket": str(found.socket) if found else None, "service": info}
+    if as_json:
+        return emit_json(data)
+    if info is None:
+        click.echo(f"not running ({outcome.why}); socket would be {data['socket']}")
+        return
+    click.echo(
+        f"running: pid {info['pid']}, paqad {info['version']}, up {info['uptime_s']:.0f}s, {info['requests']} requests, "
+        f"{info['rss_mb']:.0f} MB (cap {info['memory_cap_mb']}), idle timeout {info['idle_timeout_s']:g}s\nsocket: {info['socket']}"
+    )
+
+
+@serve_group.command("stop")
+@JSON_OPT
+@click.pass_obj
+def serve_stop(app: AppContext, as_json: bool) -> None:
+    """Ask this work tree's service to exit, and wait until it has.
+
+    Example: paqad serve stop
+    """
+    from paqad.serve import client
+
+    was = client.stop(app.root())
+    if as_json:
+        return emit_json({"stopped": was})
+    click.echo("stopped" if was else "not running")

@@ -1,0 +1,270 @@
+"""What the service does with each request: the same library calls as the in-process doors.
+
+- ``hook``: an agent host's hook event, exactly as ``paqad hook run EVENT --host NAME`` would
+  handle it in-process (``paqad.hooks.hosts.handle``: record the prompt, sync the index, search
+  with the warm ``Index`` and model, deliver), except that the refresh behind a prompt is a
+  service job instead of a detached process;
+- ``search``: a ``SearchRequest`` the client built from its settings, run with
+  ``pipeline.run(Index.shared(root), request)`` like every other door;
+- ``agent``: one JSON-lines/MCP action through an ``agent.ops.Session`` that reads the
+  service's shared ``Index``;
+- ``git-event``: the actions ``.paqad/hooks.yaml`` lists for the event, queued as coalesced jobs;
+- ``status`` and ``stop`` (answered for any client version and environment).
+
+A request is refused before any work (the client then answers in-process) when it is from
+another protocol or a newer paqad, carries other settings, targets another work tree, meets a
+broken configuration, or ``rag_serve`` is now off. Refusals that mean "this service should not
+exist" (newer client, other settings, serving switched off) also make the service exit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paqad import __version__
+from paqad.errors import PaqadError
+from paqad.serve import wire
+from paqad.serve.state import REQUEST_READ_S, Service, log, rss_mb
+
+if TYPE_CHECKING:
+    from paqad.config import Config
+
+Ack = Callable[..., None]
+ANYONE = ("status", "stop")  # answered whatever the client's version or environment
+
+
+class Refused(Exception):
+    """Refuse the request before acknowledging it: the client answers in-process."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# ---- warming up --------------------------------------------------------------------------------
+
+
+def warm(svc: Service) -> None:
+    """Import the stacks the requests use, open the index, load its vectors and the query model."""
+    import paqad.agent.ops  # noqa: F401 - imported now, so no request pays for it
+    import paqad.delivery.prompt  # noqa: F401
+    import paqad.hooks.hosts  # noqa: F401
+    from paqad.index.reader import Index
+    from paqad.search import vector
+
+    try:
+        index = Index.shared(svc.root)
+        index.refresh()
+        if vector.matrix(index) is not None:
+            vector.embed_query(index, "warm up")
+    except Exception as exc:  # noqa: BLE001 - no index yet, a damaged one: the requests will say so
+        log(svc.root, f"warm-up incomplete: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+# ---- one connection ----------------------------------------------------------------------------
+
+
+def peer_is_us(conn: socket.socket) -> bool:
+    """The connecting process runs as this user (``SO_PEERCRED``, where the system has it). The
+    0700 folder already keeps others out; this holds even if someone loosened its mode."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        return True
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1] == os.getuid()
+
+
+def connection(svc: Service, conn: socket.socket) -> None:
+    """Read one request, gate it, acknowledge, do it, reply; close. Never raises."""
+    svc.begin()
+    try:
+        if not peer_is_us(conn):
+            return
+        reader = wire.LineReader(conn)
+        try:
+            req = reader.read(time.monotonic() + REQUEST_READ_S)
+        except wire.WireError:
+            return
+        _answer(svc, conn, req)
+    except OSError:
+        pass  # the client went away (it gave up waiting): nothing to tell it
+    finally:
+        svc.end()
+        conn.close()
+        if rss_mb() > svc.cfg.rag_serve_memory_cap:
+            svc.stop(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
+
+
+def _answer(svc: Service, conn: socket.socket, req: dict[str, Any]) -> None:
+    op = str(req.get("op"))
+    refusal = _gate(svc, req, op) or (None if op in OPS else "bad_request")
+    if refusal is not None:
+        wire.send(conn, {"ack": False, "refused": refusal, "version": __version__})
+        return
+    acked = False
+
+    def ack(**extra: Any) -> None:
+        nonlocal acked
+        wire.send(conn, {"ack": True, "version": __version__, **extra})
+        acked = True
+
+    try:
+        reply = OPS[op](svc, req, ack)
+    except Exception as exc:  # noqa: BLE001 - one request's failure never ends the service
+        if not acked:
+            reason = exc.reason if isinstance(exc, Refused) else f"error: {type(exc).__name__}"
+            wire.send(conn, {"ack": False, "refused": reason, "version": __version__})
+            return
+        reply = {"ok": False, "error": _error(exc)}
+    if not acked:
+        ack()
+    wire.send(conn, reply)
+
+
+def _error(exc: BaseException) -> dict[str, Any]:
+    return {"type": type(exc).__name__, "message": str(exc), "exit_code": getattr(exc, "exit_code", 1), "paqad": isinstance(exc, PaqadError)}
+
+
+def _gate(svc: Service, req: dict[str, Any], op: str) -> str | None:
+    """Why this request must not be served here (None: serve it); makes way for newer clients."""
+    if op in ANYONE:
+        return None
+    protocol, version = req.get("protocol"), str(req.get("version", ""))
+    if isinstance(protocol, int) and protocol > wire.PROTOCOL or wire.is_newer(version, __version__):
+        svc.stop(f"a newer paqad asked (version {version[:40]}, protocol {protocol})")
+        return "outdated"
+    if protocol != wire.PROTOCOL:
+        return "protocol"
+    if svc.stop_reason is not None:
+        return "stopping"
+    if req.get("env") != svc.env:
+        if op != "git-event":  # a commit from a shell with other PAQAD_* must not evict the agents' service
+            svc.stop("a client with other settings asked")
+        return "environment"
+    return None
+
+
+def _settings(svc: Service) -> Config:
+    """The work tree's settings now (a broken file: refused, so the in-process door reports it)."""
+    from paqad import config
+
+    try:
+        cfg = config.load(svc.root)
+    except PaqadError:
+        raise Refused("config") from None
+    if not cfg.rag_serve:
+        svc.stop("rag_serve is off")
+        raise Refused("disabled")
+    svc.cfg = cfg
+    return cfg
+
+
+# ---- the operations ----------------------------------------------------------------------------
+
+
+def op_status(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+    return {"ok": True, "info": svc.info()}
+
+
+def op_stop(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+    svc.stop("paqad serve stop")
+    return {"ok": True}
+
+
+def op_hook(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+    """An agent host's hook event, answered as ``paqad hook run EVENT --host NAME`` would."""
+    from paqad.delivery import prompt
+    from paqad.hooks import hosts
+
+    host = hosts.HOSTS.get(str(req.get("host")))
+    if host is None:
+        raise Refused("bad_request")
+    try:
+        event = host.read_event(str(req.get("stdin") or ""), str(req.get("event") or "prompt-submit"))
+    except Exception:  # noqa: BLE001 - unreadable input: the in-process door logs why
+        raise Refused("bad_request") from None
+    if _event_root(event.cwd, req.get("cwd")) != svc.root.resolve():
+        raise Refused("wrong_root")
+    cfg = _settings(svc)
+    raw_budget = req.get("budget_env")
+    budget = prompt.budget_of(cfg, {prompt.BUDGET_ENV: raw_budget} if isinstance(raw_budget, str) else {})
+    ack(budget=budget)
+    assert svc.jobs is not None
+    return {"ok": True, "stdout": hosts.handle(host, event, svc.root, door="service", budget=budget, refresh=svc.jobs.refresh)}
+
+
+def _event_root(event_cwd: str | None, client_cwd: Any) -> Path | None:
+    """The work tree the event belongs to, as ``hosts.repo_root`` finds it in the client's folder."""
+    from paqad import git
+
+    start = Path(event_cwd) if event_cwd and Path(event_cwd).is_dir() else Path(str(client_cwd or "."))
+    top = git.toplevel(start) if start.is_dir() else None
+    return top.resolve() if top is not None else None
+
+
+def op_search(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+    """A search the client built (``SearchRequest.from_settings``), on the warm shared ``Index``."""
+    from paqad.index.reader import Index
+    from paqad.search import pipeline
+    from paqad.search.request import SearchRequest
+
+    try:
+        request = SearchRequest.from_wire(req["request"])
+    except (KeyError, TypeError, ValueError):
+        raise Refused("bad_request") from None
+    _settings(svc)
+    ack()
+    return {"ok": True, "response": pipeline.run(Index.shared(svc.root), request).to_dict()}
+
+
+def op_agent(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+    """One agent-protocol action through a session on the shared ``Index`` (per ``-c`` overrides)."""
+    from paqad.agent.ops import OpError, Session
+
+    overrides, params = req.get("overrides") or {}, req.get("params") or {}
+    if not isinstance(overrides, dict) or not isinstance(params, dict):
+        raise Refused("bad_request")
+    _settings(svc)
+    key = json.dumps(sorted(overrides.items()))
+    session = svc.sessions.get(key)
+    if session is None:
+        session = svc.sessions[key] = Session(svc.root, {str(k): str(v) for k, v in overrides.items()}, shared_index=True)
+    ack()
+    try:
+        return {"ok": True, "result": session.call(str(req.get("action")), params)}
+    except OpError as exc:
+        return {"ok": False, "error": exc.to_dict()}
+
+
+def op_git_event(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+    """Queue the event's actions (coalesced with the burst they arrive in)."""
+    from paqad.hooks import runner
+
+    event = str(req.get("event"))
+    if event not in runner.GIT_EVENTS:
+        raise Refused("bad_request")
+    _settings(svc)
+    try:
+        specs = runner.load_config(svc.root).get(event, ())
+    except PaqadError:
+        raise Refused("config") from None
+    assert svc.jobs is not None
+    for spec in specs:
+        svc.jobs.request(spec, event)
+    return {"ok": True, "queued": [s.action for s in specs]}
+
+
+OPS: dict[str, Callable[[Service, dict[str, Any], Ack], dict[str, Any]]] = {
+    "status": op_status,
+    "stop": op_stop,
+    "hook": op_hook,
+    "search": op_search,
+    "agent": op_agent,
+    "git-event": op_git_event,
+}

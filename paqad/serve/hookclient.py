@@ -1,0 +1,138 @@
+"""The entry point hosts and git hooks run: hand the event to the service, else answer in-process.
+
+Stdlib only until it falls back (``python -X importtime`` on ``paqad hook run prompt-submit
+--host claude`` shows it; benchmarks/hook_latency.py measures it). Two command lines come here
+(:func:`handles`), exactly as the installed hooks write them; anything else, options included,
+goes to the full CLI unchanged:
+
+- ``paqad hook run EVENT --host NAME`` (agent hosts): read the host's JSON from stdin, find the
+  work tree (the JSON's ``cwd`` or workspace root, else the current folder, up to the folder
+  holding ``.git``; it must hold ``.paqad``), send the event to its service and print the
+  service's answer. When the service is absent, stale, hung, crashed, outdated, refuses, or
+  does not answer within its budget, the same event is answered in-process
+  (``paqad.cli.hooks_cmd.agent_hook_in_process``, today's path), which also starts a service
+  for the next prompt; the budget left is what the service did not use.
+- ``paqad hook run GIT-EVENT [git's args]`` (the git shims call :func:`hook_main`): tell the
+  service, which coalesces a burst of commits into one update; without one, today's runner
+  starts its detached, debounced update.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from paqad.serve import client
+
+#: ``paqad.hooks.runner.GIT_EVENTS`` (not imported: the runner needs yaml and filelock).
+GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+MAX_STDIN = 1_000_000  # as ``paqad.cli.hooks_cmd.MAX_STDIN``
+GIT_ACK_S = 0.3
+
+
+def handles(args: list[str]) -> bool:
+    """True for the two hook command lines this module serves (see the module docstring)."""
+    if len(args) < 3 or args[:2] != ["hook", "run"] or args[2].startswith("-"):
+        return False
+    return _host_of(args[3:]) is not None or (args[2] in GIT_EVENTS and not any(a.startswith("-") for a in args[3:]))
+
+
+def _host_of(rest: list[str]) -> str | None:
+    if len(rest) == 2 and rest[0] == "--host" and rest[1] and not rest[1].startswith("-"):
+        return rest[1]
+    if len(rest) == 1 and rest[0].startswith("--host=") and len(rest[0]) > len("--host="):
+        return rest[0][len("--host=") :]
+    return None
+
+
+def main(args: list[str]) -> int:
+    """Serve one of :func:`handles`' command lines; returns 0 (agent hooks end the process)."""
+    host = _host_of(args[3:])
+    if host is not None:
+        agent_hook(args[2], host)
+    return git_hook(args[2], args[3:])
+
+
+def hook_main(argv: list[str] | None = None) -> int:
+    """What the git shims run (``python -c ... run EVENT ARGS``); always 0."""
+    args = ["hook", *(sys.argv[1:] if argv is None else argv)]
+    if handles(args):
+        return main(args)
+    from paqad.cli.hooks_cmd import hook_main as in_process
+
+    return in_process(args[1:])
+
+
+def find_root(start: str) -> str | None:
+    """The work tree around ``start`` (the nearest folder up holding ``.git``) if it has ``.paqad``."""
+    folder = os.path.abspath(start)
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return folder if os.path.isdir(os.path.join(folder, ".paqad")) else None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _start_dir(raw: str) -> str:
+    """Where the host says it runs (``cwd``, or the first workspace root), else the current folder."""
+    try:
+        data = json.loads(raw or "{}")
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        roots = data.get("workspaceRoots")
+        for value in (data.get("cwd"), roots[0] if isinstance(roots, list) and roots else None):
+            if isinstance(value, str) and os.path.isdir(value):
+                return value
+    return os.getcwd()
+
+
+def _read_stdin() -> str:
+    try:
+        return "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN)
+    except (OSError, ValueError):
+        return ""
+
+
+def agent_hook(event: str, host: str) -> None:
+    """An agent host's hook through the service, else in-process; ends the process (exit 0)."""
+    started = time.monotonic()
+    raw = _read_stdin()
+    root = find_root(_start_dir(raw))
+    why = "no work tree with .paqad found here"
+    if root is not None:
+        fields = {"event": event, "host": host, "stdin": raw, "cwd": os.getcwd(), "budget_env": os.environ.get("PAQAD_HOOK_BUDGET")}
+        outcome = client.request(root, "hook", fields)
+        reply = outcome.reply or {}
+        if reply.get("ok"):
+            _finish(str(reply.get("stdout") or ""))
+        why = outcome.why if not outcome.answered else f"error: {str((reply.get('error') or {}).get('type'))}"
+    from paqad.cli.hooks_cmd import agent_hook_in_process
+
+    agent_hook_in_process(event, host, raw, spent=time.monotonic() - started, service=why)
+
+
+def _finish(out: str) -> None:
+    try:
+        if out:
+            sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(0)
+
+
+def git_hook(event: str, git_args: list[str]) -> int:
+    """Tell the service about a git event; without one, the runner's detached update. Returns 0."""
+    root = find_root(os.getcwd())
+    if root is not None:
+        outcome = client.request(root, "git-event", {"event": event}, ack_timeout=GIT_ACK_S, reply_timeout=2.0)
+        if (outcome.reply or {}).get("ok"):
+            return 0
+    from paqad.cli.hooks_cmd import hook_main as in_process
+
+    return in_process(["run", event, *git_args])

@@ -1,0 +1,98 @@
+"""What the service's loop, handlers and jobs share: the ``Service`` record, its log, its memory.
+
+Kept apart from :mod:`paqad.serve.server` (the loop) so the handlers can read it without an
+import cycle.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paqad import __version__, workspace
+from paqad.serve import paths as paths_mod
+from paqad.serve import wire
+
+if TYPE_CHECKING:
+    from paqad.config import Config
+    from paqad.serve.jobs import Jobs
+
+REQUEST_READ_S = 5.0  # a client that connects and sends no request line in this long is dropped
+LOG_NAME = "serve.log"
+
+
+def log(root: Path, message: str) -> None:
+    """One line in ``.paqad/logs/serve.log``; never raises."""
+    try:
+        path = workspace.logs_dir(root) / LOG_NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} pid {os.getpid()} {message}\n")
+    except OSError:
+        pass
+
+
+def rss_mb() -> float:
+    """This process's resident memory in MB (``/proc/self/statm``; elsewhere the peak, from getrusage)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            pages = int(handle.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except (OSError, ValueError, IndexError):
+        import resource
+        import sys
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / 1e6 if sys.platform == "darwin" else peak / 1e3
+
+
+@dataclass
+class Service:
+    """One running service: what the handlers and the loop share."""
+
+    root: Path
+    cfg: Config
+    paths: paths_mod.ServicePaths
+    env: str = field(default_factory=wire.env_fingerprint)
+    started: float = field(default_factory=time.time)
+    last_active: float = field(default_factory=time.monotonic)
+    requests: int = 0
+    active: int = 0
+    stop_reason: str | None = None
+    jobs: Jobs | None = None
+    _state_lock: threading.Lock = field(default_factory=threading.Lock)
+    sessions: dict[str, Any] = field(default_factory=dict)
+
+    def stop(self, reason: str) -> None:
+        """Ask the loop to exit (the first reason is the one logged)."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def begin(self) -> None:
+        with self._state_lock:
+            self.active += 1
+            self.requests += 1
+            self.last_active = time.monotonic()
+
+    def end(self) -> None:
+        with self._state_lock:
+            self.active -= 1
+            self.last_active = time.monotonic()
+
+    def idle_for(self) -> float:
+        busy = self.active > 0 or (self.jobs is not None and self.jobs.busy())
+        return 0.0 if busy else time.monotonic() - self.last_active
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(), "version": __version__, "protocol": wire.PROTOCOL, "root": str(self.root),
+            "socket": str(self.paths.socket), "started": self.started, "uptime_s": round(time.time() - self.started, 3),
+            "requests": self.requests, "active": self.active, "rss_mb": round(rss_mb(), 1),
+            "idle_timeout_s": self.cfg.rag_serve_idle_timeout, "memory_cap_mb": self.cfg.rag_serve_memory_cap,
+            "jobs": self.jobs.pending() if self.jobs is not None else [],
+        }

@@ -1,0 +1,109 @@
+"""The service's exchange: one JSON object per line each way, and who may talk to whom.
+
+Stdlib only, and light (the thin clients import it): ``_socket`` rather than ``socket`` (which
+pulls in ``enum`` and ``selectors``), no ``typing`` or ``hashlib`` at run time.
+
+A request is ``{"op": ..., "version": ..., "protocol": ..., "env": ..., ...}``. The service first
+answers an *ack* line (``{"ack": true, ...}`` or a refusal), at once, before doing any work, then
+the *reply* line. The ack lets a client tell a hung service (no ack within ``ACK_TIMEOUT_S``) from
+a busy one, and carries the budget the service will answer within, so the client knows how long to
+wait. A refusal (``{"ack": false, "refused": reason}``) sends the client to its in-process path:
+
+- ``outdated``: the client's paqad is newer than the service's; the service exits after saying
+  so, and the next door starts a current one;
+- ``environment``: the client's ``PAQAD_*`` settings (or provider keys) differ from those the
+  service was started with; the service exits too (the newest caller's settings win), so a
+  service never answers with settings its caller does not have;
+- ``stopping``, ``disabled`` (``rag_serve`` is off now), ``wrong_root``, ``bad_request``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from _socket import socket
+
+from paqad.serve.paths import digest
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+PROTOCOL = 1
+MAX_LINE = 64 * 1024 * 1024  # a reply carries passages and sources; far above any real one
+ACK_TIMEOUT_S = 0.5  # a service that cannot even acknowledge in this long is treated as hung
+#: Environment variables that change what the service would answer besides ``PAQAD_*``: the keys
+#: of the remote providers (only their hash is compared; the values never cross the socket).
+ENV_KEYS = ("OPENAI_API_KEY", "VOYAGE_API_KEY", "CO_API_KEY", "COHERE_API_KEY", "XDG_CACHE_HOME", "HOME")
+#: PAQAD_* variables that describe one call, not the settings (never part of the fingerprint).
+ENV_PER_CALL = ("PAQAD_HOOK_BUDGET",)
+
+
+class WireError(OSError):
+    """The other side closed, sent garbage, or did not answer in time."""
+
+
+def env_fingerprint(environ: dict[str, str] | None = None) -> str:
+    """A hash of the environment that shapes the answers (``PAQAD_*`` and ``ENV_KEYS``)."""
+    env = os.environ if environ is None else environ
+    items = sorted((k, v) for k, v in env.items() if (k.startswith("PAQAD_") and k not in ENV_PER_CALL) or k in ENV_KEYS)
+    return digest(json.dumps(items).encode("utf-8"), 12)
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    """``"1.2.3"`` → ``(1, 2, 3)``; a part that is not all digits ends the tuple (``"1.2rc1"`` → (1, 2))."""
+    out = []
+    for part in text.split("."):
+        digits = part[: len(part) - len(part.lstrip("0123456789"))]
+        if not digits:
+            break
+        out.append(int(digits))
+        if digits != part:
+            break
+    return tuple(out)
+
+
+def is_newer(client: str, service: str) -> bool:
+    """True when the client's version is newer than the service's (the service must make way)."""
+    return version_tuple(client) > version_tuple(service)
+
+
+def send(sock: socket, obj: Any) -> None:
+    sock.sendall(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+
+
+class LineReader:
+    """Reads newline-terminated JSON objects from a socket against absolute deadlines."""
+
+    def __init__(self, sock: socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+
+    def read(self, deadline: float | None) -> dict[str, Any]:
+        """The next object; raises WireError on EOF, a timeout (``deadline``, monotonic) or garbage."""
+        while b"\n" not in self.buffer:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise WireError("timed out")
+                self.sock.settimeout(left)
+            else:
+                self.sock.settimeout(None)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except TimeoutError:
+                raise WireError("timed out") from None
+            if not chunk:
+                raise WireError("connection closed")
+            self.buffer += chunk
+            if len(self.buffer) > MAX_LINE:
+                raise WireError("line too long")
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise WireError(f"not JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise WireError("not a JSON object")
+        return obj
