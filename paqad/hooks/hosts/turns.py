@@ -11,9 +11,10 @@ Three rules, each learnt from a real host (issue 13):
   fields (``Event.machine``); the hook log says why nothing was delivered.
 - **One delivery per turn.** Some hosts run more than one paqad hook for one prompt: Copilot CLI
   also runs the hooks in ``.claude/settings.json``, so with both installed the same prompt
-  arrives twice, a few milliseconds apart. The first hook to claim a prompt answers it; a second
-  claim of the same text in the same repository within ``WINDOW_S`` is skipped. The claim is an
-  ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot both win.
+  arrives twice, a few milliseconds apart. The first hook to claim a prompt answers it; a claim
+  of the same text by another host's hook in the same repository within ``WINDOW_S`` is skipped.
+  The same host sending the same words again is the user asking again, and is answered. The
+  claim is an ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot both win.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ OWN_HEADINGS = (f"{context.SECTION} (paqad)", "## paqad (orientation)")
 END_MARK = "(end of paqad context)"
 _BLOCKS = re.compile(r"<(hook_context|qwen:user-prompt-submit-context)>.*?</\1>", re.S)
 TURNS_DIR = "hosts-turns"
-WINDOW_S = 30.0
+WINDOW_S = 10.0
 
 
 def strip_own(text: str) -> tuple[str, str]:
@@ -71,7 +72,7 @@ def claim(root: Path, prompt: str, host: str, now: float | None = None) -> str |
                 first = path.read_text(encoding="utf-8").strip() or "another"
             except OSError:
                 continue  # released meanwhile: try again
-            if 0 <= age < WINDOW_S:
+            if 0 <= age < WINDOW_S and first != host:
                 return f"duplicate: the {first} hook answered this prompt {age:.1f}s ago"
             path.unlink(missing_ok=True)  # an old turn: this is a new one with the same words
             continue
