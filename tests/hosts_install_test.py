@@ -258,7 +258,7 @@ def test_one_broken_host_config_does_not_stop_the_others(repo, paqad_cli):
 
 
 def test_every_recorded_host_event_runs_through_the_installed_command(repo, paqad_cli):
-    """Each host's installed command takes each JSON the host sends (tests/testing/resources/hosts)
+    """Each host's installed command takes each JSON the host sends (paqad/hooks/hosts/recorded)
     and answers in that host's format: exit 0, nothing on stderr, stdout empty or one JSON object."""
     make_shop(repo)
     assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0

@@ -23,6 +23,7 @@ COMMANDS = {
     "bootstrap": "paqad.cli.bootstrap_cmd:bootstrap",
     "agent": "paqad.cli.agent_cmd:agent",
     "mcp": "paqad.cli.agent_cmd:mcp_group",
+    "doctor": "paqad.cli.doctor_cmd:doctor",
 }
 
 

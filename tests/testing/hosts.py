@@ -1,5 +1,5 @@
 """Agent hosts as test resources: the JSON each host sends on stdin for its hook events, recorded
-under ``resources/hosts/<host>/<event>.json`` (field sets checked against the hosts' own CLIs and
+under ``paqad/hooks/hosts/recorded/<host>/<event>.json`` (package data: ``paqad doctor`` replays them) (field sets checked against the hosts' own CLIs and
 hook documentation), and a driver that feeds one to the command paqad installed for that host.
 
 A recorded file holds placeholders, strings that are exactly ``{{cwd}}``, ``{{prompt}}`` or
@@ -19,10 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from paqad.hooks import hosts as hosts_pkg
 from paqad.hooks.hosts import HOSTS
 from testing.env import BIN
 
-RESOURCES = Path(__file__).parent / "resources" / "hosts"
+RESOURCES = Path(hosts_pkg.__file__).parent / "recorded"  # packaged: `paqad doctor` replays them too
 #: The recorded event name -> paqad's hint in the installed command (``paqad hook run HINT``).
 HINTS = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use"}
 DEFAULTS = {"session_id": "s-1", "initial_prompt": None}

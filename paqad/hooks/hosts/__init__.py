@@ -128,11 +128,13 @@ def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, start
 
 def _has_mcp(root: Path, host: base.AgentHost) -> bool:
     """Whether one of the host's project MCP configs names paqad's server."""
+    from paqad.hooks import mcp_install
+
     for mcp in host.MCP:
         try:
-            if f'"{base.MCP_SERVER}"' in (root / mcp.rel).read_text(encoding="utf-8") or f".{base.MCP_SERVER}]" in (root / mcp.rel).read_text(encoding="utf-8"):
+            if base.MCP_SERVER in mcp_install._servers(mcp, (root / mcp.rel).read_text(encoding="utf-8")):
                 return True
-        except OSError:
+        except (OSError, ValueError, mcp_install.MergeError):
             continue
     return False
 
