@@ -131,21 +131,11 @@ def _codex_trust(root: Path, home: Path) -> list[Finding]:
 def _mcp_findings(root: Path) -> list[Finding]:
     from paqad.hooks import mcp_install
 
-    registered = [name for name, cfg in mcp_install.HOSTS.items() if _names_paqad(cfg, root / cfg.rel)]
+    registered = [name for name, cfg in mcp_install.HOSTS.items() if base.registers_paqad(cfg, root)]
     missing = mcp_install.cannot_start()
     if registered and missing:
         return [Finding("mcp", "error", f"`paqad mcp` is registered for {', '.join(registered)} but cannot start (no MCP SDK)", "pip install 'paqad[mcp]'")]
     return [Finding("mcp", "ok", f"`paqad mcp` can start ({', '.join(registered)})")] if registered else []
-
-
-def _names_paqad(cfg: base.McpConfig, path: Path) -> bool:
-    """Whether the host's MCP config registers a server named paqad."""
-    from paqad.hooks import mcp_install
-
-    try:
-        return base.MCP_SERVER in mcp_install._servers(cfg, path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, mcp_install.MergeError):
-        return False
 
 
 # ---- the replay ---------------------------------------------------------------------------------

@@ -128,15 +128,7 @@ def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, start
 
 def _has_mcp(root: Path, host: base.AgentHost) -> bool:
     """Whether one of the host's project MCP configs names paqad's server."""
-    from paqad.hooks import mcp_install
-
-    for mcp in host.MCP:
-        try:
-            if base.MCP_SERVER in mcp_install._servers(mcp, (root / mcp.rel).read_text(encoding="utf-8")):
-                return True
-        except (OSError, ValueError, mcp_install.MergeError):
-            continue
-    return False
+    return any(base.registers_paqad(mcp, root) for mcp in host.MCP)
 
 
 def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, text: str) -> None:

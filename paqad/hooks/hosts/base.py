@@ -58,6 +58,19 @@ class McpConfig:
 
 
 MCP_SERVER = "paqad"
+
+
+def registers_paqad(config: McpConfig, root: Path) -> bool:
+    """Whether the host's project MCP config has a server named paqad (unreadable: no)."""
+    import tomllib
+
+    try:
+        text = (root / config.rel).read_text(encoding="utf-8")
+        data = tomllib.loads(text) if config.toml else json.loads(text)
+    except (OSError, ValueError):
+        return False
+    servers = data.get(config.key) if isinstance(data, dict) else None
+    return isinstance(servers, dict) and MCP_SERVER in servers
 #: Claude Code and Codex start project servers in the project, where ``paqad mcp`` finds the repository;
 MCP_PLAIN: dict[str, Any] = {"command": "paqad", "args": ["mcp"]}
 #: Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository.
