@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -91,12 +92,14 @@ def test_a_config_that_is_not_json_is_never_overwritten(repo):
     assert path.read_text() == "{ this is not json"
 
 
-def test_claude_entries_call_paqad_from_path_with_a_timeout(repo):
+def test_claude_entries_run_the_repository_shim_then_path_with_a_timeout(repo):
     claude.install(repo.root)
     [group] = json.loads((repo.root / claude.CONFIG).read_text())["hooks"]["UserPromptSubmit"]
     [hook] = group["hooks"]
     assert hook["type"] == "command" and hook["timeout"] == 10
-    assert hook["command"] == "command -v paqad >/dev/null 2>&1 && paqad hook run prompt-submit --host claude || true"
+    command = hook["command"]
+    assert ".paqad/bin/paqad" in command and "command -v paqad" in command and command.endswith('"$p" hook run prompt-submit --host claude || true')
+    assert str(repo.root) not in command and sys.executable not in command  # no machine path in a committed file
 
 
 def test_codex_switches_the_hooks_feature_on_and_off_again(repo):
@@ -121,16 +124,67 @@ def test_codex_leaves_a_flag_the_user_set_and_adds_the_table_when_missing():
     assert codex.disable_flag(codex.enable_flag(None)) is None
 
 
-def test_gemini_enables_hooks_and_uses_millisecond_timeouts(repo):
-    repo.write(gemini.CONFIG, json.dumps({"theme": "dark", "tools": {"sandbox": True}}))
+def test_gemini_uses_millisecond_timeouts_and_drops_the_old_enable_hooks_flag(repo):
+    repo.write(gemini.CONFIG, json.dumps({"theme": "dark", "tools": {"sandbox": True, "enableHooks": True}}))  # as older paqad wrote it
     gemini.install(repo.root)
     data = json.loads((repo.root / gemini.CONFIG).read_text())
-    assert data["tools"] == {"sandbox": True, "enableHooks": True} and data["theme"] == "dark"
+    assert data["tools"] == {"sandbox": True} and data["theme"] == "dark" and "hooksConfig" not in data
     [group] = data["hooks"]["BeforeAgent"]
     assert group["hooks"][0]["timeout"] == 10_000 and group["hooks"][0]["name"] == "paqad"
     assert gemini.status(repo.root).note is None
-    gemini.uninstall(repo.root)
-    assert json.loads((repo.root / gemini.CONFIG).read_text()) == {"theme": "dark", "tools": {"sandbox": True}}
+    gemini.uninstall(repo.root)  # byte for byte: what was there before
+    assert json.loads((repo.root / gemini.CONFIG).read_text()) == {"theme": "dark", "tools": {"sandbox": True, "enableHooks": True}}
+
+
+def test_gemini_respects_hooks_config_enabled_false_and_says_how_to_fix_it(repo):
+    repo.write(gemini.CONFIG, json.dumps({"hooksConfig": {"enabled": False}}))
+    state = gemini.install(repo.root)
+    assert json.loads((repo.root / gemini.CONFIG).read_text())["hooksConfig"] == {"enabled": False}  # the user's choice stays
+    assert state.state == "installed" and "hooksConfig.enabled is false" in state.note and '"enabled": true' in state.note
+
+
+def test_codex_install_says_how_to_trust_the_hooks(repo):
+    state = codex.install(repo.root)
+    assert "review" in state.note and "--dangerously-bypass-hook-trust" in state.note
+
+
+@pytest.mark.parametrize("name", ["qwen", "droid"])
+def test_new_claude_style_hosts_merge_and_restore(repo, name):
+    host = HOSTS[name]
+    original = json.dumps({"model": {"name": "x"}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo done"}]}]}}) + "\n"
+    repo.write(host.CONFIG, original)
+    assert host.install(repo.root).state == "installed"
+    data = json.loads((repo.root / host.CONFIG).read_text())
+    assert data["hooks"]["Stop"] and set(host.EVENTS) <= set(data["hooks"])
+    assert host.install(repo.root).action == "unchanged"
+    assert host.uninstall(repo.root).action == "restored" and (repo.root / host.CONFIG).read_text() == original
+
+
+@pytest.mark.parametrize("name", ["kiro", "opencode"])
+def test_file_owning_hosts_write_their_file_and_refuse_a_foreign_one(repo, name):
+    host = HOSTS[name]
+    assert host.install(repo.root).action == "installed" and host.status(repo.root).state == "installed"
+    assert host.install(repo.root).action == "unchanged"
+    assert host.uninstall(repo.root).action == "removed" and not (repo.root / host.CONFIG).exists()
+    repo.write(host.CONFIG, "{}\n")
+    assert host.install(repo.root).action == "refused" and (repo.root / host.CONFIG).read_text() == "{}\n"
+
+
+def test_a_fresh_repository_lists_the_hosts_found_elsewhere_with_the_command_to_add_each(repo, paqad_cli, tmp_path):
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    bindir = tmp_path / "clis"
+    bindir.mkdir()
+    (bindir / "claude").write_text("#!/bin/sh\n")
+    (bindir / "claude").chmod(0o755)
+    env = {"HOME": str(home), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    data = json.loads(paqad_cli("hooks", "install", "--json", cwd=repo.root, env=env).stdout)
+    assert data["agents"] == []  # nothing in the repository asked for a host: no config written
+    found = {f["host"]: f for f in data["elsewhere"]}
+    assert found["claude"]["found"] == "`claude` on PATH" and found["claude"]["command"] == "paqad hooks install --agents claude"
+    assert found["gemini"]["found"] == "~/.gemini"
+    text = paqad_cli("hooks", "install", cwd=repo.root, env=env).stdout
+    assert "found `claude` on PATH; add it: paqad hooks install --agents claude" in text
 
 
 def test_cline_writes_executable_hook_files_and_leaves_the_users_alone(repo):
@@ -180,7 +234,7 @@ def test_cli_installs_detected_hosts_by_default_and_named_ones_on_request(repo, 
     assert [a["host"] for a in data["agents"]] == ["codex", "cursor"]
     status = json.loads(paqad_cli("hooks", "status", "--json", cwd=repo.root).stdout)
     states = {a["host"]: a["state"] for a in status["agents"]}
-    assert states == {"claude": "installed", "codex": "installed", "gemini": "installed", "cline": "absent", "cursor": "installed", "copilot": "absent"}
+    assert states == {"claude": "installed", "codex": "installed", "gemini": "installed", "cline": "absent", "cursor": "installed", "copilot": "absent", "qwen": "absent", "droid": "absent", "kiro": "absent", "opencode": "absent"}
     text = paqad_cli("hooks", "status", cwd=repo.root).stdout
     assert "claude" in text and ".claude/settings.json" in text
     data = json.loads(paqad_cli("hooks", "uninstall", "--json", cwd=repo.root).stdout)
@@ -204,20 +258,26 @@ def test_one_broken_host_config_does_not_stop_the_others(repo, paqad_cli):
 
 
 def test_every_recorded_host_event_runs_through_the_installed_command(repo, paqad_cli):
-    """Each host's installed command takes each JSON the host sends (tests/testing/resources/hosts)
+    """Each host's installed command takes each JSON the host sends (paqad/hooks/hosts/recorded)
     and answers in that host's format: exit 0, nothing on stderr, stdout empty or one JSON object."""
     make_shop(repo)
     assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
     assert paqad_cli("hooks", "install", "--agents", "all", cwd=repo.root).returncode == 0
     recorded = {host: events(host) for host in sorted(p.name for p in RESOURCES.iterdir())}
     assert set(recorded) == set(HOSTS) and all("prompt" in evs for evs in recorded.values())
+    plain = {"kiro", "opencode"}  # stdout is the context itself, as plain text
     for host, evs in recorded.items():
         for event in evs:
-            proc = run_host(repo.root, host, event, prompt="where is the session cookie signed")
+            question = f"where is the session cookie signed ({host})"  # each host its own prompt: one delivery per turn
+            proc = run_host(repo.root, host, event, prompt=question)
             assert (proc.returncode, proc.stderr) == (0, ""), (host, event, proc.stderr)
-            out = json.loads(proc.stdout) if proc.stdout.strip() else {}
-            assert isinstance(out, dict), (host, event, proc.stdout)
-            if (host, event) in (("claude", "prompt"), ("codex", "prompt"), ("gemini", "prompt")):
-                assert "shop/sessions.py:L" in out["hookSpecificOutput"]["additionalContext"], host
-            if host == "cline":
-                assert out["cancel"] is False and "shop/sessions.py:L" in out["contextModification"]
+            if host in plain:
+                text = proc.stdout
+            else:
+                out = json.loads(proc.stdout) if proc.stdout.strip() else {}
+                assert isinstance(out, dict), (host, event, proc.stdout)
+                text = json.dumps(out)
+            if event == "prompt" and host not in ("cursor",):
+                assert "shop/sessions.py:L" in text, host
+            if event == "session-start":
+                assert "paqad (orientation)" in text and "shop/sessions.py" not in text, host

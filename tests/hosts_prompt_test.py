@@ -19,6 +19,7 @@ import pytest
 from paqad import config
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
+from paqad.hooks import runner
 from paqad.index import build, store
 from testing.env import wait_for
 from testing.hosts import host_json, run_host
@@ -58,11 +59,40 @@ def test_cline_gets_context_modification(shop):
     assert proc.returncode == 0 and out["cancel"] is False and "shop/sessions.py:L" in out["contextModification"]
 
 
-def test_session_start_hands_over_the_last_context(shop):
-    run_host(shop.root, "claude", prompt=QUESTION)
-    proc = run_host(shop.root, "claude", "session-start")
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "qwen", "droid"])
+def test_a_session_start_without_a_prompt_orients_and_never_hands_over_an_old_answer(shop, name):
+    run_host(shop.root, "claude", prompt=QUESTION, session_id="earlier")
+    proc = run_host(shop.root, name, "session-start", session_id="fresh")
     out = json.loads(proc.stdout)["hookSpecificOutput"]
-    assert out["hookEventName"] == "SessionStart" and "shop/sessions.py:L" in out["additionalContext"]
+    text = out["additionalContext"]
+    assert out["hookEventName"] == "SessionStart" and text.startswith("## paqad (orientation)")
+    assert "shop/sessions.py" not in text and QUESTION not in text and "STALE" not in text
+    assert any(e.get("status") == "orientation" and e["action"] == f"context:{name}" for e in runner.read_log(shop.root))
+
+
+def test_copilot_session_start_with_an_initial_prompt_answers_that_prompt(shop):
+    run_host(shop.root, "claude", prompt="how do we hand the parcel to the courier", session_id="earlier")
+    proc = run_host(shop.root, "copilot", "session-start", initial_prompt=QUESTION)
+    text = json.loads(proc.stdout)["additionalContext"]
+    assert "shop/sessions.py:L" in text and QUESTION in text and "STALE" not in text and "courier" not in text
+    assert refresh.recorded_prompt(shop.root) == QUESTION
+
+
+def test_copilot_answers_on_user_prompt_submitted_and_tool_use_does_not_repeat_it(shop):
+    proc = run_host(shop.root, "copilot", prompt=QUESTION)
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)["additionalContext"]
+    proc = run_host(shop.root, "copilot", "tool")
+    assert proc.returncode == 0 and proc.stdout.strip() == ""
+
+
+def test_an_old_copilot_records_on_its_prompt_and_delivers_on_the_next_tool_use(shop):
+    from paqad.hooks.hosts import copilot
+
+    shop.write(copilot.CONFIG, copilot.document((1, 0, 40)))  # what install writes for a CLI older than 1.0.65
+    proc = run_host(shop.root, "copilot", prompt=QUESTION)
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert wait_for(lambda: (context.last_delivery(shop.root) or context.Delivery("x", "")).query == QUESTION)
+    assert "shop/sessions.py:L" in json.loads(run_host(shop.root, "copilot", "tool").stdout)["additionalContext"]
 
 
 def test_a_trivial_prompt_prints_nothing_and_keeps_the_recorded_request(shop):
@@ -82,7 +112,7 @@ def test_code_committed_just_now_is_in_the_next_prompts_context(shop):
 # ---- hosts that record on prompt and deliver later -------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "prompt_out", "key"), [("cursor", {"continue": True}, "additional_context"), ("copilot", None, "additionalContext")])
+@pytest.mark.parametrize(("name", "prompt_out", "key"), [("cursor", {"continue": True}, "additional_context")])
 def test_record_on_prompt_then_deliver_on_tool_use_once(shop, name, prompt_out, key):
     proc = run_host(shop.root, name, prompt=QUESTION)
     assert proc.returncode == 0
@@ -93,8 +123,8 @@ def test_record_on_prompt_then_deliver_on_tool_use_once(shop, name, prompt_out, 
     assert "shop/sessions.py:L" in json.loads(proc.stdout)[key]
     proc = run_host(shop.root, name, "tool")
     assert proc.stdout.strip() in ("", "{}")  # each refresh is handed over once, not on every tool call
-    proc = run_host(shop.root, name, "session-start")
-    assert "shop/sessions.py:L" in json.loads(proc.stdout)[key]
+    proc = run_host(shop.root, name, "tool", session_id="another-session")
+    assert proc.stdout.strip() in ("", "{}")  # never another session's context
 
 
 # ---- never blocks, never fails ------------------------------------------------------------------
@@ -122,12 +152,25 @@ def test_held_writer_lock_does_not_block_the_prompt(shop):
     assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]  # the index as it is
 
 
-def test_without_paqad_on_path_the_hook_is_silent(shop, tmp_path):
+def test_without_paqad_on_path_the_shim_finds_the_installing_paqad(shop, tmp_path):
     bare = tmp_path / "bin"
     bare.mkdir()
     for tool in ("sh", "git"):
         (bare / tool).symlink_to(shutil.which(tool))
-    for name in ("claude", "codex", "gemini", "cursor", "copilot"):
+    proc = run_host(shop.root, "claude", prompt=QUESTION, path=str(bare))
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "bin/" not in (shop.root / ".paqad/bin/.gitignore").read_text() and subprocess.run(
+        ["git", "check-ignore", "-q", ".paqad/bin/paqad"], cwd=shop.root, check=False
+    ).returncode == 0  # the shim names this machine's interpreter: never committed
+
+
+def test_without_the_shim_or_paqad_on_path_the_hook_is_silent(shop, tmp_path):
+    (shop.root / ".paqad/bin/paqad").unlink()
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "git"):
+        (bare / tool).symlink_to(shutil.which(tool))
+    for name in ("claude", "codex", "gemini", "cursor", "copilot", "qwen", "droid", "kiro"):
         proc = run_host(shop.root, name, prompt=QUESTION, path=str(bare))
         assert (proc.returncode, proc.stdout) == (0, ""), name
     proc = run_host(shop.root, "cline", prompt=QUESTION, path=str(bare))
@@ -223,3 +266,67 @@ def test_with_the_default_model_the_prompt_hook_answers_within_its_budget(repo, 
     assert "sign_cookie" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
     run = json.loads(paqad_cli("hooks", "status", "--json", cwd=repo.root).stdout)["last_prompt_hooks"]["context:claude"]
     assert run["status"] == "live" and ("(hybrid" in run["detail"] or "model over budget" in run["detail"])
+
+
+# ---- only the user's own words, once per turn ---------------------------------------------------
+
+
+def test_gemini_headless_hook_context_is_never_searched_or_recorded(shop):
+    """Gemini -p prepends the session start's context as <hook_context>; paqad searches the rest."""
+    orientation = json.loads(run_host(shop.root, "gemini", "session-start").stdout)["hookSpecificOutput"]["additionalContext"]
+    polluted = f"<hook_context>{orientation}</hook_context>\n\n{QUESTION}"
+    proc = run_host(shop.root, "gemini", prompt=polluted)
+    text = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "shop/sessions.py:L" in text and refresh.recorded_prompt(shop.root) == QUESTION
+    echoed = f"{text}\n\nand where is it checked"  # a host that echoes paqad's block back untagged
+    run_host(shop.root, "claude", prompt=echoed)
+    assert refresh.recorded_prompt(shop.root) == "and where is it checked"
+
+
+@pytest.mark.parametrize(
+    ("prompt_text", "extra"),
+    [
+        ("<task-notification><task-id>b1</task-id><status>completed</status></task-notification>", {}),
+        ("<cross-session-message from='s2'>ping</cross-session-message>", {}),
+        (QUESTION, {"agent_id": "a-1", "agent_type": "Explore"}),
+    ],
+)
+def test_machine_made_prompts_are_skipped_with_the_reason_in_the_log(shop, prompt_text, extra):
+    run_host(shop.root, "claude", prompt="how do we hand the parcel to the courier")
+    payload = {**host_json("claude", prompt=prompt_text, cwd=shop.root), **extra}
+    proc = run_host(shop.root, "claude", stdin=json.dumps(payload))
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert refresh.recorded_prompt(shop.root) == "how do we hand the parcel to the courier"  # not replaced
+    last = [e for e in runner.read_log(shop.root) if e["action"] == "context:claude"][-1]
+    assert last["status"] == "skipped" and "machine-made" in last["detail"]
+
+
+def test_copilot_running_claudes_hooks_delivers_once(shop):
+    """Copilot CLI runs .claude/settings.json's hooks with its own input and without CLAUDE_PROJECT_DIR."""
+    copilot_input = json.dumps(host_json("copilot", prompt=QUESTION, cwd=shop.root))
+    first = run_host(shop.root, "copilot", stdin=copilot_input)
+    assert "shop/sessions.py:L" in json.loads(first.stdout)["additionalContext"]
+    second = run_host(shop.root, "claude", stdin=copilot_input)
+    assert (second.returncode, second.stdout) == (0, "")
+    last = [e for e in runner.read_log(shop.root) if e["action"] == "context:claude"][-1]
+    assert last["status"] == "skipped" and "Copilot CLI running Claude Code's hooks" in last["detail"]
+
+
+def test_a_second_host_hook_for_the_same_prompt_is_a_duplicate_but_the_user_may_ask_again(shop):
+    assert "shop/sessions.py:L" in run_host(shop.root, "claude", prompt=QUESTION).stdout
+    assert run_host(shop.root, "codex", prompt=QUESTION).stdout == ""  # another host's hook, same turn
+    assert [e for e in runner.read_log(shop.root) if e["action"] == "context:codex"][-1]["detail"].startswith("duplicate")
+    assert "shop/sessions.py:L" in run_host(shop.root, "claude", prompt=QUESTION).stdout  # the user asking again
+
+
+def test_qwen_searches_the_submitted_prompt_not_the_tool_result_continuation(shop):
+    payload = host_json("qwen", prompt="[function_response: ok]", cwd=shop.root)
+    payload["submitted_prompt"] = QUESTION
+    proc = run_host(shop.root, "qwen", stdin=json.dumps(payload))
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert refresh.recorded_prompt(shop.root) == QUESTION
+
+
+def test_cline_task_start_without_the_task_text_gets_the_orientation(shop):
+    out = json.loads(run_host(shop.root, "cline", "session-start").stdout)
+    assert out["cancel"] is False and out["contextModification"].startswith("## paqad (orientation)")

@@ -90,9 +90,11 @@ def test_install_merges_keeps_user_entries_is_idempotent_and_uninstall_restores(
         originals[rel] = repo.write(rel, json.dumps(data)).read_bytes()
     originals[".codex/config.toml"] = repo.write(".codex/config.toml", USER_TOML).read_bytes()
 
-    done = paqad_cli("mcp", "install", "--json", cwd=repo.root)
+    four = "claude,codex,cursor,vscode"
+    done = paqad_cli("mcp", "install", "--host", four, "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     assert {h["host"]: h["action"] for h in json.loads(done.stdout)["hosts"]} == dict.fromkeys(("claude", "codex", "cursor", "vscode"), "installed")
+    assert json.loads((repo.root / ".mcp.json").read_text())["mcpServers"]["paqad"]["alwaysLoad"] is True  # never deferred behind tool search
 
     for rel, data in USER_JSON.items():
         merged = json.loads((repo.root / rel).read_text())
@@ -108,11 +110,11 @@ def test_install_merges_keeps_user_entries_is_idempotent_and_uninstall_restores(
     assert parsed["mcp_servers"]["paqad"] == {"command": "paqad", "args": ["mcp"]} and parsed["mcp_servers"]["docs"]["args"] == ["-y", "docs-mcp"]
 
     snapshot = {rel: (repo.root / rel).read_bytes() for rel in originals}
-    again = paqad_cli("mcp", "install", "--json", cwd=repo.root)
+    again = paqad_cli("mcp", "install", "--host", four, "--json", cwd=repo.root)
     assert {h["action"] for h in json.loads(again.stdout)["hosts"]} == {"unchanged"}
     assert {rel: (repo.root / rel).read_bytes() for rel in originals} == snapshot
 
-    gone = paqad_cli("mcp", "uninstall", cwd=repo.root)
+    gone = paqad_cli("mcp", "uninstall", "--host", four, cwd=repo.root)
     assert gone.returncode == 0, gone.stderr
     assert {rel: (repo.root / rel).read_bytes() for rel in originals} == originals
 
@@ -120,7 +122,7 @@ def test_install_merges_keeps_user_entries_is_idempotent_and_uninstall_restores(
 def test_install_from_nothing_and_uninstall_cleans_up(repo: Repo, paqad_cli) -> None:
     done = paqad_cli("mcp", "install", "--host", "claude,cursor", cwd=repo.root)
     assert done.returncode == 0, done.stderr
-    assert json.loads((repo.root / ".mcp.json").read_text()) == {"mcpServers": {"paqad": {"type": "stdio", "command": "paqad", "args": ["mcp"]}}}
+    assert json.loads((repo.root / ".mcp.json").read_text()) == {"mcpServers": {"paqad": {"type": "stdio", "command": "paqad", "args": ["mcp"], "alwaysLoad": True}}}
     assert (repo.root / ".cursor/mcp.json").is_file() and not (repo.root / ".vscode").exists()
     assert paqad_cli("mcp", "uninstall", "--host", "claude,cursor", cwd=repo.root).returncode == 0
     assert not (repo.root / ".mcp.json").exists() and not (repo.root / ".cursor").exists()
@@ -135,14 +137,14 @@ def test_malformed_files_are_reported_and_left_untouched(repo: Repo, paqad_cli) 
     }
     for rel, text in bad.items():
         repo.write(rel, text)
-    done = paqad_cli("mcp", "install", "--json", cwd=repo.root)
+    done = paqad_cli("mcp", "install", "--host", ",".join(("claude", "vscode", "codex", "cursor")), "--json", cwd=repo.root)
     assert done.returncode == 0  # --json reports; the plain form exits 1 (below)
     states = {h["host"]: h for h in json.loads(done.stdout)["hosts"]}
     assert {h["action"] for h in states.values()} == {"error"}
     assert "not valid JSON" in states["claude"]["note"] and "not a table of servers" in states["vscode"]["note"]
     assert "add it by hand" in states["codex"]["note"]
     assert {rel: (repo.root / rel).read_text() for rel in bad} == bad
-    plain = paqad_cli("mcp", "install", cwd=repo.root)
+    plain = paqad_cli("mcp", "install", "--host", "claude", cwd=repo.root)
     assert plain.returncode == 1 and "error" in plain.stdout
 
 
@@ -165,7 +167,31 @@ def test_hooks_install_offers_mcp(repo: Repo, paqad_cli) -> None:
     done = paqad_cli("hooks", "install", "--agents", "claude,gemini", "--mcp", "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert [(m["host"], m["action"]) for m in data["mcp"]] == [("claude", "installed")]
+    assert [(m["host"], m["action"]) for m in data["mcp"]] == [("claude", "installed"), ("gemini", "installed")]
+    assert json.loads((repo.root / ".gemini/settings.json").read_text())["mcpServers"]["paqad"] == {"command": "paqad", "args": ["mcp"]}
     assert "paqad" in json.loads((repo.root / ".mcp.json").read_text())["mcpServers"]
     without = paqad_cli("hooks", "install", "--agents", "claude", "--json", cwd=repo.root)
     assert "mcp" not in json.loads(without.stdout)
+
+
+def test_an_older_paqads_entry_is_brought_up_to_date(repo: Repo, paqad_cli) -> None:
+    repo.write(".mcp.json", json.dumps({"mcpServers": {"paqad": {"type": "stdio", "command": "paqad", "args": ["mcp"]}}}))
+    done = paqad_cli("mcp", "install", "--host", "claude", "--json", cwd=repo.root)
+    assert [h["action"] for h in json.loads(done.stdout)["hosts"]] == ["installed"]
+    assert json.loads((repo.root / ".mcp.json").read_text())["mcpServers"]["paqad"]["alwaysLoad"] is True
+
+
+def test_hooks_install_registers_mcp_only_when_it_can_start(repo: Repo) -> None:
+    """Without the MCP SDK importable, `hooks install --mcp` writes no MCP entry and says what to install."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, importlib.util, json; real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: None if name == 'mcp' else real(name, *a)\n"
+        "from paqad.cli.main import main; sys.argv = ['paqad', 'hooks', 'install', '--agents', 'claude', '--mcp', '--json']; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True, check=False)
+    [state] = json.loads(done.stdout)["mcp"]
+    assert state["action"] == "skipped" and "pip install 'paqad[mcp]'" in state["note"]
+    assert not (repo.root / ".mcp.json").exists()

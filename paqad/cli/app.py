@@ -27,6 +27,7 @@ COMMANDS = {
     "agent": "paqad.cli.agent_cmd:agent",
     "mcp": "paqad.cli.agent_cmd:mcp_group",
     "serve": "paqad.cli.serve_cmd:serve_group",
+    "doctor": "paqad.cli.doctor_cmd:doctor",
 }
 
 

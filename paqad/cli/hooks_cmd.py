@@ -41,7 +41,7 @@ def _render_states(states: list[githooks.HookState]) -> None:
         click.echo(f"{s.hook:<14} {s.action or s.state:<11} {s.path}{legacy}")
 
 
-AGENTS_HELP = "Agent hosts, comma-separated: claude, codex, gemini, cline, cursor, copilot, all or none (default: install: those detected; uninstall: all)."
+AGENTS_HELP = "Agent hosts, comma-separated: claude, codex, gemini, cline, cursor, copilot, qwen, droid, kiro, opencode, all or none (default: install: those the repository shows, listing the others found on this machine; uninstall: all)."
 AGENTS_OPT = click.option("--agents", default=None, metavar="LIST", help=AGENTS_HELP)
 
 
@@ -77,7 +77,7 @@ def _agents(root: Path, names: list[str], verb: str) -> list[dict]:
 
 
 def _install(root: Path, agents: str | None) -> dict:
-    from paqad.hooks.hosts import detected
+    from paqad.hooks.hosts import detected, found, launcher
 
     githooks.hooks_dir(root)  # outside git: fail before writing anything
     runner.load_config(root)  # a broken hooks.yaml is reported now, not silently at every commit
@@ -85,11 +85,14 @@ def _install(root: Path, agents: str | None) -> dict:
     workspace.ensure(root)
     wrote = runner.write_default_config(root)
     states = githooks.install(root)
+    shim = launcher.write_shim(root)  # what the agent hook commands run first (git-ignored, per machine)
     return {
         "hooks_yaml": str(runner.hooks_path(root)),
         "hooks_yaml_written": wrote,
         "hooks": [s.to_dict() for s in states],
+        "shim": {"path": launcher.SHIM_REL, "action": shim, "python": sys.executable},
         "agents": _agents(root, names, "install"),
+        "elsewhere": found.elsewhere(names) if agents is None else [],
     }
 
 
@@ -100,10 +103,14 @@ def _render_agents(agents: list[dict]) -> None:
 
 
 def _install_mcp(root: Path, agents: list[dict]) -> list[dict]:
-    """``--mcp``: register ``paqad mcp`` with the same hosts (those that read a project MCP config)."""
+    """``--mcp``: register ``paqad mcp`` with the same hosts (those that read a project MCP config),
+    only when the server can start here (the MCP SDK importable by this paqad)."""
     from paqad.hooks import mcp_install
 
     names = [mcp_install.FROM_HOOK_HOSTS[a["host"]] for a in agents if a["host"] in mcp_install.FROM_HOOK_HOSTS]
+    missing = mcp_install.cannot_start()
+    if missing:
+        return [mcp_install.InstallState(name, mcp_install.HOSTS[name].rel, "skipped", missing).to_dict() for name in names]
     return [mcp_install.install(root, name).to_dict() for name in names]
 
 
@@ -130,8 +137,19 @@ def hooks_install(app: AppContext, agents: str | None, with_mcp: bool, as_json: 
     _render_agents(data["agents"])
     for m in data.get("mcp", []):
         click.echo(f"{'mcp ' + m['host']:<14} {m['action']:<11} {m['path']}" + (f"  ({m['note']})" if m.get("note") else ""))
+    _render_found(data)
     if data["hooks_yaml_written"]:
         click.echo(f"wrote {data['hooks_yaml']} (the defaults; edit it to change what runs)")
+
+
+def _render_found(data: dict) -> None:
+    """The hosts seen on this machine but not in the repository, each with the command that adds it."""
+    for f in data["elsewhere"]:
+        click.echo(f"{f['host']:<14} not wired  found {f['found']}; add it: {f['command']}")
+    if not data["agents"] and not data["elsewhere"]:
+        from paqad.hooks.hosts import NAMES
+
+        click.echo(f"no agent host found here or on this machine; name one: paqad hooks install --agents {','.join(NAMES[:3])}")
 
 
 def _uninstall(root: Path, agents: str | None) -> dict:
@@ -322,7 +340,7 @@ def agent_hook_in_process(event: str, host_name: str, raw: str, spent: float, se
 @click.argument("event", required=False)
 @click.argument("hook_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--from-pre-commit", is_flag=True, help="Take the event from pre-commit's environment.")
-@click.option("--host", "host_name", default=None, metavar="NAME", help="The agent host calling (claude, codex, gemini, cline, cursor, copilot); reads its JSON on stdin.")
+@click.option("--host", "host_name", default=None, metavar="NAME", help="The agent host calling (claude, codex, gemini, cline, cursor, copilot, qwen, droid, kiro, opencode); reads its JSON on stdin.")
 @click.pass_obj
 def hook_run(app: AppContext, event: str | None, hook_args: tuple[str, ...], from_pre_commit: bool, host_name: str | None) -> None:
     """Run the actions configured for EVENT (what the git hook shims call); always exits 0.

@@ -47,11 +47,25 @@ FROM_HOOK_HOSTS = {host.NAME: config.name for host in hosts.HOSTS.values() for c
 class InstallState:
     host: str
     path: str
-    action: str  # installed | unchanged | kept | error | removed | restored
+    action: str  # installed | unchanged | kept | skipped | error | removed | restored
     note: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def cannot_start() -> str | None:
+    """Why ``paqad mcp`` cannot start with this paqad (no MCP SDK), or None when it can."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        return "not registered: `paqad mcp` cannot start without the MCP SDK; pip install 'paqad[mcp]', then run this again"
+    return None
+
+
+def _older_entry(host: base.McpConfig, found: Any) -> bool:
+    """An entry an older paqad wrote (ours without the keys added since, such as ``alwaysLoad``)."""
+    return isinstance(found, dict) and found != host.entry and found == {k: v for k, v in host.entry.items() if k in found and k != "alwaysLoad"} and found.get("command") == host.entry.get("command")
 
 
 def host_names(value: str) -> list[str]:
@@ -73,7 +87,7 @@ def install(root: Path, name: str) -> InstallState:
         servers = _servers(host, old)
         if servers.get(SERVER) == host.entry:
             return InstallState(name, host.rel, "unchanged")
-        if SERVER in servers:
+        if SERVER in servers and not (_older_entry(host, servers[SERVER]) and not host.toml):
             return InstallState(name, host.rel, "kept", f"an entry named {SERVER!r} is already there and differs from paqad's; left as is")
         new = _add_toml(host, old) if host.toml else _add_json(host, old)
         base.edit_file(root, f"mcp-{name}", host.rel, lambda _old: new)
@@ -115,7 +129,7 @@ def _parse(host: base.McpConfig, text: str | None) -> dict[str, Any]:
 
 def _add_json(host: base.McpConfig, old: str | None) -> str:
     data = _parse(host, old)
-    data.setdefault(host.key, {})[SERVER] = host.entry
+    data.setdefault(host.key, {})[SERVER] = host.entry  # new, or an older paqad's entry brought up to date
     return base.dump_json(data)
 
 

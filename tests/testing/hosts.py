@@ -1,5 +1,5 @@
 """Agent hosts as test resources: the JSON each host sends on stdin for its hook events, recorded
-under ``resources/hosts/<host>/<event>.json`` (field sets checked against the hosts' own CLIs and
+under ``paqad/hooks/hosts/recorded/<host>/<event>.json`` (package data: ``paqad doctor`` replays them) (field sets checked against the hosts' own CLIs and
 hook documentation), and a driver that feeds one to the command paqad installed for that host.
 
 A recorded file holds placeholders, strings that are exactly ``{{cwd}}``, ``{{prompt}}`` or
@@ -19,13 +19,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from paqad.hooks import hosts as hosts_pkg
 from paqad.hooks.hosts import HOSTS
 from testing.env import BIN
 
-RESOURCES = Path(__file__).parent / "resources" / "hosts"
+RESOURCES = Path(hosts_pkg.__file__).parent / "recorded"  # packaged: `paqad doctor` replays them too
 #: The recorded event name -> paqad's hint in the installed command (``paqad hook run HINT``).
 HINTS = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use"}
-DEFAULTS = {"session_id": "s-1"}
+DEFAULTS = {"session_id": "s-1", "initial_prompt": None}
 
 
 def events(host: str) -> list[str]:
@@ -59,8 +60,16 @@ def configured_command(root: Path, host: str, hint: str = "prompt-submit") -> st
     """The shell command paqad wrote into ``host``'s config for ``hint`` (an installed host)."""
     module: Any = HOSTS[host]  # a host module: CONFIG and EVENTS are module constants
     if host == "cline":
-        return str(root / ".clinerules/hooks/UserPromptSubmit")
+        return str(root / (".clinerules/hooks/TaskStart" if hint == "session-start" else ".clinerules/hooks/UserPromptSubmit"))
+    if host == "opencode":  # the plugin's command, as the plugin runs it
+        text = (root / module.CONFIG).read_text(encoding="utf-8")
+        return str(json.loads(text.split("const COMMAND = ", 1)[1].split(";\n", 1)[0]))
     data = json.loads((root / module.CONFIG).read_text(encoding="utf-8"))
+    if host == "kiro":
+        for host_event, event_hint in module.EVENTS.items():
+            if event_hint == hint:
+                return str(data["hooks"][host_event][-1]["command"])
+        raise AssertionError(f"{host} has no installed command for {hint}")
     for host_event, event_hint in module.EVENTS.items():
         if event_hint == hint:
             entry = data["hooks"][host_event][-1]

@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from paqad import git, workspace
+from paqad import config, git, workspace
 from paqad.delivery import context
-from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, gemini
+from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
 
 HOSTS: dict[str, base.AgentHost] = {
     "claude": claude,
@@ -25,6 +25,10 @@ HOSTS: dict[str, base.AgentHost] = {
     "cline": cline,
     "cursor": cursor,
     "copilot": copilot,
+    "qwen": qwen,
+    "droid": droid,
+    "kiro": kiro,
+    "opencode": opencode,
 }
 NAMES = tuple(HOSTS)
 DELIVERED_FILE = "hosts-delivered.json"
@@ -97,8 +101,6 @@ def clean_prompt(text: str) -> tuple[str, str]:
 
 def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _Door) -> str:
     from paqad import config
-    from paqad.delivery import prompt
-    from paqad.hooks import runner
 
     started = time.perf_counter()
     root = root or repo_root(event)
@@ -107,47 +109,106 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _D
     cfg = config.load(root)
     if not cfg.rag_enabled:
         return ""
-    spawn = door.refresh or runner.start_refresh
-    if event.kind == "prompt" and event.prompt:
-        if not host.DELIVERS_ON_PROMPT:
-            _record_and_refresh(root, host, event, spawn)
-            return host.render(None, event)
-        text, cleaned = clean_prompt(event.prompt)
-        budget = prompt.budget_of(cfg) if door.budget is None else door.budget
-        answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, spawn, budget, host.NAME, event.session_id)
-        seconds = round(time.perf_counter() - started, 3)
-        detail = (f"{answer.detail}; {door.note}" if door.note else answer.detail) + cleaned
-        runner.log_result(root, runner.RunResult("prompt-submit", f"context:{host.NAME}", door.mode, str(answer.status), 0, seconds, detail=detail))
-        return host.render(answer.text, event)
-    if event.kind in ("session-start", "tool"):
+    if event.kind == "session-start" and not event.prompt:  # no question yet: an orientation, never an old answer
+        _log(root, host, event, "orientation", started, "session start without a prompt", door)
+        return host.render(turns.end_marked(orientation.text(root, _has_mcp(root, host))), event)
+    if event.kind in ("prompt", "session-start") and event.prompt:
+        return _answer(root, cfg, host, event, started, door)
+    if event.kind == "tool":
         return host.render(_handover(root, host, event), event)
     return host.render(None, event)
 
 
-def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, spawn: Callable[[Path], None]) -> None:
+def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Event, started: float, door: _Door) -> str:
+    """This prompt's context: the user's own words only, once per turn (:mod:`turns`)."""
+    from paqad.delivery import prompt
+
+    text, note = clean_prompt(event.prompt or "")
+    text, cut = turns.strip_own(text)
+    skip = event.machine or ("nothing but hook context in the prompt" if not text else "") or turns.claim(root, text, host.NAME)
+    if skip:
+        _log(root, host, event, "skipped", started, skip + note + cut, door)
+        return host.render(None, event)
+    if event.kind == "prompt" and not (host.DELIVERS_ON_PROMPT and event.can_deliver):
+        _record_and_refresh(root, host, event, text, door)
+        _log(root, host, event, "recorded", started, "this host cannot take context on a prompt; delivered on its next event" + note + cut, door)
+        return host.render(None, event)
+    budget = prompt.budget_of(cfg) if door.budget is None else door.budget
+    answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, _spawn(door), budget, host.NAME, event.session_id)
+    _log(root, host, event, str(answer.status), started, answer.detail + note + cut, door)
+    last = context.last_delivery(root) if answer.text else None
+    if last is not None and answer.status == "live":
+        _mark_delivered(root, host, event, last.generated_at)  # a later tool use must not repeat it
+    return host.render(turns.end_marked(answer.text), event)
+
+
+def _spawn(door: _Door) -> Callable[[Path], None]:
+    """How to refresh behind a prompt: the service's own job, else the runner's detached refresh."""
+    from paqad.hooks import runner
+
+    return door.refresh or runner.start_refresh
+
+
+def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, started: float, detail: str, door: _Door) -> None:
+    from paqad.hooks import runner
+
+    hint = "session-start" if event.kind == "session-start" else "prompt-submit"
+    seconds = round(time.perf_counter() - started, 3)
+    detail = f"{detail}; {door.note}" if door.note else detail
+    runner.log_result(root, runner.RunResult(hint, f"context:{host.NAME}", door.mode, status, 0, seconds, detail=detail))
+
+
+def _has_mcp(root: Path, host: base.AgentHost) -> bool:
+    """Whether one of the host's project MCP configs names paqad's server."""
+    return any(base.registers_paqad(mcp, root) for mcp in host.MCP)
+
+
+def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, text: str, door: _Door) -> None:
     from paqad.delivery import depth, refresh
 
-    if event.prompt and not depth.is_trivial(event.prompt):
-        refresh.record_prompt(root, clean_prompt(event.prompt)[0], host.NAME, event.session_id)
-        spawn(root)
+    if not depth.is_trivial(text):
+        refresh.record_prompt(root, text, host.NAME, event.session_id)
+        _spawn(door)(root)
 
 
 def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None:
-    """The last delivery, marked when it answered another prompt; tool uses get each refresh once."""
-    from paqad.delivery import refresh
+    """On a tool use: the context of the prompt this session recorded, once it is ready, once.
 
+    Only a delivery that answers the prompt this host's session recorded goes out (another
+    session's context is never handed over as this one's); a session that already got it (on its
+    prompt, or on an earlier tool use) gets nothing more until the next refresh."""
     last = context.last_delivery(root)
     if last is None or last.case == context.DeliveryCase.SKIPPED:
         return None
+    recorded = _recorded(root)
+    if recorded.get("host") != host.NAME or str(recorded.get("session_id") or "") != event.session_id:
+        return None
+    if " ".join(str(recorded.get("prompt") or "").split())[:200] != " ".join(last.query.split())[:200]:
+        return None  # the refresh for this prompt has not finished yet
+    if not _mark_delivered(root, host, event, last.generated_at):
+        return None
+    return turns.end_marked(context.render_for_hook(last, host.LIMIT))
+
+
+def _mark_delivered(root: Path, host: base.AgentHost, event: base.Event, generated_at: float) -> bool:
+    """Note that this session has this delivery; False when it had it already."""
     key = f"{host.NAME}:{event.session_id}"
     seen = _delivered(root)
-    if event.kind == "tool" and seen.get(key) == last.generated_at:
-        return None
-    seen[key] = last.generated_at
+    if seen.get(key) == generated_at:
+        return False
+    seen[key] = generated_at
     workspace.atomic_write_text(workspace.state_dir(root) / DELIVERED_FILE, json.dumps(dict(list(seen.items())[-50:])))
-    recorded = refresh.recorded_prompt(root)
-    note = None if recorded is None or recorded == last.query else context.stale_note(last)
-    return context.render_for_hook(last, host.LIMIT, note)
+    return True
+
+
+def _recorded(root: Path) -> dict:
+    from paqad.delivery import refresh
+
+    try:
+        data = json.loads(refresh.prompt_path(root).read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
 
 
 def _delivered(root: Path) -> dict:

@@ -5,7 +5,8 @@ A host is a plain module (``paqad/hooks/hosts/claude.py`` ...) with the members 
 MCP registration (each host names the MCP config files it reads).
 
 Installing merges paqad's entries into the host's own config without losing the user's, and is
-idempotent: an entry is ours when its command runs ``paqad hook run`` (``MARK``). Before the first
+idempotent: an entry is ours when its command runs ``paqad hook run`` (``MARK``, older versions)
+or the repository's ``.paqad/bin/paqad`` shim (:mod:`launcher`). Before the first
 change to a file its original bytes are kept under ``.paqad/state/hosts/``; uninstall puts them
 back byte for byte when the file is still exactly what paqad wrote, and otherwise removes only
 paqad's entries (a teammate's clone has no backup: the same structural removal applies).
@@ -22,6 +23,7 @@ from typing import Any, Protocol
 
 from paqad import workspace
 from paqad.errors import PaqadError
+from paqad.hooks.hosts import launcher
 
 MARK = "paqad hook run"
 HOOK_TIMEOUT_S = 10  # what the host waits at most; the hook itself answers within its budget
@@ -37,6 +39,8 @@ class Event:
     session_id: str = ""
     cwd: str | None = None
     name: str = ""  # the host's own event name, echoed back where the host wants it
+    machine: str = ""  # why the host, not the user, made this prompt (a loop, a subagent's result); "" = the user's
+    can_deliver: bool = True  # False: this host version ignores context on this event (record, deliver later)
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,19 @@ class McpConfig:
 
 
 MCP_SERVER = "paqad"
+
+
+def registers_paqad(config: McpConfig, root: Path) -> bool:
+    """Whether the host's project MCP config has a server named paqad (unreadable: no)."""
+    import tomllib
+
+    try:
+        text = (root / config.rel).read_text(encoding="utf-8")
+        data = tomllib.loads(text) if config.toml else json.loads(text)
+    except (OSError, ValueError):
+        return False
+    servers = data.get(config.key) if isinstance(data, dict) else None
+    return isinstance(servers, dict) and MCP_SERVER in servers
 #: Claude Code and Codex start project servers in the project, where ``paqad mcp`` finds the repository;
 MCP_PLAIN: dict[str, Any] = {"command": "paqad", "args": ["mcp"]}
 #: Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository.
@@ -106,8 +123,8 @@ def after(action: str, status: Callable[[Path], HostState], root: Path) -> HostS
 
 
 def command(event: str, host: str) -> str:
-    """The hook command written into a host's config: paqad from PATH, silent and exit 0 without it."""
-    return f"command -v paqad >/dev/null 2>&1 && paqad hook run {event} --host {host} || true"
+    """The hook command written into a host's config: the repository's shim, else PATH, else exit 0."""
+    return launcher.command(event, host)
 
 
 def parse_json(stdin: str) -> dict[str, Any]:
@@ -122,7 +139,9 @@ def text_or_none(value: Any) -> str | None:
 
 
 def is_ours(entry: Any) -> bool:
-    return MARK in json.dumps(entry)
+    """paqad's entry: it runs ``paqad hook run`` (older versions) or the repository's paqad shim."""
+    text = entry if isinstance(entry, str) else json.dumps(entry)
+    return MARK in text or launcher.SHIM_REL in text
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -326,11 +345,29 @@ def executable(path: Path) -> bool:
 # ---- the "hookSpecificOutput" protocol shared by Claude Code, Codex and Gemini CLI -------------
 
 
+#: How Claude Code (2.1.x; tags in its bundled cli) marks prompts it makes itself: a background
+#: task's result, another session's or a teammate's message, a channel post, a scheduled loop, a
+#: local command's output. Hosts that share its protocol may send the same.
+MACHINE_TAGS = ("<task-notification>", "<teammate-message", "<cross-session-message", "<channel", "<loop", "<local-command-")
+
+
+def machine_reason(data: dict[str, Any], prompt: str | None) -> str:
+    """Why this prompt was made by the host rather than typed ("" when it is the user's)."""
+    if data.get("agent_id") or data.get("agentId"):
+        return "machine-made prompt: a subagent's turn (agent_id)"
+    head = (prompt or "").lstrip()[:40]
+    tag = next((t for t in MACHINE_TAGS if head.startswith(t)), None)
+    return f"machine-made prompt: {tag.strip('<>-')}" if tag else ""
+
+
 def hook_specific_event(host: str, kinds: dict[str, str], stdin: str, hint: str, prompt_event: str) -> Event:
-    """Read the JSON these hosts send (``hook_event_name``, ``prompt``, ``session_id``, ``cwd``)."""
+    """Read the JSON these hosts send (``hook_event_name``, ``prompt``, ``session_id``, ``cwd``;
+    the camelCase spellings too, which Factory Droid's documentation shows)."""
     data = parse_json(stdin)
-    name = str(data.get("hook_event_name") or ("SessionStart" if hint == "session-start" else prompt_event))
-    return Event(host, kinds.get(name, "other"), text_or_none(data.get("prompt")), str(data.get("session_id") or ""), text_or_none(data.get("cwd")), name)
+    name = str(data.get("hook_event_name") or data.get("hookEventName") or ("SessionStart" if hint == "session-start" else prompt_event))
+    prompt = text_or_none(data.get("prompt"))
+    session = str(data.get("session_id") or data.get("sessionId") or "")
+    return Event(host, kinds.get(name, "other"), prompt, session, text_or_none(data.get("cwd")), name, machine_reason(data, prompt))
 
 
 def hook_specific_output(context: str | None, event: Event, prompt_event: str, limit: int) -> str:

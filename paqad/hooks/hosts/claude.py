@@ -7,6 +7,12 @@ on exit 0 it may print ``{"hookSpecificOutput": {"hookEventName": "UserPromptSub
 "additionalContext": "..."}}`` and that text reaches the model. Up to 10,000 characters arrive
 whole (measured in https://dev.to/rulestack/6-of-6-prompts-a-claude-code-userpromptsubmit-hook-erased-were-still-in-the-transcript-and-15m2).
 SessionStart takes the same output with ``hookEventName: "SessionStart"``.
+
+Claude Code 2.1.x defers MCP tools behind tool search unless the server entry says
+``"alwaysLoad": true`` (the option's description in its bundled cli), so paqad's ``.mcp.json``
+entry sets it. GitHub Copilot CLI also runs the hooks in ``.claude/settings.json`` (github/app#1717),
+without ``CLAUDE_PROJECT_DIR`` and with its own input (no ``hook_event_name``): when paqad's own
+Copilot hooks are installed too, that second run is skipped (one delivery per turn).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from paqad.hooks.hosts import base
 NAME = "claude"
 LIMIT = 10_000
 DELIVERS_ON_PROMPT = True
-MCP: tuple[base.McpConfig, ...] = (base.McpConfig("claude", ".mcp.json", "mcpServers", {"type": "stdio", **base.MCP_PLAIN}),)
+MCP: tuple[base.McpConfig, ...] = (base.McpConfig("claude", ".mcp.json", "mcpServers", {"type": "stdio", **base.MCP_PLAIN, "alwaysLoad": True}),)
 CONFIG = ".claude/settings.json"
 EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start"}
 KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start"}
@@ -46,7 +52,30 @@ def status(root: Path) -> base.HostState:
 
 
 def read_event(stdin: str, hint: str) -> base.Event:
-    return base.hook_specific_event(NAME, KINDS, stdin, hint, "UserPromptSubmit")
+    event = base.hook_specific_event(NAME, KINDS, stdin, hint, "UserPromptSubmit")
+    if not event.machine and _copilot_running_claude_hooks(stdin):
+        event.machine = "Copilot CLI running Claude Code's hooks; paqad answers through .github/hooks/paqad.json"
+    return event
+
+
+def _copilot_running_claude_hooks(stdin: str) -> bool:
+    """Copilot's input (``timestamp``, no ``hook_event_name``) without Claude Code's environment,
+    in a repository where paqad's Copilot hooks answer the same prompt."""
+    import json
+    import os
+
+    from paqad.hooks.hosts import copilot
+
+    if os.environ.get("CLAUDE_PROJECT_DIR"):
+        return False
+    try:
+        data = json.loads(stdin or "{}")
+    except ValueError:
+        return False
+    if not isinstance(data, dict) or "hook_event_name" in data or "timestamp" not in data:
+        return False
+    cwd = data.get("cwd")
+    return isinstance(cwd, str) and copilot.status(Path(cwd)).state == "installed"
 
 
 def render(context: str | None, event: base.Event) -> str:

@@ -5,7 +5,8 @@ a project hook is an executable file named after its event in ``.clinerules/hook
 JSON with ``clineVersion``, ``hookName``, ``timestamp``, ``taskId``, ``workspaceRoots``, ``userId``
 and the event's own object (``userPromptSubmit.prompt``; ``taskStart.taskMetadata.initialTask``);
 stdout is JSON ``{"cancel": false, "contextModification": "...", "errorMessage": ""}`` and the
-``contextModification`` text is added to the conversation. Hooks must be enabled in Cline's
+``contextModification`` text is added to the conversation. ``TaskStart`` with the task text is
+answered like a prompt; without it (Cline CLI 3.0.65 sent none, issue 13) it gets the orientation. Hooks must be enabled in Cline's
 settings ("Enable Hooks"); macOS and Linux only.
 
 One file per event, so a user's own hook file cannot be merged into: paqad refuses to replace it
@@ -26,22 +27,24 @@ DELIVERS_ON_PROMPT = True
 MCP: tuple[base.McpConfig, ...] = ()
 FOLDER = ".clinerules/hooks"
 EVENTS = {"UserPromptSubmit": "prompt-submit", "TaskStart": "prompt-submit"}
-ID_LINE = "# paqad-hook-id: cline-v1"
+ID_LINE = "# paqad-hook-id: cline-v2"
+ID_MARK = "# paqad-hook-id: cline-v"  # any version, so an older paqad's file is recognised and rewritten
 QUIET = '{"cancel": false}'
 
 
 def script(event: str) -> str:
-    """The hook file: paqad from PATH, or a harmless answer without it."""
+    """The hook file: the repository's paqad shim, else PATH, and a harmless answer without either."""
+    hint = "session-start" if event == "TaskStart" else EVENTS[event]
     return (
         f"#!/bin/sh\n{ID_LINE}\n# Written by `paqad hooks install`; `paqad hooks uninstall` removes it.\n"
-        f"command -v paqad >/dev/null 2>&1 && exec paqad hook run {EVENTS[event]} --host {NAME}\n"
-        f"echo '{QUIET}'\n"
+        f"out=$({base.command(hint, NAME)})\n"
+        f"if [ -n \"$out\" ]; then printf '%s\\n' \"$out\"; else echo '{QUIET}'; fi\n"
     )
 
 
 def _ours(path: Path) -> bool:
     try:
-        return ID_LINE in path.read_text(encoding="utf-8", errors="replace")
+        return ID_MARK in path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
 
@@ -95,12 +98,14 @@ def read_event(stdin: str, hint: str) -> base.Event:
     name = str(data.get("hookName") or "UserPromptSubmit")
     roots = data.get("workspaceRoots") or []
     cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
-    if name == "TaskStart":
+    if name == "TaskStart":  # Cline CLI 3.0.65 sent it without the task text: then the orientation
         meta = (data.get("taskStart") or {}).get("taskMetadata") or {}
         prompt = base.text_or_none(meta.get("initialTask"))
+        kind = "session-start"
     else:
         prompt = base.text_or_none((data.get("userPromptSubmit") or {}).get("prompt"))
-    return base.Event(NAME, "prompt" if name in EVENTS else "other", prompt, str(data.get("taskId") or ""), cwd, name)
+        kind = "prompt" if name in EVENTS else "other"
+    return base.Event(NAME, kind, prompt, str(data.get("taskId") or ""), cwd, name, base.machine_reason(data, prompt))
 
 
 def render(context: str | None, event: base.Event) -> str:

@@ -7,6 +7,12 @@ openai/codex ``codex-rs/hooks/schema/generated/session-start.command.output.sche
 root accepts only ``description`` and ``hooks``. The feature is ``[features] hooks = true`` in
 ``config.toml`` (``codex_hooks`` is the older, deprecated alias; newer releases default it on):
 paqad adds the line only when neither key is set, marked so uninstall removes exactly it.
+
+Codex 0.171 runs no project hook until the user has reviewed it (its ``startup_hooks_review``:
+"hooks need review before they can run"; the approval is kept as ``trusted_hash`` under
+``[hooks.state]`` in ``~/.codex/config.toml``), and only in a trusted project
+(``[projects."<path>"] trust_level = "trusted"``); ``codex exec`` skips unreviewed hooks silently.
+Install therefore says how to trust them (``TRUST_NOTE``), and ``paqad doctor`` checks both.
 """
 
 from __future__ import annotations
@@ -25,6 +31,10 @@ TOML = ".codex/config.toml"
 EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start"}
 KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start"}
 TOML_MARK = "# added by paqad hooks install"
+TRUST_NOTE = (
+    "Codex runs these hooks only after you review them: start `codex` here and approve paqad's hooks "
+    "(or `/hooks`); `codex exec` skips unreviewed hooks (`--dangerously-bypass-hook-trust` for one run)"
+)
 _FLAG = re.compile(r"^\s*(hooks|codex_hooks)\s*=", re.M)
 
 
@@ -61,7 +71,9 @@ def disable_flag(text: str) -> str | None:
 def install(root: Path) -> base.HostState:
     action = base.json_install(root, NAME, CONFIG, {e: _group(e) for e in EVENTS})
     flag = base.edit_file(root, NAME, TOML, enable_flag)
-    return base.after(action if flag == "unchanged" else ("installed" if action == "installed" else "updated"), status, root)
+    state = base.after(action if flag == "unchanged" else ("installed" if action == "installed" else "updated"), status, root)
+    state.note = "; ".join(n for n in (state.note, TRUST_NOTE) if n)
+    return state
 
 
 def uninstall(root: Path) -> base.HostState:

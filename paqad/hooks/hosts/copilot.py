@@ -3,12 +3,18 @@
 Protocol (https://docs.github.com/en/copilot/reference/copilot-cli-reference/cli-hooks-reference,
 https://docs.github.com/en/copilot/reference/hooks-configuration): every ``.github/hooks/*.json``
 is loaded, ``{"version": 1, "hooks": {"<event>": [{"type": "command", "bash": "...",
-"timeoutSec": N}]}}``. ``userPromptSubmitted`` gets ``{timestamp, cwd, prompt}`` and its output is
-ignored, so paqad records the prompt there and starts a background refresh; the context goes out
-as ``{"additionalContext": "..."}`` on ``sessionStart`` and ``postToolUse``, the events the
-Copilot hook API lets carry context (https://docs.github.com/en/copilot/how-tos/copilot-sdk/hooks/hooks-overview;
-note github/copilot-cli#2142: some CLI releases drop sessionStart's). The input has no event
-name, so the hook command says which event it serves.
+"timeoutSec": N}]}}``. ``userPromptSubmitted`` gets ``{timestamp, cwd, prompt}``; since Copilot
+CLI 1.0.65 (its changelog) its ``additionalContext`` reaches the model, so paqad answers the
+prompt there (``{"additionalContext": "..."}``). ``sessionStart`` carries ``initialPrompt`` when
+the session starts with one (``copilot -p``), which paqad answers; without it the session gets the
+orientation. ``postToolUse`` hands over the context of this session's recorded prompt once, when
+the prompt event could not carry it. The input has no event name, so the command says which
+event it serves.
+
+Version-aware: ``hooks install`` asks ``copilot --version``; for a CLI older than 1.0.65 the
+prompt hook is written as ``prompt-record`` (record the prompt, refresh in the background, deliver
+on the next ``postToolUse``), the way paqad treated every Copilot before. Copilot CLI also runs
+``.claude/settings.json``'s hooks (see :mod:`paqad.hooks.hosts.claude`); one delivery per turn.
 
 paqad owns the whole file: install writes it, uninstall deletes it; the user's other hook files
 are never touched.
@@ -17,6 +23,9 @@ are never touched.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from paqad import workspace
@@ -24,15 +33,29 @@ from paqad.hooks.hosts import base
 
 NAME = "copilot"
 LIMIT = 10_000
-DELIVERS_ON_PROMPT = False
+DELIVERS_ON_PROMPT = True
 MCP: tuple[base.McpConfig, ...] = (base.McpConfig("vscode", ".vscode/mcp.json", "servers", {"type": "stdio", **base.MCP_WORKSPACE}),)  # Copilot in VS Code
 CONFIG = ".github/hooks/paqad.json"
 EVENTS = {"userPromptSubmitted": "prompt-submit", "sessionStart": "session-start", "postToolUse": "tool-use"}
-KINDS = {"prompt-submit": "prompt", "session-start": "session-start", "tool-use": "tool"}
+KINDS = {"prompt-submit": "prompt", "prompt-record": "prompt", "session-start": "session-start", "tool-use": "tool"}
+PROMPT_CONTEXT_SINCE = (1, 0, 65)  # the first Copilot CLI whose userPromptSubmitted output reaches the model
 
 
-def document() -> str:
-    hooks = {e: [{"type": "command", "bash": base.command(hint, NAME), "timeoutSec": base.HOOK_TIMEOUT_S}] for e, hint in EVENTS.items()}
+def cli_version(run: Callable[[], str] | None = None) -> tuple[int, ...] | None:
+    """The installed Copilot CLI's version (``copilot --version``), None when it cannot be told."""
+    try:
+        out = run() if run else subprocess.run(["copilot", "--version"], capture_output=True, text=True, timeout=20, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"(\d+)\.(\d+)\.(\d+)", out or "")
+    return tuple(int(x) for x in found.groups()) if found else None
+
+
+def document(version: tuple[int, ...] | None = None) -> str:
+    """The hooks file; a CLI known to be older than 1.0.65 records on its prompt event instead."""
+    legacy = version is not None and version < PROMPT_CONTEXT_SINCE
+    hints = {**EVENTS, "userPromptSubmitted": "prompt-record" if legacy else "prompt-submit"}
+    hooks = {e: [{"type": "command", "bash": base.command(hint, NAME), "timeoutSec": base.HOOK_TIMEOUT_S}] for e, hint in hints.items()}
     return base.dump_json({"version": 1, "hooks": hooks})
 
 
@@ -47,10 +70,15 @@ def install(root: Path) -> base.HostState:
         state.action, state.note = "refused", f"{CONFIG} exists and is not paqad's; paqad left it alone"
         return state
     old = path.read_text(encoding="utf-8") if path.exists() else None
-    if old != document():
-        workspace.atomic_write_text(path, document())
+    version = cli_version()
+    new = document(version)
+    if old != new:
+        workspace.atomic_write_text(path, new)
     state = status(root)
-    state.action = "unchanged" if old == document() else ("updated" if old else "installed")
+    state.action = "unchanged" if old == new else ("updated" if old else "installed")
+    if version is not None and version < PROMPT_CONTEXT_SINCE:
+        shown = ".".join(map(str, version))
+        state.note = f"Copilot CLI {shown} ignores context on a prompt: it arrives with the next tool use; upgrade to 1.0.65 or later and run `paqad hooks install` again"
     return state
 
 
@@ -75,10 +103,12 @@ def read_event(stdin: str, hint: str) -> base.Event:
     data = base.parse_json(stdin)
     session = str(data.get("sessionId") or data.get("session_id") or "")
     prompt = base.text_or_none(data.get("prompt")) or base.text_or_none(data.get("initialPrompt"))
-    return base.Event(NAME, KINDS.get(hint, "other"), prompt, session, base.text_or_none(data.get("cwd")), hint)
+    event = base.Event(NAME, KINDS.get(hint, "other"), prompt, session, base.text_or_none(data.get("cwd")), hint, base.machine_reason(data, prompt))
+    event.can_deliver = hint != "prompt-record"
+    return event
 
 
 def render(context: str | None, event: base.Event) -> str:
-    if event.kind == "prompt" or not context:
+    if not context:
         return ""
     return json.dumps({"additionalContext": context[:LIMIT]})

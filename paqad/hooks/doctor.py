@@ -1,0 +1,253 @@
+"""``paqad doctor``: run each installed host's hook command as the host would, and say what is wrong.
+
+For every host whose hooks are installed here, the check replays that host's recorded input
+(``paqad/hooks/hosts/recorded/<host>/<event>.json``, the JSON the real CLIs send) through the very
+command written into the host's config, through ``sh -c`` in the repository, and checks what the
+host would check: exit 0, nothing on stderr, the output's shape (one JSON object, or plain text
+for the hosts that take text), its size against the host's limit, and the time against the host's
+timeout. It also says which paqad the command ran (the shim, PATH, or none), whether the host
+will run the hook at all (Codex's project trust and hook review, Gemini's ``hooksConfig.enabled``,
+Qwen's ``disableAllHooks``), whether a config was written by an older paqad, and whether a
+registered MCP server can start. One finding per line, each with its fix.
+
+The replay asks a real question, so it would record a prompt and a delivery: the state files a
+hook writes are kept before and put back after, so a doctor run leaves the next prompt's context
+as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+import tomllib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from paqad import workspace
+from paqad.hooks import hosts
+from paqad.hooks.hosts import base, launcher
+
+PROBE_PROMPT = "where is the configuration of this project loaded"
+PROBE_SESSION = "paqad-doctor"
+RECORDED = Path(hosts.__file__).parent / "recorded"
+PLAIN = ("kiro", "opencode")  # hosts whose hook output is the context as plain text
+#: The files a hook run writes, relative to ``.paqad/``; kept and put back around the replay.
+STATE = ("state/prompt.json", "state/context.json", "context/session-context.md", "state/hosts-delivered.json", "logs/hooks.log")
+
+
+@dataclass
+class Finding:
+    host: str
+    level: str  # ok | warn | error
+    what: str
+    fix: str = ""
+
+    def line(self) -> str:
+        fix = f" — fix: {self.fix}" if self.fix else ""
+        return f"{self.level:<5} {self.host:<9} {self.what}{fix}"
+
+
+def check(root: Path, home: Path | None = None) -> list[Finding]:
+    """Every finding for the hosts installed in ``root`` (an empty install is one finding too)."""
+    installed = [name for name, host in hosts.HOSTS.items() if host.status(root).state != "absent"]
+    if not installed:
+        return [Finding("-", "warn", "no agent host is installed here", "paqad hooks install (or --agents NAME)")]
+    out = _which_paqad(root)
+    for name in installed:
+        out.extend(_host_findings(root, name, home or Path.home()))
+    out.extend(_mcp_findings(root))
+    return out
+
+
+def _which_paqad(root: Path) -> list[Finding]:
+    found, how = launcher.resolve(root)
+    if how == "none":
+        return [Finding("-", "error", "no paqad for the hook commands: no .paqad/bin/paqad shim and no paqad on PATH", "paqad hooks install")]
+    if how == "shim → PATH":
+        return [Finding("-", "warn", f"the shim's interpreter is gone; hooks run {found} from PATH", "paqad hooks install (rewrites .paqad/bin/paqad)")]
+    if how == "PATH":
+        return [Finding("-", "warn", f"no .paqad/bin/paqad shim; hooks run {found} from PATH", "paqad hooks install")]
+    return [Finding("-", "ok", f"hook commands run {found} (through .paqad/bin/paqad)")]
+
+
+def _host_findings(root: Path, name: str, home: Path) -> list[Finding]:
+    host: Any = hosts.HOSTS[name]
+    state = host.status(root)
+    out = []
+    if state.state == "partial":
+        out.append(Finding(name, "error", "only some of paqad's hooks are installed", f"paqad hooks install --agents {name}"))
+    if state.note:
+        out.append(Finding(name, "warn", state.note, ""))
+    if _old_command(root, state.paths):
+        out.append(Finding(name, "warn", "its config was written by an older paqad (PATH only, no shim)", f"paqad hooks install --agents {name}"))
+    if name == "codex":
+        out.extend(_codex_trust(root, home))
+    if name == "gemini":
+        from paqad.hooks.hosts import gemini
+
+        off = gemini.disabled_in(root, home)
+        if off and not state.note:
+            out.append(Finding(name, "error", f"hooksConfig.enabled is false in {off}: Gemini CLI runs no hooks", 'set "hooksConfig": {"enabled": true}'))
+    for event in sorted(p.stem for p in (RECORDED / name).glob("*.json")):
+        out.append(_replay(root, name, event))
+    return out
+
+
+def _old_command(root: Path, paths: list[str]) -> bool:
+    for rel in paths:
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except OSError:
+            continue
+        if launcher.OLD_PREFIX in text:
+            return True
+    return False
+
+
+def _codex_trust(root: Path, home: Path) -> list[Finding]:
+    """Codex runs project hooks only in a trusted project, and only once they were reviewed."""
+    path = Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    found = data.get("projects")
+    projects: dict = found if isinstance(found, dict) else {}
+    entry = projects.get(str(root)) or projects.get(str(root.resolve())) or {}
+    out = []
+    if not isinstance(entry, dict) or entry.get("trust_level") != "trusted":
+        out.append(Finding("codex", "error", f"Codex does not trust this project ({path}): it runs no project hook", "start `codex` here and trust the folder"))
+    state = (data.get("hooks") or {}).get("state") if isinstance(data.get("hooks"), dict) else None
+    reviewed = isinstance(state, dict) and any(str(root) in key and isinstance(v, dict) and v.get("trusted_hash") for key, v in state.items())
+    if not reviewed:
+        out.append(Finding("codex", "warn", "paqad's hooks are not reviewed in Codex (`codex exec` skips unreviewed hooks)", "start `codex` here and approve them (/hooks)"))
+    return out
+
+
+def _mcp_findings(root: Path) -> list[Finding]:
+    from paqad.hooks import mcp_install
+
+    registered = [name for name, cfg in mcp_install.HOSTS.items() if base.registers_paqad(cfg, root)]
+    missing = mcp_install.cannot_start()
+    if registered and missing:
+        return [Finding("mcp", "error", f"`paqad mcp` is registered for {', '.join(registered)} but cannot start (no MCP SDK)", "pip install 'paqad[mcp]'")]
+    return [Finding("mcp", "ok", f"`paqad mcp` can start ({', '.join(registered)})")] if registered else []
+
+
+# ---- the replay ---------------------------------------------------------------------------------
+
+
+def _replay(root: Path, name: str, event: str) -> Finding:
+    """Run the installed command for ``event`` with the host's recorded input; judge the output."""
+    from paqad.hooks.hosts import turns
+
+    command = _command(root, name, event)
+    if command is None:
+        return Finding(name, "error", f"no installed command for {event}", f"paqad hooks install --agents {name}")
+    payload = _payload(root, name, event)
+    kept = _keep_state(root)
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(["sh", "-c", command], cwd=root, input=payload, capture_output=True, text=True, timeout=base.HOOK_TIMEOUT_S * 3, check=False)
+    except subprocess.TimeoutExpired:
+        return Finding(name, "error", f"{event}: no answer within {base.HOOK_TIMEOUT_S * 3}s (the host gives up after {base.HOOK_TIMEOUT_S}s)", "paqad hooks status; .paqad/logs/hooks.log")
+    finally:
+        _put_back(root, kept)
+        shutil.rmtree(workspace.state_dir(root) / turns.TURNS_DIR, ignore_errors=True)
+    seconds = time.perf_counter() - started
+    return _judge(name, event, done, seconds)
+
+
+def _judge(name: str, event: str, done: subprocess.CompletedProcess[str], seconds: float) -> Finding:
+    host: Any = hosts.HOSTS[name]
+    if done.returncode != 0:
+        return Finding(name, "error", f"{event}: exit {done.returncode}; the host may show or block on it", "paqad hooks install; see .paqad/logs/hooks.log")
+    if done.stderr.strip():
+        return Finding(name, "warn", f"{event}: wrote to stderr: {done.stderr.strip()[:200]}", "see .paqad/logs/hooks.log")
+    shape = _shape(name, done.stdout)
+    if shape:
+        return Finding(name, "error", f"{event}: {shape}", "paqad hooks install")
+    size = len(done.stdout)
+    if size > host.LIMIT + 500:
+        return Finding(name, "error", f"{event}: {size:,} characters, over the host's {host.LIMIT:,}", "report it: paqad should cut to the limit")
+    if seconds > base.HOOK_TIMEOUT_S:
+        return Finding(name, "error", f"{event}: {seconds:.1f}s, over the host's {base.HOOK_TIMEOUT_S}s timeout", "paqad config set rag_prompt_budget 1.5")
+    said = "context" if done.stdout.strip() else "nothing"
+    return Finding(name, "ok", f"{event}: exit 0, {said} ({size:,} chars) in {seconds:.2f}s")
+
+
+def _shape(name: str, stdout: str) -> str:
+    """What is wrong with the output's shape for this host ("" when nothing)."""
+    if name in PLAIN or not stdout.strip():
+        return ""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return "stdout is not JSON; the host would ignore it or fail"
+    return "" if isinstance(data, dict) else "stdout is JSON but not an object"
+
+
+def _command(root: Path, name: str, event: str) -> str | None:
+    """The command paqad wrote into the host's config for this recorded event."""
+    host: Any = hosts.HOSTS[name]
+    hint = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use"}[event]
+    if name == "cline":
+        path = root / (".clinerules/hooks/TaskStart" if hint == "session-start" else ".clinerules/hooks/UserPromptSubmit")
+        return str(path) if path.exists() else None
+    try:
+        text = (root / host.CONFIG).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    if name == "opencode":
+        return str(json.loads(text.split("const COMMAND = ", 1)[1].split(";\n", 1)[0])) if "const COMMAND = " in text else None
+    hooks_map = json.loads(text).get("hooks") or {}
+    for groups in hooks_map.values():
+        for group in groups if isinstance(groups, list) else []:
+            entry = group["hooks"][0] if isinstance(group, dict) and "hooks" in group else group
+            command = str(entry.get("command") or entry.get("bash") or "") if isinstance(entry, dict) else ""
+            if base.is_ours(command) and (f" {hint} " in command or (hint == "prompt-submit" and " prompt-record " in command)):
+                return command
+    return None
+
+
+def _payload(root: Path, name: str, event: str) -> str:
+    values = {"cwd": str(root), "prompt": PROBE_PROMPT, "session_id": PROBE_SESSION, "initial_prompt": None}
+    data = json.loads((RECORDED / name / f"{event}.json").read_text(encoding="utf-8"))
+
+    def fill(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: fill(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fill(v) for v in node]
+        if isinstance(node, str) and node.startswith("{{") and node.endswith("}}"):
+            return values.get(node[2:-2])
+        return node
+
+    return json.dumps(fill(data))
+
+
+def _keep_state(root: Path) -> dict[str, bytes | None]:
+    out: dict[str, bytes | None] = {}
+    for rel in STATE:
+        path = workspace.paqad_dir(root) / rel
+        out[rel] = path.read_bytes() if path.exists() else None
+    return out
+
+
+def _put_back(root: Path, kept: dict[str, bytes | None]) -> None:
+    for rel, data in kept.items():
+        path = workspace.paqad_dir(root) / rel
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            tmp = path.with_name(path.name + ".doctor")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+
+
+def to_json(findings: list[Finding]) -> dict:
+    return {"ok": not any(f.level == "error" for f in findings), "findings": [asdict(f) for f in findings]}

@@ -1,0 +1,92 @@
+"""What a prompt hook may search: the user's own words, once per turn.
+
+Three rules, each learnt from a real host (issue 13):
+
+- **Never search paqad's own text.** Gemini CLI in headless mode prepends a session start's hook
+  context to the prompt as ``<hook_context>…</hook_context>``; Qwen Code wraps hook context in
+  ``<qwen:user-prompt-submit-context>``. Those blocks, and anything from one of paqad's own
+  headings to its end mark, are cut before the prompt is searched or recorded.
+- **Machine-made prompts are skipped**: scheduled loops, subagent results, tool-result
+  continuations, messages from other sessions. Each host module recognises them from its own
+  fields (``Event.machine``); the hook log says why nothing was delivered.
+- **One delivery per turn.** Some hosts run more than one paqad hook for one prompt: Copilot CLI
+  also runs the hooks in ``.claude/settings.json``, so with both installed the same prompt
+  arrives twice, a few milliseconds apart. The first hook to claim a prompt answers it; a claim
+  of the same text by another host's hook in the same repository within ``WINDOW_S`` is skipped.
+  The same host sending the same words again is the user asking again, and is answered. The
+  claim is an ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot both win.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from pathlib import Path
+
+from paqad import workspace
+from paqad.delivery import context
+
+#: The heading paqad's hook text starts with, and the line it ends with.
+OWN_HEADINGS = (f"{context.SECTION} (paqad)", "## paqad (orientation)")
+END_MARK = "(end of paqad context)"
+_BLOCKS = re.compile(r"<(hook_context|qwen:user-prompt-submit-context)>.*?</\1>", re.S)
+TURNS_DIR = "hosts-turns"
+WINDOW_S = 10.0
+
+
+def strip_own(text: str) -> tuple[str, str]:
+    """``text`` without the blocks paqad or a host's hook plumbing put there; a note when cut."""
+    out = _BLOCKS.sub("", text)
+    for heading in OWN_HEADINGS:
+        while heading in out:
+            start = out.index(heading)
+            end = out.find(END_MARK, start)
+            out = out[:start] + (out[end + len(END_MARK) :] if end >= 0 else "")
+    out = out.strip()
+    return out, ("" if out == text.strip() else "; hook context text removed from the prompt")
+
+
+def end_marked(text: str | None) -> str | None:
+    """paqad's hook text with its end mark, so a host that echoes it back can have it cut."""
+    return f"{text.rstrip()}\n{END_MARK}" if text else text
+
+
+def _key(prompt: str) -> str:
+    return hashlib.sha256(" ".join(prompt.split()).encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def claim(root: Path, prompt: str, host: str, now: float | None = None) -> str | None:
+    """Claim this prompt's turn for ``host``; None when claimed, else why it is a duplicate."""
+    now = time.time() if now is None else now
+    folder = workspace.state_dir(root) / TURNS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / _key(prompt)
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                age = now - path.stat().st_mtime
+                first = path.read_text(encoding="utf-8").strip() or "another"
+            except OSError:
+                continue  # released meanwhile: try again
+            if 0 <= age < WINDOW_S and first != host:
+                return f"duplicate: the {first} hook answered this prompt {age:.1f}s ago"
+            path.unlink(missing_ok=True)  # an old turn: this is a new one with the same words
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(host)
+        _prune(folder, now)
+        return None
+    return None
+
+
+def _prune(folder: Path, now: float) -> None:
+    try:
+        for entry in os.scandir(folder):
+            if now - entry.stat().st_mtime > WINDOW_S * 4:
+                os.unlink(entry.path)
+    except OSError:
+        pass
