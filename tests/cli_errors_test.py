@@ -63,6 +63,7 @@ ARGS: dict[tuple[str, ...], list[list[str]]] = {
     ("rag", "search"): [["retry a charge"]],
     ("rag", "status"): [[]],
     ("rag", "update"): [[]],
+    ("doctor",): [[]],
     ("serve",): [[]],
     ("serve", "status"): [[]],
     ("serve", "stop"): [[]],
