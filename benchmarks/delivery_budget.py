@@ -45,7 +45,10 @@ LIMIT = 10_000  # Claude Code's additionalContext cap (paqad.hooks.hosts.claude.
 def tokenizer() -> Any:
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(MINILM.tokenizer.locate()))
+    tok = Tokenizer.from_file(str(MINILM.tokenizer.locate()))
+    tok.no_truncation()  # the file truncates at 128 tokens for the model; a count must not
+    tok.no_padding()
+    return tok
 
 
 def cut(tok: Any, text: str, budget: int) -> str:
