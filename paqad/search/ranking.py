@@ -57,8 +57,8 @@ PRIORS = ""  # comma-separated names of PATH_PRIORS in use
 DIVERSITY = 0.6
 DIVERSITY_WIDEN = 3  # the pool diversity draws from, in multiples of top_n
 RANK_POOL = 100  # candidates the signals read (paths and names: one query)
-DECLARED_MAX = 32
-POINTER_BOOST = 0.0  # a file the query names by path, traceback frame or dotted module  # declarations of a queried symbol looked up by name
+DECLARED_MAX = 32  # declarations of a queried symbol looked up by name
+POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted module
 
 #: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
 DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro", "constant", "variable", "object", "protocol", "record", "module_def", "impl"})
