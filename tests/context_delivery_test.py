@@ -41,7 +41,21 @@ def test_a_passage_body_is_capped_at_1200_characters(root):
     assert "(truncated)" in context.render_body(d)
 
 
-def test_more_than_five_high_become_at_most_twelve_pointers_without_bodies(root):
+def test_more_than_five_high_bring_the_best_five_with_code_and_pointers_to_the_rest(root):
+    results = [res(f"pkg/m{i}.py", 2, 4, 0.9 - i / 100) for i in range(15)]  # the 15 files the fixture has
+    d = context.select(root, "q", results, T, F)
+    assert d.case == "pointers"
+    bodies = [p for p in d.passages if p.text is not None]
+    pointers = [p for p in d.passages if p.text is None]
+    assert [p.path for p in bodies] == [f"pkg/m{i}.py" for i in range(5)]
+    assert [p.path for p in pointers] == [f"pkg/m{i}.py" for i in range(5, 15)]  # the rest, best first
+    body = context.render_body(d)
+    assert "### pkg/m0.py:L2-4 (score 0.90)" in body and "- pkg/m5.py:L2-4 (score 0.85)" in body
+    assert body.index("### pkg/m4.py") < body.index("- pkg/m5.py")  # code first, then pointers
+
+
+def test_without_code_beside_pointers_more_than_five_high_are_pointers_only(root, monkeypatch):
+    monkeypatch.setattr(context, "BODIES_WITH_POINTERS", 0)
     results = [res(f"pkg/m{i}.py", 2, 4, 0.9 - i / 100) for i in range(15)]
     d = context.select(root, "q", results, T, F)
     assert d.case == "pointers" and len(d.passages) == 12 and all(p.text is None for p in d.passages)

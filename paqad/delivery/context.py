@@ -4,7 +4,8 @@ The section of ``.paqad/context/session-context.md`` follows one table, where H 
 at or above ``rag_similarity_threshold`` and L = results between ``rag_relief_floor`` and it:
 
     1 to 5 in H         those passages, each up to 1,200 characters, with path and line span
-    more than 5 in H    up to 12 ``path:Lstart-end`` pointers (no bodies), checked against the live file
+    more than 5 in H    the best 5 with their code, then up to 12 ``path:Lstart-end`` pointers with
+                        the unit's name for the rest, checked against the live file
     none in H, some L   up to 2 passages from L, labelled low-confidence
     none in H or L      nothing, with the best score seen ("dark")
 
@@ -40,9 +41,10 @@ PASSAGE_CHARS = 1200
 MAX_POINTERS = 12
 MAX_LOW = 2
 # With more confident passages than MAX_PASSAGES, the best ones still come with their code and the
-# rest as pointers: on semble's half A, bare pointers delivered the code of 32% of the labelled files
-# (benchmarks/delivery_budget.py; README "What reaches the agent").
-BODIES_WITH_POINTERS = 0
+# rest as pointers: on semble's half A, bare pointers delivered the code of 31 % of the labelled
+# files within 1,000 tokens, the best five with code and pointers 82 %, three 79 %
+# (benchmarks/delivery_budget.py; benchmarks/README.md "What reaches the agent").
+BODIES_WITH_POINTERS = MAX_PASSAGES
 CONTEXT_FILE = "session-context.md"
 STATE_FILE = "context.json"
 # Characters of the query kept in context.json: the recorded prompt's own cap
