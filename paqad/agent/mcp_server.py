@@ -113,9 +113,10 @@ async def _exit_on_signal() -> None:
 def serve(session: Session) -> int:
     """Serve until the client goes; 0 whichever way it went.
 
-    After a broken pipe stdout is gone (the interpreter's own flush at exit would fail and print)
-    and the SDK's stdin reader may still be blocked in a worker thread that the interpreter would
-    wait for; so the session closes its index and the process ends at once.
+    A broken pipe (the host's end of stdout closed) surfaces once the SDK's transport has
+    finished, i.e. when stdin closes too, as it does when a host exits. stdout is gone by then
+    (the interpreter's own flush at exit would fail and print), so the session closes its index
+    and the process ends without the interpreter's shutdown.
     """
     ended = anyio.run(_serve, session)
     session.close()
