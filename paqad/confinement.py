@@ -4,8 +4,10 @@ A path comes from a request or from the index, and both are untrusted (an index 
 copied from elsewhere). It goes through ``workspace.join_within`` (no ``..``, no absolute path, no
 symlink whose target leaves the repository); inside the repository ``.git/`` (remote URLs can
 carry credentials) and ``.paqad/`` (``secrets.env`` holds API keys) are refused, and so are secrets
-files by name (the patterns the indexer drops: ``.env``, ``*.pem``, ``id_rsa*``, ...), also when
-reached through an in-repository symlink. paqad hands an agent source code, never credentials.
+files by name (``paqad.eligibility.secretfiles``, the predicate the indexer uses: ``.env``,
+``*.pem``, ``id_rsa*``, ``secrets.yaml``, ... but not a source file such as ``secrets.py``), also
+when reached through an in-repository symlink. paqad hands an agent source code, never
+credentials; key shapes inside source files are masked by ``paqad.redaction``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from paqad import workspace
-from paqad.eligibility import collect
+from paqad.eligibility import secretfiles
 from paqad.errors import UsageError
 
 REFUSED_DIRS = (".git", workspace.DIRNAME)
@@ -38,7 +40,7 @@ def readable(root: Path, relative: str) -> tuple[Path, str]:
     first = rel.split("/", 1)[0]
     if first in REFUSED_DIRS:
         raise ConfinementError("forbidden", f"path {relative!r} is inside {first}/, which paqad never reads for an agent")
-    pattern = collect.secrets_match(rel) or collect.secrets_match(Path(relative).as_posix())
+    pattern = secretfiles.secrets_match(rel) or secretfiles.secrets_match(Path(relative).as_posix())
     if pattern:
         raise ConfinementError("forbidden", f"path {relative!r} looks like a secrets file ({pattern}); paqad never reads those for an agent")
     if not full.exists():

@@ -21,7 +21,8 @@ key private from then on and still says that it was exposed.
 
 ``redact(text)`` replaces every key this process has read (from either source), every key passed
 to it, a ``Bearer`` token, and anything shaped like an OpenAI (``sk-…``) or Voyage (``pa-…``) key
-with ``***``. Every error message and log line that could carry a key goes through it.
+with ``***``, and the other known secret shapes (``paqad.redaction``: cloud keys, tokens,
+private-key blocks) with ``[REDACTED:<kind>]``. Every error message and log line that could carry a key goes through it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from paqad import workspace
+from paqad import redaction, workspace
 from paqad.errors import ConfigError
 
 SECRETS_FILENAME = "secrets.env"
@@ -209,7 +210,7 @@ def redact(text: str, secrets: Iterable[str | Secret | None] = ()) -> str:
         values |= _seen
     for value in sorted((v for v in values if len(v) >= _MIN_REDACT_LEN), key=len, reverse=True):
         text = text.replace(value, MASK)
-    return _SHAPES.sub(MASK, text)
+    return redaction.redact(_SHAPES.sub(MASK, text))
 
 
 def _check_name(name: str) -> None:

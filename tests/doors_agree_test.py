@@ -11,6 +11,7 @@ that is not the default) are the ones that exposed both.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,12 +59,15 @@ def test_cli_agent_and_mcp_give_the_same_reranked_answers(shop: Repo, paqad_cli)
     finally:
         assert agent.close() == 0
     _, replies = call_all(shop.root, [("search", {"query": q}) for q in QUESTIONS])
-    by_mcp = {q: json.loads(text_of(reply)) for q, reply in zip(QUESTIONS, replies)}
+    by_mcp = {q: reply.structured_content for q, reply in zip(QUESTIONS, replies)}
     for q in QUESTIONS:
         assert by_agent[q]["rerank"] == {**cli[q]["rerank"], "ms": by_agent[q]["rerank"]["ms"]}
         assert ranked(by_agent[q]["results"]) == ranked(cli[q]["results"]), q
-        assert ranked(by_mcp[q]["results"]) == ranked(cli[q]["results"]), q
-        assert by_mcp[q]["rerank"]["mode"] == "local"
+        # MCP replies are compact (no per-signal scores): the same units, scores and reranking
+        assert [(r["id"], r["score"]) for r in by_mcp[q]["results"]] == [(r["id"], r["score"]) for r in cli[q]["results"]], q
+        assert by_mcp[q]["rerank"]["mode"] == "local" and by_mcp[q]["rerank"]["reranked"] == cli[q]["rerank"]["reranked"]
+        heads = re.findall(r"^## (\S+):(\d+)-", text_of(replies[QUESTIONS.index(q)]), re.M)
+        assert heads == [(r["path"], str(r["start_line"])) for r in cli[q]["results"]]
 
 
 def test_prompt_hook_and_eval_arm_deliver_what_the_cli_ranks(shop: Repo, paqad_cli) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 
 import jsonschema
@@ -51,8 +53,9 @@ def test_tools_answer_over_stdio_and_bad_calls_are_tool_errors(shop: Repo) -> No
     found, span, stats, *bad, research, last = results
     assert found.is_error is False
     assert found.structured_content["results"][0]["id"] == "shop/payments.py::retry_charge"
-    assert json.loads(text_of(found)) == found.structured_content
+    assert "## shop/payments.py:" in text_of(found) and "retry_charge" in text_of(found)
     assert span.structured_content["text"].startswith("def sign_cookie(") and span.structured_content["end_line"] == 10
+    assert "def sign_cookie(" in text_of(span) and text_of(span).startswith("shop/sessions.py:7-10 of ")
     assert stats.structured_content["protocol_version"] == 1 and stats.structured_content["index"]["built"] is True
 
     codes = [text_of(r).split(":")[0] for r in bad]
@@ -61,8 +64,90 @@ def test_tools_answer_over_stdio_and_bad_calls_are_tool_errors(shop: Repo) -> No
     assert "query must be a string" in text_of(bad[0])
 
     assert research.is_error is False
-    assert any(r["id"] == "shop/payments.py::retry_charge" and r["adds_evidence"] for r in research.structured_content["related"])
+    assert any(r["id"] == "shop/payments.py::retry_charge" and r["new_terms"] for r in research.structured_content["related"])
     assert last.structured_content["results"][0]["id"] == "shop/sessions.py::sign_cookie"  # the server outlived the bad calls
+
+
+def test_tools_declare_annotations_and_output_schemas_that_replies_meet(shop: Repo) -> None:
+    calls = [
+        ("search", {"query": "retry a card charge with exponential backoff"}),
+        ("search", {"query": "kubernetes autoscaler pods"}),
+        ("research", {"query": "retry charge card processor transaction id"}),
+        ("open", {"unit_id": "shop/sessions.py::sign_cookie"}),
+        ("neighbors", {"unit_id": "shop/payments.py::retry_charge"}),
+        ("describe_pending", {"limit": 2}),
+        ("stats", {}),
+    ]
+    tools, results = call_all(shop.root, calls)
+    by_name = {t.name: t for t in tools}
+    for name, tool in by_name.items():
+        assert tool.output_schema is not None and tool.annotations is not None and tool.annotations.title, name
+        jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+        assert tool.annotations.open_world_hint is False and tool.annotations.destructive_hint is False
+        assert tool.annotations.read_only_hint is (name != "describe_put"), name
+    for (name, _), result in zip(calls, results):
+        assert result.is_error is False, text_of(result)
+        jsonschema.validate(result.structured_content, by_name[name].output_schema)
+    refused = results[1]
+    assert refused.structured_content["answered"] is False and refused.structured_content["results"] == []
+    assert refused.structured_content["not_answered"]["reason"] and "hint:" in text_of(refused)
+
+
+def test_search_replies_carry_each_source_once_and_nothing_twice(shop: Repo) -> None:
+    query = "retry a card charge with exponential backoff"
+    _, (found, research) = call_all(shop.root, [("search", {"query": query, "top_n": 3}), ("research", {"query": query, "top_n": 3})])
+    full = json.loads(subprocess.run([EXE, "rag", "search", query, "--json", "--top-n", "3"], cwd=shop.root, capture_output=True, text=True, check=True).stdout)
+    compact = found.structured_content
+    assert [r["id"] for r in compact["results"]] == [r["id"] for r in full["results"]]
+    assert [r["score"] for r in compact["results"]] == [r["score"] for r in full["results"]]
+    text = text_of(found)
+    for mine, theirs in zip(compact["results"], full["results"]):
+        assert set(mine) <= {"id", "lines", "kind", "score", "source", "truncated", "low_confidence"}
+        assert mine["source"] == theirs["source"] and mine["lines"] == [theirs["start_line"], theirs["end_line"]]
+        assert text.count(theirs["source"].rstrip("\n")) == 1  # the source once in the text
+        if theirs["docstring"]:
+            assert json.dumps(compact).count(json.dumps(theirs["docstring"].split("\n")[0])[1:-1]) == 1  # inside the source only
+    sources = sum(len(r["source"]) for r in compact["results"])
+    overhead = len(json.dumps(compact, separators=(",", ":"))) - sources
+    assert overhead < 200 + 120 * len(compact["results"]) and len(text) - sources < 200 + 160 * len(compact["results"])
+    assert len(json.dumps(full)) > 1.5 * len(json.dumps(compact))
+    assert research.structured_content["results"] == compact["results"] and "related" in research.structured_content
+
+
+# ---- the client goes away -------------------------------------------------------------------
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "sign the session cookie"}}}
+
+
+def _started(shop: Repo) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([EXE, "mcp", "--root", str(shop.root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((json.dumps(INIT) + "\n").encode() + b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "paqad"
+    return proc
+
+
+@pytest.mark.parametrize("how", ["eof", "stdout_closed", "sigterm", "sighup", "sigint"])
+def test_a_client_hanging_up_ends_the_server_with_0_and_no_crash_log(shop: Repo, how: str) -> None:
+    proc = _started(shop)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    if how == "stdout_closed":  # the host died: the next reply hits a closed pipe
+        proc.stdout.close()
+    proc.stdin.write((json.dumps(CALL) + "\n").encode())
+    proc.stdin.flush()
+    if how.startswith("sig"):
+        if how != "sigint":
+            time.sleep(0.3)  # mid-request or idle: either way the session ends at once
+        proc.send_signal(getattr(signal, how.upper()))
+    else:
+        time.sleep(0.5)
+        proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    err = proc.stderr.read().decode()
+    assert "unexpected" not in err and "Traceback" not in err, err
+    assert not (shop.root / ".paqad/logs/crash.log").exists()
 
 
 def test_without_the_sdk_paqad_mcp_says_what_to_install(shop: Repo) -> None:

@@ -1,7 +1,7 @@
 """paqad as a hook repository of the real `pre-commit` framework (`.pre-commit-hooks.yaml`).
 
 pre-commit installs this repository into its own virtualenv with pip (from the package
-registry), so this is the slowest test in the suite: about half a minute with a warm pip cache.
+registry), so these are the slowest tests in the suite: about a minute each with a warm pip cache.
 """
 
 from __future__ import annotations
@@ -37,20 +37,48 @@ def test_try_repo_runs_the_hook(repo, env):
     assert "paqad index update" in proc.stdout and "Passed" in proc.stdout
 
 
-def test_installed_post_commit_hook_updates_the_index(repo, env, paqad_cli):
+def _tagged_clone(dest: Path, tag: str = "v0.1.0") -> Path:
+    """A local clone of this repository with ``tag`` on its HEAD (a lightweight tag made here, so
+    the test proves what the README says, ``rev: v0.1.0``, without a tag in the real remote)."""
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(dest)], check=True, capture_output=True, timeout=300)
+    subprocess.run(["git", *GIT_ID, "tag", tag], cwd=dest, check=True, capture_output=True)
+    return dest
+
+
+SHIPPING = "def ship_parcel(address):\n    '''Hand the parcel to the courier for this address.'''\n    return address\n"
+
+
+def test_a_tagged_rev_works_with_no_separate_install(repo, env, tmp_path, paqad_cli):
+    """The README's setup, exactly: `rev: v0.1.0`, `pre-commit install`, commit. No `paqad rag
+    init` first (pre-commit's own environment is the only paqad): the first commit switches
+    retrieval on and builds the index in the background."""
     make_shop(repo)
-    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    config = f"repos:\n  - repo: {REPO}\n    rev: {_head(REPO)}\n    hooks:\n      - id: paqad-update\n"
-    repo.write(".pre-commit-config.yaml", config)
+    source = _tagged_clone(tmp_path / "paqad-src")
+    repo.write(".pre-commit-config.yaml", f"repos:\n  - repo: {source}\n    rev: v0.1.0\n    hooks:\n      - id: paqad-update\n")
     proc = subprocess.run([*PRE_COMMIT, "install", "--hook-type", "post-commit"], cwd=repo.root, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    repo.write("shop/shipping.py", "def ship_parcel(address):\n    '''Hand the parcel to the courier for this address.'''\n    return address\n")
+    assert not (repo.root / ".paqad").exists()
+    repo.write("shop/shipping.py", SHIPPING)
     subprocess.run(["git", *GIT_ID, "add", "-A"], cwd=repo.root, check=True)
     done = subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "shipping"], cwd=repo.root, capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "paqad index update" in done.stdout + done.stderr and "Passed" in done.stdout + done.stderr
     log = repo.root / ".paqad" / "logs" / "hooks.log"
-    wait_for(lambda: log.exists() and '"status": "ok"' in log.read_text(), timeout=60)
+    wait_for(lambda: log.exists() and '"status": "ok"' in log.read_text(), timeout=120)
     runs = [json.loads(line) for line in log.read_text().splitlines()]
-    assert any(r["event"] == "post-commit" and r["status"] == "ok" for r in runs), runs
+    assert any(r["event"] == "post-commit" and r["status"] == "ok" and r["detail"].startswith("full") for r in runs), runs
+    assert "retrieval-on-from-pre-commit" in (repo.root / ".paqad" / "audit.log").read_text()
     found = paqad_cli("rag", "search", "hand the parcel to the courier", "--json", cwd=repo.root)
     assert json.loads(found.stdout)["results"][0]["name"] == "ship_parcel"
+
+
+def test_first_use_switches_retrieval_on_once_and_respects_rag_clear(repo, paqad_cli):
+    from paqad import config
+    from paqad.hooks import precommit
+
+    make_shop(repo)
+    assert precommit.switch_on_first_use(repo.root) is True
+    assert config.load(repo.root).rag_enabled is True and config.load(repo.root).source("rag_enabled") != "default"
+    assert precommit.switch_on_first_use(repo.root) is False
+    assert paqad_cli("rag", "clear", "--yes", cwd=repo.root).returncode == 0
+    assert precommit.switch_on_first_use(repo.root) is False and config.load(repo.root).rag_enabled is False

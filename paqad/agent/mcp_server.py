@@ -5,15 +5,23 @@ decorator-based ``MCPServer``: each tool's ``inputSchema`` is generated from the
 declarations that validate JSON-lines requests, so the two doors cannot disagree about a limit.
 The tools are the protocol's actions minus ``hello`` (MCP's own ``tools/list`` does its job).
 
-A tool call answers with the result as JSON text and as ``structuredContent``; any failure
-(bad arguments, no index, a path outside the repository) is a tool error (``isError: true``)
-whose text is ``<code>: <message>``, never a protocol error or a crash. Operations run in a worker
-thread so a slow search does not stall the stdio loop; the session lock runs them one at a time.
+A tool call answers with a compact form of the result (``paqad.agent.mcp_render``: as
+``structuredContent`` and as Markdown text, each tool with an ``outputSchema`` and annotations);
+any failure (bad arguments, no index, a path outside the repository) is a tool error
+(``isError: true``) whose text is ``<code>: <message>``, never a protocol error or a crash.
+Operations run in a worker thread so a slow search does not stall the stdio loop; the session
+lock runs them one at a time.
+
+The session ends cleanly (exit 0, no crash log) however the client goes: end of input, a closed
+stdout (``BrokenPipeError`` on the next reply), or SIGTERM / SIGHUP / SIGINT from a host that
+shuts its servers down (the MCP stdio transport's documented shutdown: close stdin, then SIGTERM).
 """
 
 from __future__ import annotations
 
-import json
+import os
+import signal
+import sys
 from typing import Any
 
 import anyio
@@ -22,6 +30,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from paqad import __version__
+from paqad.agent import mcp_render
 from paqad.agent.ops import ACTIONS, OpError, Session
 
 SERVER_NAME = "paqad"
@@ -33,8 +42,18 @@ INSTRUCTIONS = (
 )
 
 
+SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+HANGUPS = (BrokenPipeError, ConnectionResetError)
+
+
 def tool_list() -> list[types.Tool]:
-    return [types.Tool(name=name, description=ACTIONS[name].description, input_schema=ACTIONS[name].input_schema()) for name in TOOLS]
+    return [
+        types.Tool(
+            name=name, title=mcp_render.tool_annotations(name).title, description=ACTIONS[name].description, input_schema=ACTIONS[name].input_schema(),
+            output_schema=mcp_render.output_schema(name), annotations=mcp_render.tool_annotations(name),
+        )
+        for name in TOOLS
+    ]
 
 
 def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
@@ -49,8 +68,7 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types
         result = session.call(name, args)
     except OpError as exc:
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"{exc.code}: {exc.message}")], is_error=True)
-    text = json.dumps(result, ensure_ascii=False, default=str)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=json.loads(text), is_error=False)
+    return mcp_render.reply(name, result)
 
 
 def build(session: Session) -> Server:
@@ -63,13 +81,46 @@ def build(session: Session) -> Server:
     return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def _serve(session: Session) -> None:
+async def _serve(session: Session) -> str:
+    """Serve until the client goes; returns how: ``eof`` or ``hangup`` (a signal ends the process)."""
     server = build(session)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_exit_on_signal)
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        rest = group.split(HANGUPS)[1]
+        if rest is not None:
+            raise rest from None
+        return "hangup"
+    except HANGUPS:
+        return "hangup"
+    return "eof"
+
+
+async def _exit_on_signal() -> None:
+    """The host is shutting its servers down: end now, with 0. Not through cancellation: the
+    SDK's stdin reader sits in a worker thread that no cancel reaches, and leaving the transport
+    waits for it; a read-only index connection needs no closing."""
+    with anyio.open_signal_receiver(*SIGNALS) as received:
+        async for _ in received:
+            sys.stderr.flush()
+            os._exit(0)
 
 
 def serve(session: Session) -> int:
-    """Serve until the client closes stdin; returns the exit code."""
-    anyio.run(_serve, session)
-    return 0
+    """Serve until the client goes; 0 whichever way it went.
+
+    A broken pipe (the host's end of stdout closed) surfaces once the SDK's transport has
+    finished, i.e. when stdin closes too, as it does when a host exits. stdout is gone by then
+    (the interpreter's own flush at exit would fail and print), so the session closes its index
+    and the process ends without the interpreter's shutdown.
+    """
+    ended = anyio.run(_serve, session)
+    session.close()
+    if ended == "eof":
+        return 0
+    sys.stderr.flush()
+    os._exit(0)

@@ -2,7 +2,8 @@
 
 The path goes through :func:`paqad.confinement.readable`, the rule delivery uses too (no escape
 from the repository, no ``.git/``, ``.paqad/`` or secrets file, symlinks included). Binary files are refused; text is decoded as UTF-8 with
-replacement characters, so a stray byte never fails the request.
+replacement characters, so a stray byte never fails the request, and known secret shapes are
+masked (``paqad.redaction``, line count kept) before the span is cut.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from paqad import confinement
+from paqad import confinement, redaction
 from paqad.confinement import ConfinementError
 
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a file larger than this is not a source file worth a span
@@ -42,7 +43,7 @@ def read_span(root: Path, relative: str, start_line: int, end_line: int | None, 
         if b"\x00" in handle.read(BINARY_SNIFF):
             raise SpanError("binary", f"{rel} is a binary file")
         handle.seek(0)
-        lines = handle.read().decode("utf-8", errors="replace").splitlines(keepends=True)
+        lines = redaction.redact(handle.read().decode("utf-8", errors="replace")).splitlines(keepends=True)
     total = len(lines)
     if start_line > max(total, 1):
         raise SpanError("out_of_range", f"start_line {start_line} is past the end of {rel} ({total} lines)")

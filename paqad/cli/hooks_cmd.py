@@ -356,6 +356,10 @@ def hook_run(app: AppContext, event: str | None, hook_args: tuple[str, ...], fro
         _scrub_git_env()
         if from_pre_commit or not event:
             event = pre_commit_stage(dict(os.environ))
+        if from_pre_commit:
+            from paqad.hooks import precommit
+
+            precommit.switch_on_first_use(app.root())  # adding the hook is the opt-in: no separate install to run `rag init`
         for result in runner.run_event(app.root(), event):
             if result.status == runner.RunStatus.ERROR and result.exit == 2:  # a broken hooks.yaml: say so, once
                 click.echo(f"paqad: hooks skipped: {result.error}", err=True)

@@ -166,9 +166,10 @@ HOPS_OPT = click.option("--hops", type=click.IntRange(1, 3), default=1, show_def
 @click.option("--graph", "with_graph", is_flag=True, help="Add graph neighbours of the results (`expansions`), each with its edge path.")
 @HOPS_OPT
 @click.option("--graph-budget", type=click.IntRange(1, 500), default=20, show_default=True, help="Most graph neighbours to add.")
+@click.option("--show", type=click.IntRange(0, 500), default=5, show_default=True, help="Results printed (0: all); --json always has them all.")
 @click.pass_obj
 def rag_search(
-    app: AppContext, query: str, top_n: int | None, budget: int, rerank: str | None, as_json: bool, with_graph: bool, hops: int, graph_budget: int
+    app: AppContext, query: str, top_n: int | None, budget: int, rerank: str | None, as_json: bool, with_graph: bool, hops: int, graph_budget: int, show: int
 ) -> None:
     """Find the passages that answer QUERY, or say why nothing here does.
 
@@ -182,7 +183,15 @@ def rag_search(
             data["expansions"] = expansions
         emit_json(data)
     else:
-        click.echo(render.search_text(resp) + ("\n" + render.expansions_text(expansions) if expansions is not None else ""))
+        text = render.search_text(resp, words=_evidence_words(app.root(), query), shown=show)
+        click.echo(text + ("\n" + render.expansions_text(expansions) if expansions is not None else ""), color=render.color())
+
+
+def _evidence_words(root: Path, query: str) -> dict[str, str]:
+    from paqad.index.reader import Index
+    from paqad.search import lexical
+
+    return lexical.evidence_words(Index.shared(root), query)
 
 
 def _expand(root: Path, resp: pipeline.SearchResponse, hops: int, budget: int) -> list[dict]:
@@ -213,7 +222,7 @@ def rag_neighbors(app: AppContext, unit_id: str, hops: int, direction: str, budg
     if as_json:
         emit_json({"schema_version": 1, "id": unit_id, "hops": hops, "direction": direction, "neighbors": found})
     else:
-        click.echo(render.neighbors_text(unit_id, found))
+        click.echo(render.neighbors_text(unit_id, found), color=render.color())
 
 
 @rag_group.command("probe")
@@ -227,7 +236,7 @@ def rag_probe(app: AppContext, query: str, top_n: int | None, budget: int, reran
     Example: paqad rag probe "where is the session cookie signed"
     """
     resp = _run_query(app, query, top_n or 10, budget, False, rerank)
-    emit_json(resp.to_dict()) if as_json else click.echo(render.search_text(resp, probe=True))
+    emit_json(resp.to_dict()) if as_json else click.echo(render.search_text(resp, probe=True), color=render.color())
 
 
 @rag_group.command("status")

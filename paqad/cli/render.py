@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import IO, TYPE_CHECKING
@@ -11,48 +12,80 @@ import click
 if TYPE_CHECKING:  # only for annotations: `rag update` must not import the search stack (numpy)
     from paqad.eligibility.collect import Decision
     from paqad.index.build import BuildReport
-    from paqad.search.pipeline import SearchResponse
+    from paqad.search.pipeline import Result, SearchResponse
 
 PREVIEW_LINES = 6
 
 
-def search_text(resp: SearchResponse, probe: bool = False) -> str:
-    lines: list[str] = []
+def color() -> bool | None:
+    """False when ``NO_COLOR`` is set to anything non-empty (no-color.org), else None (click's own
+    rule: styles on a terminal, plain text into a pipe)."""
+    return False if os.environ.get("NO_COLOR") else None
+
+
+def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str] | None = None, shown: int | None = None) -> str:
+    """``rag search`` / ``rag probe`` for people: at most ``shown`` results; ``matched`` as the
+    query's own words (``words``: term -> word, from ``lexical.evidence_words``) without the
+    common ones, or every stem with its field when ``words`` is None (``probe``)."""
     if not resp.answered and resp.diagnosis:
-        d = resp.diagnosis
-        lines.append(f"No passage answers this ({d['reason']}).")
-        lines.append(f"  coverage {d['coverage']:.2f}, concentration {d['concentration']:.2f}; bars {d['bars']}")
-        if d.get("vector"):
-            v = d["vector"]
-            lines.append(f"  vectors: top cosine {v['top_cosine']:.2f}, margin over median {v['margin']:.2f}; bars {v['bars']}")
-        if d.get("best_score") is not None:
-            lines.append(f"  best score {d['best_score']:.2f}")
-        if d["absent_terms"]:
-            lines.append(f"  not in this repository: {', '.join(d['absent_terms'][:12])}")
-        lines.append(f"  hint: {d['hint']}")
-        return "\n".join(lines)
+        return _refusal_text(resp.diagnosis)
     if not resp.results:
         return "No results."
-    if resp.results and resp.results[0].low_confidence:
+    results = resp.results[:shown] if shown else resp.results
+    lines: list[str] = []
+    if results[0].low_confidence:
         lines.append("Low confidence: no passage reached the similarity threshold; the closest ones follow.")
-    for n, r in enumerate(resp.results, 1):
+    for n, r in enumerate(results, 1):
         head = click.style(f"{n}. {r.path}:{r.start_line}-{r.end_line}", bold=True)
         lines.append(f"{head}  {r.qualified_name or r.name}  ({r.kind}, score {r.score:.2f}{', low confidence' if r.low_confidence else ''})")
-        if r.signature:
+        if r.signature and (probe or not r.source):  # else the preview's first line is the signature
             lines.append(f"   {r.signature}")
-        matched = ", ".join(f"{t} ({f})" for t, f in list(r.matched_terms.items())[:8])
-        if not matched and "cosine" in r.signals:
-            matched = f"no query word; by meaning (cosine {r.signals['cosine']:.2f})"
-        lines.append(f"   matched: {matched}")
+        matched = _matched(r, words)
+        if matched:
+            lines.append(f"   matched: {matched}")
         if probe:
             lines.append(f"   signals: {r.signals}")
         elif r.source:
-            preview = [s for s in r.source.split("\n")[:PREVIEW_LINES]]
-            lines.extend(click.style("   | ", dim=True) + s for s in preview)
+            lines.extend(click.style("   | ", dim=True) + s for s in r.source.split("\n")[:PREVIEW_LINES])
+    if len(results) < len(resp.results):
+        more = len(resp.results) - len(results)
+        lines.append(f"({more} more: --show 0 prints them all, --json gives every field)")
+    lines.append(_footer(resp))
+    return "\n".join(lines)
+
+
+def _matched(r: Result, words: dict[str, str] | None) -> str:
+    if words is None:
+        text = ", ".join(f"{t} ({f})" for t, f in list(r.matched_terms.items())[:8])
+    else:
+        fields: dict[str, str] = {}
+        for term, field_name in r.matched_terms.items():
+            if term in words:
+                fields.setdefault(words[term].lower(), field_name)
+        text = ", ".join(f"{w} ({f})" for w, f in list(fields.items())[:8])
+    if not text and "cosine" in r.signals:
+        text = f"no query word; by meaning (cosine {r.signals['cosine']:.2f})"
+    return text
+
+
+def _refusal_text(d: dict) -> str:
+    lines = [f"No passage answers this ({d['reason']}).", f"  coverage {d['coverage']:.2f}, concentration {d['concentration']:.2f}; bars {d['bars']}"]
+    if d.get("vector"):
+        v = d["vector"]
+        lines.append(f"  vectors: top cosine {v['top_cosine']:.2f}, margin over median {v['margin']:.2f}; bars {v['bars']}")
+    if d.get("best_score") is not None:
+        lines.append(f"  best score {d['best_score']:.2f}")
+    if d["absent_terms"]:
+        lines.append(f"  not in this repository: {', '.join(d['absent_terms'][:12])}")
+    lines.append(f"  hint: {d['hint']}")
+    return "\n".join(lines)
+
+
+def _footer(resp: SearchResponse) -> str:
     ev = resp.evidence
     pending = f"; {resp.vectors_pending} units still without vectors" if resp.vectors_pending else ""
-    lines.append(f"({resp.candidates} candidates, {resp.mode}, {resp.elapsed_ms:.1f} ms; evidence {'passed' if ev.get('passed') else 'failed: ' + str(ev.get('reason'))}{pending})")
-    return "\n".join(lines)
+    verdict = "passed" if ev.get("passed") else "failed: " + str(ev.get("reason"))
+    return click.style(f"({resp.candidates} candidates, {resp.mode}, {resp.elapsed_ms:.1f} ms; evidence {verdict}{pending})", dim=True)
 
 
 def build_text(report: BuildReport) -> str:

@@ -156,13 +156,14 @@ def live_passage(root: Path, res: Any, body: bool) -> Passage | None:
 
 
 def _live_lines(root: Path, rel: str) -> list[str] | None:
-    """The live file's lines, or None: gone, unreadable, or a path ``open`` would refuse (the index
-    is untrusted: a crafted row naming ``.env`` or ``.git/config`` must not reach the agent)."""
-    from paqad import confinement  # with the eligibility rules: only when delivering, not on every hook start
+    """The live file's lines with secret shapes masked (``paqad.redaction``, as the index has them),
+    or None: gone, unreadable, or a path ``open`` would refuse (the index is untrusted: a crafted
+    row naming ``.env`` or ``.git/config`` must not reach the agent)."""
+    from paqad import confinement, redaction  # with the eligibility rules: only when delivering, not on every hook start
 
     try:
         path, _ = confinement.readable(root, rel)
-        return path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        return redaction.redact(path.read_text(encoding="utf-8", errors="replace")).splitlines(keepends=True)
     except (OSError, confinement.ConfinementError):
         return None
 

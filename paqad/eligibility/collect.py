@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -24,6 +23,8 @@ import pathspec
 
 from paqad import git
 from paqad.eligibility import content, ignorefile, stackpacks
+from paqad.eligibility.secretfiles import SECRET_PATTERNS as SECRET_PATTERNS  # re-exported: the one secrets-file predicate
+from paqad.eligibility.secretfiles import secrets_match as secrets_match
 
 AGENT_DIRS = frozenset(
     {".paqad", ".git", ".claude", ".cursor", ".codex", ".gemini", ".clinerules", ".cline", ".windsurf", ".continue", ".aider.tags.cache.v3", ".roo", ".kiro", ".amazonq", ".junie"}
@@ -35,7 +36,6 @@ PAQAD_FILES = frozenset({"paqad.descriptions.json", "session-context.md"})
 BUILD_DIRS = frozenset(
     {"node_modules", "dist", "build", ".venv", "venv", "env", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "target", ".next", ".nuxt", ".svelte-kit", "coverage", ".gradle", ".idea", ".vscode", "bower_components", "vendor", ".terraform", ".cache", "out", "_build", "Pods", "DerivedData"}
 )
-SECRET_PATTERNS = (".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", ".netrc", ".npmrc", ".pypirc", "credentials*", "secrets.*", "secrets.env", "*.keystore", "*.jks", ".htpasswd")
 MIN_VISIBLE_CHARS = 50
 # Files of a type no stack pack claims: one ``document`` unit, split into overlapping chunks by
 # ``rag_max_unit_lines``, so a repository in an unfamiliar language is never silently empty.
@@ -162,15 +162,6 @@ def hard_exclusion(path: str) -> str | None:
         return f"lockfile ({name})"
     if name in PAQAD_FILES:
         return f"file written by paqad ({name})"
-    return None
-
-
-def secrets_match(path: str) -> str | None:
-    """The secrets pattern the file name matches, or None."""
-    name = PurePosixPath(path).name
-    for pattern in SECRET_PATTERNS:
-        if fnmatch.fnmatchcase(name, pattern):
-            return pattern
     return None
 
 

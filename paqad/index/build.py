@@ -28,7 +28,7 @@ from pathlib import Path
 
 import filelock
 
-from paqad import __version__, audit, describe, workspace
+from paqad import __version__, audit, describe, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
@@ -192,8 +192,8 @@ def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] 
 
 def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile:
     st = (root / path).stat()
-    units = parse_file(path, text, rule.parser, rule.grammar, cfg.rag_max_unit_lines)
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # of the file as it is: what the update compares
+    units = parse_file(path, redaction.redact(text), rule.parser, rule.grammar, cfg.rag_max_unit_lines)
     is_test = stackpacks.is_test_path(path, elig.active_packs)
     item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, rule.language, units, is_test)
     item.descriptions = [describe.description_for(sidecar, u.id, u.content_hash) for u in units]

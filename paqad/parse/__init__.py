@@ -23,7 +23,7 @@ from paqad.units import CodeUnit
 
 ParseFn = Callable[[str, str, str], list[CodeUnit]]
 
-PARSER_VERSION = 1
+PARSER_VERSION = 2  # 2: files are parsed after paqad.redaction masked the secret shapes in them
 
 
 # Parser name (the stack pack's ``parser`` field) → (module, function). Imported on first use so

@@ -17,6 +17,7 @@ ruler question), without the ~0.1 s numpy import. Anything larger, any process p
 from __future__ import annotations
 
 import bisect
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from paqad.index.reader import Index
 
 IDENT_MASK = 0b01011  # name, signature, relations
+_QUERY_WORD = re.compile(r"[^\W\d_]\w*")  # a word as the query wrote it (paqad.tokenize's word)
 POOL = 200  # candidates materialised for evidence, dedupe and output
 # Ranking weight of a term by status: words this corpus uses everywhere or only in prose still
 # rank, but count for less than the distinctive ones. Chosen on the rulers.
@@ -165,3 +167,22 @@ def fill_matched(ranked: list[Candidate], scored: list[QueryTerm], postings: dic
             p = bisect.bisect_left(uids, cand.uid)
             if p < n and uids[p] == cand.uid:
                 cand.matched[qt.term] = FIELDS[best_field(int(mask[p]))]
+
+
+def evidence_words(index: Index, text: str) -> dict[str, str]:
+    """The query's evidence terms (distinctive, not prose-only in this corpus), each with the word
+    of the query it came from: ``{"cooki": "cookie", "sign": "signed"}``. For people reading a
+    result's ``matched`` terms: stems and the words every unit has ("the", "is", "where") left out,
+    decided by the corpus as the evidence test decides, not by a stopword list."""
+    from paqad.search import query as query_mod
+    from paqad.tokenize import terms
+
+    analyzed = query_mod.analyze(index, text, index.meta().n_units)
+    mark_prose_counts(index, analyzed.terms)
+    keep = {t.term for t in analyzed.terms if t.status == "distinctive"}
+    words: dict[str, str] = {}
+    for word in _QUERY_WORD.findall(text):
+        for term in terms(word):
+            if term in keep:
+                words.setdefault(term, word)
+    return words

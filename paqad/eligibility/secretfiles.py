@@ -1,0 +1,58 @@
+"""Which files are secrets by their name: the one predicate the indexer, ``open`` and delivery share.
+
+A name pattern (``.env``, ``*.pem``, ``id_rsa*``, ``secrets.*``, ``credentials*``, ...) marks a
+data or key file that holds credentials. Some of those patterns also match source code:
+``secrets.py``, ``secrets.ts``, ``credentials.go`` are modules (Python's own standard library has
+``secrets.py``), and refusing them left paqad's own ``paqad/secrets.py`` unindexed. So a name
+that a built-in stack pack parses as source code (``python-ast`` or ``tree-sitter``) is code, not
+a secrets file, whatever the pattern says. Secrets *inside* source files are the job of
+:mod:`paqad.redaction`, which masks known key shapes in everything indexed and delivered.
+
+Only the built-in packs decide (a repository's own packs cannot turn ``secrets.json`` into
+"source"), so the answer depends on the path alone: ``open`` and delivery, which have no pack
+context, agree with the indexer. ``.tfvars`` is parsed by the HCL grammar but holds values
+(Terraform variable files carry credentials), so it stays data.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+from pathlib import PurePosixPath
+
+from paqad.eligibility import content, stackpacks
+
+SECRET_PATTERNS = (
+    ".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", ".netrc", ".npmrc", ".pypirc",
+    "credentials*", "secrets.*", "secrets.env", "*.keystore", "*.jks", ".htpasswd",
+)
+#: Suffixes a grammar parses that are values, not code.
+DATA_SUFFIXES = frozenset({".tfvars"})
+
+
+@functools.cache
+def source_suffixes() -> frozenset[str]:
+    """Lower-case suffixes the built-in packs parse as source code (``.py``, ``.ts``, ``.go``, ...)."""
+    found = {
+        suffix
+        for pack in stackpacks.load_builtin_packs().values()
+        for rule in pack.files
+        if rule.parser in content.SOURCE_PARSERS
+        for suffix in rule.suffixes
+    }
+    return frozenset(found - DATA_SUFFIXES)
+
+
+def is_source_name(name: str) -> bool:
+    """True when the file name's extension (its last suffix) is one a built-in pack parses as code."""
+    suffixes = stackpacks.suffixes_of(name)
+    return bool(suffixes) and suffixes[-1] in source_suffixes()
+
+
+def secrets_match(path: str) -> str | None:
+    """The secrets pattern the file name matches, or None (also None for a source-code file)."""
+    name = PurePosixPath(path).name
+    for pattern in SECRET_PATTERNS:
+        if fnmatch.fnmatchcase(name, pattern):
+            return None if is_source_name(name) else pattern
+    return None

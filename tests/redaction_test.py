@@ -1,0 +1,192 @@
+"""Secrets: source files named like secrets are code; secret shapes inside files never reach the
+index or an agent (``paqad.redaction``, ``paqad.eligibility.secretfiles``).
+
+The sample secrets are assembled from pieces at run time so that no whole token sits in this
+file (a scanner reading the repository must not flag paqad's own tests).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paqad import redaction
+from paqad import secrets as secrets_mod
+from paqad.eligibility import collect, secretfiles
+from paqad.index import store
+from testing.agents import Agent
+from testing.hosts import run_host
+from testing.repos import Repo, make_shop
+
+# kind -> a value of that shape (each with a distinctive tail, checked for in the index's terms)
+SAMPLES: dict[str, str] = {
+    "private-key": "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEpQIBAAKCAQEAzq9" + "Q" * 60 + "\n" + "Zk3" * 20 + "\n-----END RSA " + "PRIVATE KEY-----",
+    "aws-access-key-id": "AKIA" + "IOSFODNN7QWERTYU",
+    "github-token": "ghp_" + "a1B2c3D4" * 4 + "zYxW",
+    "gitlab-token": "glpat-" + "xY3kQ9wErT5uIoP1aSdF",
+    "slack-token": "xoxb-" + "123456789012-1234567890123-" + "AbCdEfGhIjKlMnOpQrStUvWx",
+    "slack-webhook": "https://hooks.slack." + "com/services/T0000AAAA/B0000BBBB/" + "XyZ123abcDEF456ghiJKL789",
+    "stripe-key": "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "openai-key": "sk-proj-" + "Ab12Cd34Ef56Gh78Ij90" + "T3Blbk" + "FJ" + "Kl12Mn34Op56Qr78St90",
+    "anthropic-key": "sk-ant-" + "api03-" + "Rt5" * 31 + "AA",
+    "google-api-key": "AIza" + "SyD4" + "qWeRtYuIoPaSdFgHjKlZxCvBnM12345",
+    "npm-token": "npm_" + "Q1w2E3r4T5y6U7i8O9p0" + "A1s2D3f4G5h6J7k8",
+    "pypi-token": "pypi-" + "AgEIcHlwaS5vcmc" + "CJDk4NzM5YjQ1LWJmMmEtNDc5ZS05ZTM1LTc0YWY3NWE1ZTVhYQ",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0" + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+}
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "ZQXWVUTSRQ"
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_each_shape_is_masked_in_context_and_the_lines_stay(kind: str) -> None:
+    value = SAMPLES[kind]
+    text = f'def connect():\n    """Uses the token below."""\n    token = "{value}"\n    return token\n'
+    masked, found = redaction.redact_counted(text)
+    assert value not in masked and found == {kind: 1}
+    assert f"[REDACTED:{kind}]" in masked and masked.count("\n") == text.count("\n")
+    assert masked.startswith('def connect():\n    """Uses the token below."""\n    token = "')
+
+
+def test_the_aws_secret_key_is_masked_by_its_name_keeping_the_name() -> None:
+    for line in (f"aws_secret_access_key = {AWS_SECRET}", f'AWS_SECRET_ACCESS_KEY="{AWS_SECRET}"', f'"SecretAccessKey": "{AWS_SECRET}"'):
+        masked = redaction.redact(line)
+        assert AWS_SECRET not in masked and "[REDACTED:aws-secret-access-key]" in masked and masked.split("[")[0].rstrip("\"' =:")
+    assert redaction.redact(f"checksum = {AWS_SECRET}") == f"checksum = {AWS_SECRET}"  # 40 characters alone are not a key
+
+
+def test_an_unterminated_private_key_is_masked_to_the_end() -> None:
+    text = "KEY = '''-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAA"
+    masked = redaction.redact(text)
+    assert "b3BlbnNz" not in masked and masked.count("\n") == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "digest = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'",
+        "run_id = '123e4567-e89b-12d3-a456-426614174000'",
+        "prefix = 'ghp_'  # GitHub tokens start so",
+        "STRIPE_PREFIXES = ('sk_live_', 'sk_test_')",
+        "class AKIAParser: pass",
+        "# load the PRIVATE KEY from the vault, never from the repo",
+        "css = 'task-runner-spinner-double-bounce-animation'",
+        "header = 'eyJ' # base64 of '{\"'",
+    ],
+)
+def test_ordinary_code_is_left_alone(text: str) -> None:
+    assert redaction.redact(text) == text
+
+
+def test_error_messages_mask_the_shapes_too() -> None:
+    assert SAMPLES["github-token"] not in secrets_mod.redact(f"push failed for {SAMPLES['github-token']}")
+
+
+@pytest.mark.parametrize("name", ["secrets.py", "paqad/secrets.py", "src/secrets.ts", "lib/secrets.rb", "pkg/credentials.go", "secrets.d.ts", "secrets.sh"])
+def test_source_files_named_like_secrets_are_code(name: str) -> None:
+    assert secretfiles.secrets_match(name) is None
+
+
+@pytest.mark.parametrize("name", ["secrets.yaml", "config/secrets.yml", "secrets.json", "secrets.toml", "deploy/secrets.tfvars", "credentials.json", "secrets.py.bak", ".env", "id_rsa", "server.pem"])
+def test_data_and_key_files_named_like_secrets_are_secrets(name: str) -> None:
+    assert secretfiles.secrets_match(name) is not None
+    assert collect.secrets_match is secretfiles.secrets_match  # one predicate for the indexer, open and delivery
+
+
+# ---- end to end: the index, search, open and the prompt hook ---------------------------------------
+
+QUESTION = "which vendor token does connect_billing_gateway_3 use"
+
+
+def _module() -> str:
+    lines = ['"""Billing gateway client: connect with the vendor token."""', "", ""]
+    for n, (kind, value) in enumerate(sorted(SAMPLES.items())):
+        lines += [f"def connect_billing_gateway_{n}():", f'    """Connect to the billing gateway with the vendor token ({kind})."""', f"    token = {value!r}", "    return token", "", ""]
+    lines += ["def gateway_aws_settings():", '    """Vendor token settings for the billing gateway."""', f'    return {{"aws_secret_access_key": "{AWS_SECRET}"}}', ""]
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def leaky(repo: Repo, paqad_cli: Any) -> Repo:
+    make_shop(repo, commit=False)
+    repo.write("billing/gateway.py", _module())
+    repo.write("billing/secrets.py", '"""Helpers that read the vendor token from the environment."""\n\nimport os\n\n\ndef vendor_token() -> str:\n    """The billing gateway vendor token from BILLING_TOKEN."""\n    return os.environ["BILLING_TOKEN"]\n')
+    repo.write("config/secrets.yaml", "vendor_token: " + "x" * 60 + "\n")
+    repo.commit("billing")
+    done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
+    return repo
+
+
+def _all_secrets() -> list[str]:
+    return [*SAMPLES.values(), AWS_SECRET]
+
+
+def _assert_clean(text: str, where: str) -> None:
+    for value in _all_secrets():
+        for piece in value.split("\n"):
+            if len(piece) > 16 and "PRIVATE KEY" not in piece:
+                assert piece not in text, f"{where} carries a secret piece {piece[:12]}…"
+
+
+def _index_dump(root: Path) -> tuple[str, set[str]]:
+    path = store.current_path(root)
+    assert path is not None
+    con = sqlite3.connect(path)
+    try:
+        cols = [r[1] for r in con.execute("PRAGMA table_info(units)")]
+        texts = "\n".join(str(v) for row in con.execute("SELECT * FROM units") for v, c in zip(row, cols) if isinstance(v, str))
+        terms = {r[0] for r in con.execute("SELECT term FROM terms")}
+    finally:
+        con.close()
+    return texts, terms
+
+
+def test_the_index_holds_no_secret_and_indexes_secrets_py(leaky: Repo, paqad_cli: Any) -> None:
+    texts, terms = _index_dump(leaky.root)
+    _assert_clean(texts, "the units table")
+    for kind in SAMPLES:
+        assert f"[REDACTED:{kind}]" in texts, kind
+    assert "[REDACTED:aws-secret-access-key]" in texts
+    for tail in ("zyxw", "xy3kq9wert5uiop1asdf", "4ec39hqlyjwdarjtt1zdp7dc", "dozjgnryp4j3jvmnhl0w5n", "iosfodnn7qwertyu"):
+        assert not any(tail in t for t in terms), tail  # no posting carries a piece of a token
+    status = json.loads(paqad_cli("rag", "explain", "billing/secrets.py", "--json", cwd=leaky.root).stdout)
+    assert status["kept"] is True
+    assert "billing/secrets.py::vendor_token" in texts
+    assert json.loads(paqad_cli("rag", "explain", "config/secrets.yaml", "--json", cwd=leaky.root).stdout)["kept"] is False
+
+
+def test_search_open_and_the_prompt_hook_deliver_no_secret(leaky: Repo, paqad_cli: Any) -> None:
+    found = paqad_cli("rag", "search", QUESTION, "--json", cwd=leaky.root)
+    assert found.returncode == 0 and json.loads(found.stdout)["results"], found.stdout
+    _assert_clean(found.stdout, "rag search --json")
+    agent = Agent(leaky.root)
+    try:
+        span = agent.call("open", path="billing/gateway.py", max_lines=2000)["result"]
+        pending = agent.call("describe_pending", limit=50)["result"]
+    finally:
+        assert agent.close() == 0
+    assert span["total_lines"] == (leaky.root / "billing/gateway.py").read_text().count("\n")
+    _assert_clean(span["text"], "open")
+    assert span["text"].count("\n") == (leaky.root / "billing/gateway.py").read_text().count("\n")
+    _assert_clean(json.dumps(pending), "describe_pending")
+    hook = run_host(leaky.root, "claude", prompt=QUESTION)
+    assert hook.returncode == 0 and "billing/gateway.py" in hook.stdout and "[REDACTED:" in hook.stdout
+    _assert_clean(hook.stdout, "the prompt hook")
+    _assert_clean((leaky.root / ".paqad/context/session-context.md").read_text(), "session-context.md")
+
+
+def test_an_index_built_before_redaction_is_rebuilt(leaky: Repo, paqad_cli: Any) -> None:
+    path = store.current_path(leaky.root)
+    assert path is not None
+    con = sqlite3.connect(path)
+    with con:
+        con.execute("UPDATE meta SET value = '1' WHERE key = 'parser_version'")
+    con.close()
+    done = paqad_cli("rag", "update", "--json", cwd=leaky.root)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mode"].startswith("full"), done.stdout
