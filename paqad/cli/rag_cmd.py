@@ -45,15 +45,25 @@ def _build_output(report: build.BuildReport, as_json: bool) -> None:
         click.echo(render.build_text(report))
 
 
-def _with_progress(full: bool, root: Path, cfg: config_mod.Config) -> build.BuildReport:
-    """Run a full build (``full``) or an update with the embedding progress bar on stderr (TTY only)."""
+def _with_progress(full: bool, root: Path, cfg: config_mod.Config, announce: bool = False) -> build.BuildReport:
+    """Run a full build (``full``) or an update with the embedding progress bar on stderr (TTY only).
+    ``announce``: say on stderr the moment lexical search works, with the embedding still to come."""
     from paqad.index import build
 
     bar = render.ProgressBar()
     try:
-        return (build.build_full if full else build.update)(root, cfg, progress=bar)
+        if full:
+            return build.build_full(root, cfg, progress=bar, on_lexical=(lambda _r: _announce_lexical(root, cfg)) if announce else None)
+        return build.update(root, cfg, progress=bar)
     finally:
         bar.close()
+
+
+def _announce_lexical(root: Path, cfg: config_mod.Config) -> None:
+    """``lexical search is ready ...; embedding N units, about 1m10s`` (stderr: --json keeps stdout)."""
+    from paqad.index import vectors
+
+    click.echo(render.lexical_ready_line(vectors.estimate(root, cfg) if cfg.rag_embedding_provider != "none" else None), err=True)
 
 
 @rag_group.command("init")
@@ -83,7 +93,7 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
     if provider is not None:
         config_mod.set_value(root, "rag_embedding_provider", provider)
     if not background:
-        report = _with_progress(True, root, app.config())
+        report = _with_progress(True, root, app.config(), announce=True)
         _build_output(report, as_json)
         return
     report, pid = _init_in_background(root, app.config())
@@ -103,6 +113,7 @@ def _init_in_background(root: Path, cfg: config_mod.Config) -> tuple[build.Build
     from paqad.index import build
 
     report = build.build_full(root, cfg, embed=False)
+    _announce_lexical(root, cfg)
     if cfg.rag_embedding_provider == "none":
         return report, None
     return report, runner.spawn([sys.executable, "-m", "paqad", "--root", str(root), "rag", "update"], root)
@@ -263,6 +274,8 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     click.echo(f"index: {idx['files']} files, {idx['units']} units, {idx['index_bytes'] // 1024} KiB ({idx['index_file']})")
     click.echo(f"built {idx['built_at']}, updated {idx['updated_at']}; vectors: {idx['vectors']}")
     click.echo("languages: " + ", ".join(f"{k} {v}" for k, v in idx["units_by_language"].items()))
+    cache = idx["embedding_cache"]
+    click.echo(f"embedding cache (every work tree of this user): {cache['bytes'] / 1e6:.1f} MB of {cfg.rag_embedding_cache_mb} MB ({cache['path']})")
 
 
 @rag_group.command("explain")

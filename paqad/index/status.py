@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from paqad.index import store
+from paqad.index import embed_cache, store
 from paqad.index.reader import Index
 from paqad.index.records import IndexMeta
 
@@ -35,6 +35,7 @@ def status(root: Path, index: Index | None = None) -> dict[str, Any]:
         "vectors": vectors_text(meta, counts.vectors_pending),
         "vectors_pending": counts.vectors_pending,
         "active_packs": meta.active_packs,
+        "embedding_cache": cache_facts(),
         "versions": {k: meta.get(k) for k in ("schema_version", "tokenizer_version", "parser_version", "paqad_version")},
     }
 
@@ -46,3 +47,10 @@ def vectors_text(meta: IndexMeta, pending: int) -> str:
     units = meta.n_units
     tail = f", {pending} pending (run `paqad rag update`)" if pending else ""
     return f"{units - pending}/{units} units embedded ({meta.get('embedding_model')}, {meta.get('embedding_dims')} dims){tail}"
+
+
+def cache_facts() -> dict[str, Any]:
+    """Where the user-level embedding cache is and its size on disk (file sizes only: no lock taken)."""
+    path = embed_cache.cache_dir() / embed_cache.FILE_NAME
+    parts = [Path(f"{path}{s}") for s in ("", "-wal")]
+    return {"path": str(path), "bytes": sum(p.stat().st_size for p in parts if p.exists())}

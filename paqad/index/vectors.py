@@ -6,10 +6,13 @@ embeds pending units in batches, each batch its own transaction under the writer
 runs outside the lock), so a killed fill resumes where it stopped and never blocks other writers
 for long.
 
-The cache (``.paqad/vectors/embed-cache.sqlite``) is keyed by (provider fingerprint, sha256 of the
-exact text embedded, ``TEXT_PREP_VERSION``) and survives rebuilds and branch switches, so only
-units whose embedded text changed are ever sent to the model. An index records the fingerprint and
-dimensions of its vectors in ``meta``; a different provider or model forces a full rebuild
+The cache is the user's (``paqad.index.embed_cache``: ``$XDG_CACHE_HOME/paqad/embeddings.sqlite``),
+shared by every work tree and clone, keyed by (provider fingerprint + ``TEXT_PREP_VERSION``,
+sha256 of the exact text embedded), so only units whose embedded text changed anywhere on this
+machine are ever sent to the model. The per-tree cache of earlier versions
+(``.paqad/vectors/embed-cache.sqlite``) is moved into it on the first fill and deleted. An index
+records the fingerprint and dimensions of its vectors in ``meta``; a different provider or model
+(a changed model file included: the local fingerprint holds its sha256) forces a full rebuild
 (``build.needs_full_rebuild``), so one index never mixes two vector spaces.
 """
 
@@ -27,7 +30,7 @@ import filelock
 
 from paqad import workspace
 from paqad.embed import TEXT_PREP_VERSION, get_provider, unit_text
-from paqad.index import store
+from paqad.index import embed_cache, store
 from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
@@ -36,14 +39,11 @@ if TYPE_CHECKING:
     from paqad.config import Config
     from paqad.embed import Provider
 
-CACHE_NAME = "embed-cache.sqlite"
+#: The per-tree cache of earlier versions, migrated into the user-level cache on the first fill.
+TREE_CACHE_NAME = "embed-cache.sqlite"
 #: Units per fill batch: one embed call, one transaction. About 3-6 s of model time on 2 cores.
 FILL_BATCH = 64
 VECTORS_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL)"
-_CACHE_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS cache(fingerprint TEXT NOT NULL, text_sha TEXT NOT NULL, prep INTEGER NOT NULL,"
-    " dims INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY(fingerprint, text_sha, prep)) WITHOUT ROWID"
-)
 #: What the embedded text is made of (``embed.unit_text``), plus what proves a unit unchanged.
 _EMBED_FIELDS = ("uid", "id", "content_hash", "kind", "name", "qualified_name", "path", "signature", "docstring", "text")
 _PROVIDERS: dict[tuple[str, ...], Any] = {}  # the process's loaded models, shared by the builder and every Index
@@ -61,6 +61,19 @@ def provider_for(name: str, model: str = "", base_url: str = "", root: Path | No
     if key not in _PROVIDERS:
         options = {} if name == "local" else {"base_url": base_url, "root": root}
         _PROVIDERS[key] = get_provider(name, model, **options)
+    return _PROVIDERS[key]
+
+
+def earlier_provider(name: str, fp: str) -> Provider | None:
+    """The (process-wide) provider of an earlier local model file with fingerprint ``fp``, so an index
+    built with it answers queries until it is re-embedded; None for other providers."""
+    if name != "local":
+        return None
+    key = ("earlier", fp)
+    if key not in _PROVIDERS:
+        from paqad.embed.local import earlier_provider as find
+
+        _PROVIDERS[key] = find(fp)
     return _PROVIDERS[key]
 
 
@@ -95,69 +108,96 @@ def pending_count(con: sqlite3.Connection) -> int:
     return int(con.execute("SELECT COUNT(*) FROM units WHERE uid NOT IN (SELECT uid FROM vectors)").fetchone()[0])
 
 
-def text_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+def text_sha(text: str) -> bytes:
+    """The cache key of an embedded text: its sha256 digest (32 bytes; the text itself is never stored)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def to_blob(vec: np.ndarray) -> bytes:
+def to_half(vec: np.ndarray) -> bytes:
+    """The float16 bytes the user cache stores for a vector."""
     import numpy as np
 
-    return np.asarray(vec, dtype="<f4").tobytes()
+    return np.asarray(vec, dtype="<f2").tobytes()
 
 
-class EmbedCache:
-    """Vectors by (fingerprint, text sha256, text-prep version), in a SQLite file of their own.
+def half_to_blob(half: bytes) -> bytes:
+    """An index's float32 blob from the cache's float16 bytes."""
+    import numpy as np
 
-    Only a cache: an unreadable file is deleted and started afresh. ``hits``/``misses`` count
-    lookups since it was opened (the tests use them to prove a rebuild re-embeds nothing).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.hits = 0
-        self.misses = 0
-        try:
-            self.con = self._open()
-        except sqlite3.DatabaseError:
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(path) + suffix).unlink(missing_ok=True)
-            self.con = self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
-        con.execute(_CACHE_SCHEMA)
-        return con
-
-    def get(self, fp: str, shas: list[str], dims: int) -> dict[str, bytes]:
-        found: dict[str, bytes] = {}
-        for i in range(0, len(shas), 500):
-            chunk = shas[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT text_sha, vec FROM cache WHERE fingerprint = ? AND prep = ? AND dims = ? AND text_sha IN ({marks})"
-            for sha, blob in self.con.execute(sql, (fp, TEXT_PREP_VERSION, dims, *chunk)):
-                if len(blob) == 4 * dims:
-                    found[sha] = blob
-        self.hits += len(found)
-        self.misses += len(set(shas)) - len(found)
-        return found
-
-    def put(self, fp: str, items: dict[str, bytes], dims: int) -> None:
-        self.con.execute("BEGIN IMMEDIATE")
-        self.con.executemany(
-            "INSERT OR REPLACE INTO cache(fingerprint, text_sha, prep, dims, vec) VALUES (?, ?, ?, ?, ?)",
-            ((fp, sha, TEXT_PREP_VERSION, dims, blob) for sha, blob in items.items()),
-        )
-        self.con.execute("COMMIT")
-
-    def close(self) -> None:
-        self.con.close()
+    return np.frombuffer(half, dtype="<f2").astype("<f4").tobytes()
 
 
-def cache_path(root: Path) -> Path:
-    return workspace.vectors_dir(root) / CACHE_NAME
+def cache_key(fp: str) -> str:
+    """What the user cache files vectors under: the provider fingerprint and the text prep."""
+    return f"{fp}#prep{TEXT_PREP_VERSION}"
+
+
+def open_cache(root: Path, cfg: Config) -> embed_cache.UserEmbedCache:
+    """The user-level cache (``cfg.rag_embedding_cache_mb`` bounds it; 0: off), with this tree's old
+    per-tree cache moved into it first."""
+    cache = embed_cache.UserEmbedCache(limit_mb=cfg.rag_embedding_cache_mb)
+    old = workspace.vectors_dir(root) / TREE_CACHE_NAME
+    if old.exists():
+        embed_cache.migrate_tree_cache(old, cache, cache_key)
+    return cache
+
+
+@dataclass
+class Estimate:
+    """What a fill of the current index still has to do: units without a vector, how many of them
+    the user cache already holds, and the expected seconds for the rest (None: no figure for this
+    provider)."""
+
+    pending: int
+    cached: int
+    seconds: float | None
+
+
+def estimate(root: Path, cfg: Config) -> Estimate:
+    """Cheap (no model is loaded): the pending units' texts are hashed and looked up in the cache;
+    the time comes from the provider's ``expected_units_per_s`` where it has one."""
+    provider = provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)
+    path = store.current_path(root)
+    if provider is None or path is None:
+        return Estimate(0, 0, 0.0)
+    con = store.connect(path)
+    cache = open_cache(root, cfg)
+    todo: list[int] = []
+    cached = 0
+    try:
+        vec_filter = " WHERE uid NOT IN (SELECT uid FROM vectors)" if has_table(con) else ""
+        todo = [r[0] for r in con.execute(f"SELECT uid FROM units{vec_filter}")]
+        key = cache_key(fingerprint(provider))
+        for _, chunk in chunks(todo, 500):
+            shas = [text_sha(embedded_text(r.unit, r.description)) for r in _unit_rows(con, chunk)]
+            cached += len(cache.get(key, shas, provider.dims))
+    except sqlite3.Error:  # an index without the descriptions table yet: no cache figure
+        pass
+    finally:
+        cache.close()
+        con.close()
+    rate = getattr(provider, "expected_units_per_s", None)
+    left = len(todo) - cached
+    if not rate:
+        return Estimate(len(todo), cached, None)
+    return Estimate(len(todo), cached, left / (rate * _cpu_share()) + MODEL_LOAD_S if left else 0.0)
+
+
+#: Seconds to verify and load a local model before its first batch (benchmarks/embed_speed.py).
+MODEL_LOAD_S = 1.0
+
+
+def _cpu_share() -> float:
+    """The share of this machine's cores a new process can expect now, from the load average (a
+    fill on a machine busy with builds and editors runs several times slower than on an idle one)."""
+    import os
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return min(1.0, cpus / max(1.0, load + 1.0))
 
 
 @dataclass
@@ -186,7 +226,7 @@ def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, b
     if provider is None or path is None:
         return report
     con = store.connect(path)
-    cache = EmbedCache(cache_path(root))
+    cache = open_cache(root, cfg)
     try:
         if store.get_meta(con).get("embedding_fingerprint") != report.fingerprint:
             report.stopped = "provider_mismatch"
@@ -203,12 +243,15 @@ def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, b
     return report
 
 
-def _fill_batches(root: Path, path: Path, con: sqlite3.Connection, provider: Provider, report: VectorReport, cache: EmbedCache, lock: Any, progress: Progress | None, batch: int) -> None:
+def _fill_batches(
+    root: Path, path: Path, con: sqlite3.Connection, provider: Provider, report: VectorReport, cache: embed_cache.UserEmbedCache,
+    lock: Any, progress: Progress | None, batch: int,
+) -> None:
     with lock:
         con.execute(VECTORS_SCHEMA)
         con.execute(store.DESCRIPTIONS_SCHEMA)
     todo = [r[0] for r in con.execute("SELECT uid FROM units WHERE uid NOT IN (SELECT uid FROM vectors) ORDER BY uid")]
-    for done, chunk in _chunks(todo, batch):
+    for done, chunk in chunks(todo, batch):
         rows = _unit_rows(con, chunk)
         blobs = _vectors_for(rows, provider, report, cache)
         with lock:
@@ -220,7 +263,7 @@ def _fill_batches(root: Path, path: Path, con: sqlite3.Connection, provider: Pro
             progress(done + len(chunk), len(todo))
 
 
-def _chunks(items: list[int], size: int) -> Iterator[tuple[int, list[int]]]:
+def chunks(items: list[int], size: int) -> Iterator[tuple[int, list[int]]]:
     for i in range(0, len(items), max(1, size)):
         yield i, items[i : i + size]
 
@@ -247,24 +290,32 @@ def _unit_rows(con: sqlite3.Connection, uids: list[int]) -> list[_Pending]:
     return out
 
 
+def texts_of(con: sqlite3.Connection, uids: list[int]) -> list[str]:
+    """The exact texts embedded for these units of an index (descriptions applied)."""
+    return [embedded_text(r.unit, r.description) for r in _unit_rows(con, uids)]
+
+
 def embedded_text(unit: StoredUnit, description: str = "") -> str:
     """The exact text embedded for a stored unit, with its applied description."""
     return unit_text(unit, description=description)  # type: ignore[arg-type]  # reads the fields a CodeUnit and a StoredUnit share
 
 
-def _vectors_for(rows: list[_Pending], provider: Provider, report: VectorReport, cache: EmbedCache) -> list[bytes]:
+def _vectors_for(rows: list[_Pending], provider: Provider, report: VectorReport, cache: embed_cache.UserEmbedCache) -> list[bytes]:
+    """float32 blobs for ``rows``: from the cache where it has them, else from the model (then cached).
+    Fresh vectors are rounded through float16 like cached ones, so an index is the same either way."""
     texts = [embedded_text(r.unit, r.description) for r in rows]
     shas = [text_sha(t) for t in texts]
-    found = cache.get(report.fingerprint, shas, provider.dims)
+    key = cache_key(report.fingerprint)
+    found = cache.get(key, shas, provider.dims)
     missing = sorted({s: t for s, t in zip(shas, texts) if s not in found}.items())
     if missing:
         vecs = provider.embed_documents([t for _, t in missing])
-        fresh = {sha: to_blob(v) for (sha, _), v in zip(missing, vecs)}
-        cache.put(report.fingerprint, fresh, provider.dims)
+        fresh = {sha: to_half(v) for (sha, _), v in zip(missing, vecs)}
+        cache.put(key, fresh, provider.dims)
         found.update(fresh)
     report.embedded += len(missing)
     report.cached += len(rows) - len(missing)
-    return [found[s] for s in shas]
+    return [half_to_blob(found[s]) for s in shas]
 
 
 def _write_batch(con: sqlite3.Connection, rows: list[_Pending], blobs: list[bytes]) -> None:

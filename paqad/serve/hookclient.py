@@ -93,7 +93,7 @@ def _start_dir(raw: str) -> str:
 
 def _read_stdin() -> str:
     try:
-        return "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN)
+        return "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN + 1)  # +1: over the cap shows
     except (OSError, ValueError):
         return ""
 
@@ -104,6 +104,8 @@ def agent_hook(event: str, host: str) -> None:
     raw = _read_stdin()
     root = find_root(_start_dir(raw))
     why = "no work tree with .paqad found here"
+    if len(raw) > MAX_STDIN:  # the in-process door logs it as over the cap
+        root, why = None, "input over the cap"
     if root is not None:
         fields = {"event": event, "host": host, "stdin": raw, "cwd": os.getcwd(), "budget_env": os.environ.get("PAQAD_HOOK_BUDGET")}
         outcome = client.request(root, "hook", fields)

@@ -29,6 +29,12 @@ def paqad_exe() -> str:
     return exe
 
 
+def user_cache_home(home: Path) -> Path:
+    """The XDG_CACHE_HOME every test gets (inside its fresh HOME): the user-level embedding cache
+    is then ``<home>/.cache/paqad/embeddings.sqlite``, never the developer's."""
+    return home / ".cache"
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a ``python -c`` child: the hub's offline switches removed (an offline
     test must prove nothing is fetched without them). Run the child with ``cwd`` outside the
