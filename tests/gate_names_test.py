@@ -10,7 +10,7 @@ import pytest
 
 from paqad import config
 from paqad.index import build
-from paqad.search import evidence, pipeline
+from paqad.search import evidence, pipeline, ranking
 from testing.env import LEXICAL
 
 BASKET = '''class Basket:
@@ -53,8 +53,10 @@ def test_a_central_name_is_answered(central):
 
 
 def test_without_name_evidence_the_central_name_was_refused(central, monkeypatch):
-    """What the change fixes: the former gate refused the lookup as only ubiquitous words."""
+    """What the change fixes: the former gate refused the lookup as only ubiquitous words (with
+    the ranking stack's declared-name lookup off too: it is name evidence of its own)."""
     monkeypatch.setattr(evidence, "NAMED_ENABLED", False)
+    monkeypatch.setattr(ranking, "DEFINITION_BOOST", 0.0)
     resp = pipeline.search(central.root, "Basket")
     assert not resp.answered
     assert resp.diagnosis["reason"] == "only_ubiquitous_terms_matched"
