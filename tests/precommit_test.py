@@ -41,7 +41,8 @@ def _tagged_clone(dest: Path, tag: str = "v0.1.0") -> Path:
     """A local clone of this repository with ``tag`` on its HEAD (a lightweight tag made here, so
     the test proves what the README says, ``rev: v0.1.0``, without a tag in the real remote)."""
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(dest)], check=True, capture_output=True, timeout=300)
-    subprocess.run(["git", *GIT_ID, "tag", tag], cwd=dest, check=True, capture_output=True)
+    # -f: the checkout under test may carry the tag already (a release clone); the clone's HEAD is what is tested
+    subprocess.run(["git", *GIT_ID, "tag", "-f", tag], cwd=dest, check=True, capture_output=True)
     return dest
 
 
