@@ -60,6 +60,8 @@ class Asker:
         self.cfg = config.load(root, cli_overrides=dict(LEXICAL), environ={})
         if store.current_path(root) is None:
             build.build_full(root, self.cfg)
+        else:
+            build.update(root, self.cfg)  # rebuilds when a version changed (a parser change, say)
 
     def ask(self, q: str, gate: bool = True) -> Any:
         return pipeline.run(Index.shared(self.root), SearchRequest.from_settings(self.cfg, self.root, q, top_n=semble.K, gate=gate))

@@ -422,9 +422,34 @@ def test_anonymous_functions_are_not_units() -> None:
         "const obj = { method() {} };\n"
     )
     units = treesitter.parse("a.js", text, "javascript")
-    assert [(u.kind, u.qualified_name) for u in units] == [("module", ""), ("function", "outer")]
+    # ``obj``'s ``method`` is named, so it is a unit (see the CommonJS test below); the callbacks
+    # and the arrow function bound inside ``outer`` are not
+    assert [(u.kind, u.qualified_name) for u in units] == [("module", ""), ("function", "outer"), ("function", "method")]
     assert units[0].calls == ["setTimeout", "tick"]
     assert units[1].calls == ["helper", "map"]
+
+
+def test_functions_declared_by_assignment_and_as_object_members_are_units() -> None:
+    text = (
+        "res.send = function send(body) {\n  return this.end(body);\n};\n"
+        "exports.parse = (s) => split(s);\n"
+        "Router.prototype.route = async function () { await go(); };\n"
+        "module.exports = {\n  format: function (x) { return pad(x); },\n  render(view) { draw(view); },\n  depth: 3,\n};\n"
+        "counter = 1;\n"
+        "handlers[name] = function () {};\n"
+    )
+    for grammar, path in (("javascript", "a.js"), ("typescript", "a.ts")):
+        units = treesitter.parse(path, text, grammar)
+        got = [(u.kind, u.qualified_name, u.start_line, u.end_line) for u in units]
+        assert got == [
+            ("module", "", 6, 12),  # the lines no declaration covers
+            ("method", "res.send", 1, 3),
+            ("method", "exports.parse", 4, 4),
+            ("method", "Router.prototype.route", 5, 5),
+            ("function", "format", 7, 7),
+            ("function", "render", 8, 8),
+        ], grammar
+        assert units[1].calls == ["end"] and units[3].calls == ["go"] and units[5].calls == ["draw"]
 
 
 def test_deep_nesting_does_not_hit_the_recursion_limit() -> None:

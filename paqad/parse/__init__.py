@@ -23,7 +23,8 @@ from paqad.units import CodeUnit
 
 ParseFn = Callable[[str, str, str], list[CodeUnit]]
 
-PARSER_VERSION = 2  # 2: files are parsed after paqad.redaction masked the secret shapes in them
+PARSER_VERSION = 3  # 2: files are parsed after paqad.redaction masked the secret shapes in them;
+# 3: JavaScript/TypeScript functions declared by assignment and as object members are units
 
 
 # Parser name (the stack pack's ``parser`` field) → (module, function). Imported on first use so

@@ -93,6 +93,8 @@ def applies(node: tree_sitter.Node, decl: Decl) -> bool:
         return False
     if decl.needs_body and node.child_by_field_name("body") is None:
         return False
+    if decl.name_node_types and ((target := follow(node, decl.name)) is None or target.type not in decl.name_node_types):
+        return False
     if decl.value:
         value = follow(node, decl.value)
         return value is not None and value.type in decl.value_types

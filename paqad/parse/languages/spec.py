@@ -41,6 +41,7 @@ class Decl:
     keyword: Path = ()  # if set, this node's text is the ``kind_by`` key (Elixir ``def``/``defmodule``)
     value: Path = ()  # JS ``const f = () => {}``: the initialiser must be one of ``value_types``
     value_types: frozenset[str] = frozenset()
+    name_node_types: frozenset[str] = frozenset()  # if set, the ``name`` node must be one of these (JS ``a.b = f``, not ``a[b] = f``)
     parents: frozenset[str] = frozenset()  # if set, the parent node must be one of these types
     needs_body: bool = False  # C ``struct foo;`` forward declarations are not units
     receiver: Path = ()  # Go ``func (s *Server) Handle``: the qualifier and method-ness

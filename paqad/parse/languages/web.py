@@ -23,6 +23,21 @@ _JS_CONST_FUNCTION = Decl(
     parents=frozenset({"program", "export_statement"}),
 )
 
+# ``app.use = function use(fn) {}``, ``exports.parse = (s) => {}``, ``Foo.prototype.bar = function``:
+# CommonJS modules and prototype-style classes declare most of their functions by assignment, so
+# without this express's ``response.js`` (22 such functions) is one unit. Named by the whole
+# left-hand side; the separator splits ``res.send`` into the qualifier ``res`` and ``send``.
+_JS_ASSIGNED_FUNCTION = Decl(
+    "function",
+    name=("left",),
+    value=("right",),
+    value_types=_JS_FUNCTION_VALUES,
+    parents=frozenset({"expression_statement"}),
+    name_node_types=frozenset({"identifier", "member_expression"}),
+)
+# ``module.exports = { parse: function () {}, format() {} }``: functions as object members.
+_JS_MEMBER_FUNCTION = Decl("function", name=("key",), value=("value",), value_types=_JS_FUNCTION_VALUES)
+
 JAVASCRIPT = LangSpec(
     language="javascript",
     module="tree_sitter_javascript",
@@ -31,7 +46,9 @@ JAVASCRIPT = LangSpec(
         generator_function_declaration=FUNCTION,
         class_declaration=CLASS,
         **{"class": CLASS},  # class expressions: unnamed, so only a scope whose members are methods
-        method_definition=Decl("function", parents=frozenset({"class_body"})),
+        method_definition=Decl("function", parents=frozenset({"class_body", "object"})),
+        assignment_expression=_JS_ASSIGNED_FUNCTION,
+        pair=_JS_MEMBER_FUNCTION,
         lexical_declaration=_JS_CONST_FUNCTION,
         variable_declaration=_JS_CONST_FUNCTION,
         field_definition=Decl("function", name=("property",), value=("value",), value_types=_JS_FUNCTION_VALUES),
@@ -41,6 +58,8 @@ JAVASCRIPT = LangSpec(
     import_calls=frozenset({"require"}),
     bases=frozenset({"class_heritage"}),
     wrappers=frozenset({"export_statement"}),
+    name_types=frozenset({"member_expression"}),
+    separator=r"\.",
 )
 
 TYPESCRIPT = replace(
