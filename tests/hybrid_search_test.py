@@ -206,9 +206,9 @@ def test_no_model_load_without_provider_or_when_lexical_refusal_is_final(cards):
     assert done.returncode == 0 and "no model" in done.stdout, done.stderr
 
     build.build_full(cards.root, cfg(cards.root, "local"))
-    scattered = pipeline.search(cards.root, "transaction hmac")
+    scattered = pipeline.search(cards.root, "refund attempts hmac")
     assert scattered.diagnosis and scattered.diagnosis["reason"] == "matched_terms_are_scattered"
-    args = [sys.executable, "-c", NO_MODEL, str(cards.root), "transaction hmac"]
+    args = [sys.executable, "-c", NO_MODEL, str(cards.root), "refund attempts hmac"]
     done = subprocess.run(args, env=child_env(), cwd=cards.root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "no model" in done.stdout, done.stderr
 

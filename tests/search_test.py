@@ -51,7 +51,7 @@ def test_identifier_split_matches_natural_words(shop):
         ("kubernetes helm chart", "no_query_term_in_index"),
         ("the value for display", "only_ubiquitous_terms_matched"),
         ("compute the VAT on an invoice ledger before the refund", "too_little_of_the_query_matched"),
-        ("refund backoff hmac", "matched_terms_are_scattered"),
+        ("refund attempts hmac", "matched_terms_are_scattered"),
     ],
 )
 def test_each_refusal_reason(shop, query, reason):
