@@ -160,8 +160,8 @@ def test_claude_code_hands_this_prompts_context_to_the_model(books, paqad_cli, m
     assert json.loads(done.stdout)["result"] == "Noted."  # the turn finished on the fake model's reply
 
 
-def test_codex_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
-    install(books, paqad_cli, "codex")
+def codex_config(books: Repo, model: FakeModel) -> Path:
+    """A CODEX_HOME whose config sends the model's requests to ``model`` and trusts ``books``."""
     codex_home = Path(os.environ["HOME"]) / ".codex"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text(
@@ -170,9 +170,26 @@ def test_codex_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
         f'[analytics]\nenabled = false\n\n[projects."{books.root}"]\ntrust_level = "trusted"\n',
         encoding="utf-8",
     )
+    return codex_home
+
+
+def test_codex_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
+    install(books, paqad_cli, "codex")
+    codex_home = codex_config(books, model)
     done = run_cli(books, "codex", ["exec", "--dangerously-bypass-hook-trust", PROMPT], CODEX_HOME=str(codex_home), FAKE_MODEL_KEY="fake")
     assert_context_reached_the_model(model, "codex", done)
     assert "hook: UserPromptSubmit Completed" in done.stderr
+
+
+def test_codex_runs_no_unreviewed_project_hook_even_in_a_trusted_project(books, paqad_cli, model):
+    # What `paqad hooks install` and `paqad doctor` tell Codex users (codex.TRUST_NOTE): the
+    # hooks run only after a `/hooks` review; `codex exec` skips them without a word.
+    install(books, paqad_cli, "codex")
+    codex_home = codex_config(books, model)
+    done = run_cli(books, "codex", ["exec", PROMPT], CODEX_HOME=str(codex_home), FAKE_MODEL_KEY="fake")
+    assert done.returncode == 0 and "hook: UserPromptSubmit" not in done.stderr, done.stderr[-1500:]
+    sent = model.transcript()
+    assert PROMPT in sent and "(paqad)" not in sent and "paqad (orientation)" not in sent, model.summary()
 
 
 def test_gemini_cli_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
