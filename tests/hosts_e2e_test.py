@@ -14,7 +14,7 @@ How each CLI is pointed at the fake model and made to run project hooks unattend
 - Claude Code 2.1.332: ``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``, ``claude -p``.
 - Codex 0.171.0: a model provider in ``$CODEX_HOME/config.toml`` (``wire_api = "responses"``),
   the project marked trusted there, and ``codex exec --dangerously-bypass-hook-trust`` (an
-  unreviewed project hook is skipped silently otherwise).
+  unreviewed project hook is skipped silently otherwise, which a test here proves too).
 - Gemini CLI 0.61.0: ``GOOGLE_GEMINI_BASE_URL`` with ``security.auth.selectedType:
   "gemini-api-key"`` in the user settings (the URL alone selects the "gateway" auth type, which
   headless mode rejects: "Invalid auth method selected."), ``GEMINI_CLI_TRUST_WORKSPACE=true``,

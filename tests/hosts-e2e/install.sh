@@ -14,6 +14,7 @@ base="${PAQAD_HOSTS_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/paqad/hosts-e2e}"
 hash="$(sha256sum "$here/package-lock.json" | cut -c1-16)"
 dest="$base/$hash"
 if [ -f "$dest/.installed" ]; then
+    touch "$dest/.installed"  # last used: what the clean-up below goes by
     echo "$dest"
     exit 0
 fi
@@ -21,14 +22,19 @@ command -v npm >/dev/null || { echo "hosts-e2e: npm not found (Debian: apt-get i
 mkdir -p "$base"
 work="$(mktemp -d "$base/.install-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+chmod 755 "$work"  # mktemp makes it private; the install is an ordinary cache folder
 cp "$here/package.json" "$here/package-lock.json" "$work/"
 (cd "$work" && npm ci --no-audit --no-fund --loglevel=error >&2)
 touch "$work/.installed"
-rm -rf "$dest"
-mv "$work" "$dest"
-trap - EXIT
-# Older installs (other lockfile hashes) are removed: one copy is a gigabyte.
-for old in "$base"/*/; do
-    [ "${old%/}" = "$dest" ] || rm -rf "${old%/}"
+if [ -f "$dest/.installed" ]; then
+    :  # another run finished the same install meanwhile: keep that one (it may be in use)
+else
+    rm -rf "$dest"
+    mv "$work" "$dest"
+    trap - EXIT
+fi
+# Installs of other lockfiles unused for 30 days are removed: one copy is a gigabyte.
+find "$base" -mindepth 2 -maxdepth 2 -name .installed -mtime +30 -printf '%h\n' | while read -r old; do
+    [ "$old" = "$dest" ] || rm -rf "$old"
 done
 echo "$dest"
