@@ -187,3 +187,15 @@ def silent_remote() -> Iterator[str]:
     sock.listen(8)
     yield f"http://127.0.0.1:{sock.getsockname()[1]}/shop.git"
     sock.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say what the real-host tests covered: which CLIs (with their pinned versions) were driven,
+    and that Kiro and Cursor, which have no npm CLI, are tested from their documented JSON only."""
+    ran = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, []) if getattr(r, "when", "") == "call" and "hosts_e2e_test.py::" in r.nodeid]
+    if not ran:
+        return
+    from testing import host_clis
+
+    shown = ", ".join(f"{host} {host_clis.version(host)}" for host in host_clis.PACKAGES)
+    terminalreporter.write_line(f"hosts e2e: real CLIs from npm ({shown}) against a fake model on 127.0.0.1; Kiro and Cursor have no npm CLI: tested from their documented hook JSON only (paqad/hooks/hosts/recorded/)")

@@ -319,6 +319,16 @@ def test_a_second_host_hook_for_the_same_prompt_is_a_duplicate_but_the_user_may_
     assert "shop/sessions.py:L" in run_host(shop.root, "claude", prompt=QUESTION).stdout  # the user asking again
 
 
+def test_copilot_prompt_after_a_session_start_that_answered_it_is_not_delivered_twice(shop):
+    # Copilot CLI 1.0.102 `-p`: sessionStart carries the prompt as initialPrompt, then
+    # userPromptSubmitted sends it again in the same session (tests/hosts_e2e_test.py saw both).
+    assert "shop/sessions.py:L" in run_host(shop.root, "copilot", "session-start", initial_prompt=QUESTION, session_id="c-1").stdout
+    assert run_host(shop.root, "copilot", prompt=QUESTION, session_id="c-1").stdout == ""
+    last = [e for e in runner.read_log(shop.root) if e["action"] == "context:copilot"][-1]
+    assert last["status"] == "skipped" and last["detail"].startswith("duplicate: this session's start")
+    assert "shop/sessions.py:L" in run_host(shop.root, "copilot", prompt=QUESTION, session_id="c-1").stdout  # asked again
+
+
 def test_qwen_searches_the_submitted_prompt_not_the_tool_result_continuation(shop):
     payload = host_json("qwen", prompt="[function_response: ok]", cwd=shop.root)
     payload["submitted_prompt"] = QUESTION

@@ -125,7 +125,7 @@ def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Ev
 
     text, note = clean_prompt(event.prompt or "")
     text, cut = turns.strip_own(text)
-    skip = event.machine or ("nothing but hook context in the prompt" if not text else "") or turns.claim(root, text, host.NAME)
+    skip = event.machine or ("nothing but hook context in the prompt" if not text else "") or turns.claim(root, text, host.NAME, kind=event.kind, session=event.session_id)
     if skip:
         _log(root, host, event, "skipped", started, skip + note + cut, door)
         return host.render(None, event)

@@ -13,8 +13,11 @@ Three rules, each learnt from a real host (issue 13):
   also runs the hooks in ``.claude/settings.json``, so with both installed the same prompt
   arrives twice, a few milliseconds apart. The first hook to claim a prompt answers it; a claim
   of the same text by another host's hook in the same repository within ``WINDOW_S`` is skipped.
-  The same host sending the same words again is the user asking again, and is answered. The
-  claim is an ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot both win.
+  The same host sending the same words again is the user asking again, and is answered, except
+  right after a session start that answered them: Copilot CLI 1.0.102 (``copilot -p``) sends the
+  prompt as ``sessionStart``'s ``initialPrompt`` and then again as ``userPromptSubmitted``, ~0.1 s
+  apart, same ``sessionId`` (seen by tests/hosts_e2e_test.py), and the model got the block twice.
+  The claim is an ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot both win.
 """
 
 from __future__ import annotations
@@ -57,8 +60,9 @@ def _key(prompt: str) -> str:
     return hashlib.sha256(" ".join(prompt.split()).encode("utf-8", "replace")).hexdigest()[:32]
 
 
-def claim(root: Path, prompt: str, host: str, now: float | None = None) -> str | None:
-    """Claim this prompt's turn for ``host``; None when claimed, else why it is a duplicate."""
+def claim(root: Path, prompt: str, host: str, now: float | None = None, kind: str = "prompt", session: str = "") -> str | None:
+    """Claim this prompt's turn for ``host``; None when claimed, else why it is a duplicate.
+    ``kind`` is the event's (``prompt`` or ``session-start``), ``session`` the host's session id."""
     now = time.time() if now is None else now
     folder = workspace.state_dir(root) / TURNS_DIR
     folder.mkdir(parents=True, exist_ok=True)
@@ -69,18 +73,29 @@ def claim(root: Path, prompt: str, host: str, now: float | None = None) -> str |
         except FileExistsError:
             try:
                 age = now - path.stat().st_mtime
-                first = path.read_text(encoding="utf-8").strip() or "another"
+                first, first_kind, first_session = (path.read_text(encoding="utf-8").split("\n") + ["", ""])[:3]
             except OSError:
                 continue  # released meanwhile: try again
+            first = first.strip() or "another"
             if 0 <= age < WINDOW_S and first != host:
                 return f"duplicate: the {first} hook answered this prompt {age:.1f}s ago"
+            if 0 <= age < WINDOW_S and first_kind == "session-start" and kind == "prompt" and (first_session == session or not (first_session and session)):
+                _write(path, host, kind, session)  # consumed: the same words once more are asked again
+                return f"duplicate: this session's start answered this prompt {age:.1f}s ago"
             path.unlink(missing_ok=True)  # an old turn: this is a new one with the same words
             continue
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(host)
+            handle.write(f"{host}\n{kind}\n{session}")
         _prune(folder, now)
         return None
     return None
+
+
+def _write(path: Path, host: str, kind: str, session: str) -> None:
+    try:
+        path.write_text(f"{host}\n{kind}\n{session}", encoding="utf-8")
+    except OSError:
+        pass
 
 
 def _prune(folder: Path, now: float) -> None:

@@ -1,0 +1,266 @@
+"""A fake model endpoint for the real-host tests: a stdlib HTTP server on 127.0.0.1 (a free port)
+that records every request and answers just enough of each provider's documented API for an
+agent CLI to finish one turn with a short text reply and no tool call.
+
+Why a fake and not a mock: the host CLIs are real programs (installed from npm) that speak HTTP to
+their provider; pointing them at this server (``ANTHROPIC_BASE_URL``, a Codex model provider,
+``COPILOT_PROVIDER_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL``) is the only way to see, byte for byte,
+what reached the model, which is what the tests assert on: that paqad's context for this prompt is
+in it. Nothing leaves the machine.
+
+Answered routes (anything else gets a 404 and is still recorded):
+
+- Anthropic Messages API, ``POST /v1/messages`` (https://docs.anthropic.com/en/api/messages),
+  streaming (``"stream": true``: the SSE events ``message_start``, ``content_block_start``,
+  ``content_block_delta``, ``content_block_stop``, ``message_delta``, ``message_stop``) and not;
+  ``POST /v1/messages/count_tokens``.
+- OpenAI Responses API, ``POST /v1/responses`` (https://platform.openai.com/docs/api-reference/responses),
+  streaming (``response.created`` … ``response.completed``) and not; Chat Completions,
+  ``POST /v1/chat/completions``, streaming (``chat.completion.chunk`` lines, ``[DONE]``) and not;
+  ``GET /v1/models``.
+- Gemini API, ``POST /v1beta/models/<model>:generateContent``, ``:streamGenerateContent``
+  (``alt=sse``: ``data:`` lines; else a JSON array) and ``:countTokens``
+  (https://ai.google.dev/api/generate-content).
+
+Paths are matched on their tail, so a provider base URL with or without ``/v1`` works.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+REPLY = "Noted."
+
+
+@dataclass
+class Request:
+    """One request as the server received it: method, path (with query), headers, body text."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: str
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body) if self.body else None
+        except ValueError:
+            return None
+
+
+@dataclass
+class FakeModel:
+    """The running server: ``url`` (``http://127.0.0.1:<port>``) and every ``requests`` seen."""
+
+    url: str = ""
+    requests: list[Request] = field(default_factory=list)
+    _server: http.server.ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def start(self) -> FakeModel:
+        owner = self
+
+        class Handler(_Handler):
+            model = owner
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def record(self, request: Request) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def model_requests(self) -> list[Request]:
+        """The requests that asked the model for a reply (not token counts or model lists)."""
+        tails = ("/messages", "/responses", "/chat/completions", ":generateContent", ":streamGenerateContent")
+        return [r for r in self.requests if r.method == "POST" and r.path.split("?", 1)[0].endswith(tails)]
+
+    def transcript(self) -> str:
+        """Every body the model was asked to reply to, joined: what reached the model."""
+        return "\n".join(r.body for r in self.model_requests())
+
+    def summary(self) -> str:
+        """One line per request (method, path, body size): for assertion messages."""
+        return "; ".join(f"{r.method} {r.path} ({len(r.body)} B)" for r in self.requests) or "no request at all"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    model: FakeModel
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the test prints the summary
+        return
+
+    # ---- plumbing -----------------------------------------------------------------------------
+
+    def _read(self) -> Request:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            body = self._read_chunked()
+        if self.headers.get("Content-Encoding", "").lower() in ("gzip", "deflate"):
+            body = _decode(body, self.headers["Content-Encoding"].lower())
+        request = Request(self.command, self.path, {k.lower(): v for k, v in self.headers.items() if k.lower() not in ("authorization", "x-api-key", "x-goog-api-key")}, body.decode("utf-8", "replace"))
+        self.model.record(request)
+        return request
+
+    def _read_chunked(self) -> bytes:
+        out = b""
+        while True:
+            size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                return out
+            out += self.rfile.read(size)
+            self.rfile.readline()
+
+    def _send_json(self, data: Any, status: int = 200) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _send_sse(self, events: list[tuple[str | None, Any]]) -> None:
+        chunks = []
+        for name, data in events:
+            text = data if isinstance(data, str) else json.dumps(data)
+            chunks.append((f"event: {name}\n" if name else "") + f"data: {text}\n\n")
+        raw = "".join(chunks).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    # ---- routes -------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        request = self._read()
+        path = request.path.split("?", 1)[0]
+        if path.endswith("/models"):
+            self._send_json({"object": "list", "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "paqad-tests"}], "models": []})
+        else:
+            self._send_json({"error": {"message": f"fake model: no route {path}"}}, 404)
+
+    def do_HEAD(self) -> None:
+        self._read()
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        request = self._read()
+        path = request.path.split("?", 1)[0]
+        body = request.json() or {}
+        if path.endswith("/messages/count_tokens"):
+            self._send_json({"input_tokens": max(1, len(request.body) // 4)})
+        elif path.endswith("/messages"):
+            self._anthropic(body)
+        elif path.endswith("/responses"):
+            self._responses(body)
+        elif path.endswith("/chat/completions"):
+            self._chat(body)
+        elif path.endswith(":countTokens"):
+            self._send_json({"totalTokens": max(1, len(request.body) // 4)})
+        elif path.endswith(":generateContent"):
+            self._send_json(_gemini_chunk(True))
+        elif path.endswith(":streamGenerateContent"):
+            if "alt=sse" in request.path:
+                self._send_sse([(None, _gemini_chunk(True))])
+            else:
+                self._send_json([_gemini_chunk(True)])
+        else:
+            self._send_json({"error": {"message": f"fake model: no route {path}"}}, 404)
+
+    def _anthropic(self, body: dict) -> None:
+        model = body.get("model") or "fake-model"
+        usage = {"input_tokens": 10, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+        if not body.get("stream"):
+            self._send_json({**message, "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn"})
+            return
+        self._send_sse([
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])
+
+    def _responses(self, body: dict) -> None:
+        model = body.get("model") or "fake-model"
+        created = int(time.time())
+        item = {"id": "msg_fake", "type": "message", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": REPLY, "annotations": []}]}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 2, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 12}
+        done = {"id": "resp_fake", "object": "response", "created_at": created, "status": "completed", "model": model, "output": [item], "usage": usage}
+        if not body.get("stream"):
+            self._send_json(done)
+            return
+        started = {**done, "status": "in_progress", "output": [], "usage": None}
+        empty = {**item, "status": "in_progress", "content": []}
+        part = {"type": "output_text", "text": "", "annotations": []}
+        self._send_sse([
+            ("response.created", {"type": "response.created", "sequence_number": 0, "response": started}),
+            ("response.in_progress", {"type": "response.in_progress", "sequence_number": 1, "response": started}),
+            ("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 2, "output_index": 0, "item": empty}),
+            ("response.content_part.added", {"type": "response.content_part.added", "sequence_number": 3, "item_id": "msg_fake", "output_index": 0, "content_index": 0, "part": part}),
+            ("response.output_text.delta", {"type": "response.output_text.delta", "sequence_number": 4, "item_id": "msg_fake", "output_index": 0, "content_index": 0, "delta": REPLY}),
+            ("response.output_text.done", {"type": "response.output_text.done", "sequence_number": 5, "item_id": "msg_fake", "output_index": 0, "content_index": 0, "text": REPLY}),
+            ("response.content_part.done", {"type": "response.content_part.done", "sequence_number": 6, "item_id": "msg_fake", "output_index": 0, "content_index": 0, "part": {**part, "text": REPLY}}),
+            ("response.output_item.done", {"type": "response.output_item.done", "sequence_number": 7, "output_index": 0, "item": item}),
+            ("response.completed", {"type": "response.completed", "sequence_number": 8, "response": done}),
+        ])
+
+    def _chat(self, body: dict) -> None:
+        model = body.get("model") or "fake-model"
+        created = int(time.time())
+        usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
+            self._send_json({"id": "chatcmpl-fake", "object": "chat.completion", "created": created, "model": model, "choices": [choice], "usage": usage})
+            return
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": model}
+        self._send_sse([
+            (None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}),
+            (None, {**base, "choices": [{"index": 0, "delta": {"content": REPLY}, "finish_reason": None}]}),
+            (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}),
+            (None, "[DONE]"),
+        ])
+
+
+def _gemini_chunk(last: bool) -> dict:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": REPLY}]}, "index": 0}
+    if last:
+        candidate["finishReason"] = "STOP"
+    return {"candidates": [candidate], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}, "modelVersion": "fake-model"}
+
+
+def _decode(body: bytes, encoding: str) -> bytes:
+    """A compressed request body opened (gzip, deflate); anything else kept as sent."""
+    try:
+        if encoding == "gzip":
+            return gzip.decompress(body)
+        if encoding == "deflate":
+            return zlib.decompress(body)
+    except (OSError, zlib.error):  # keep the raw bytes: the assertion message shows them
+        return body
+    return body
