@@ -321,7 +321,7 @@ def _agent_hook(app: AppContext, event: str, host_name: str, raw: str | None = N
     if cfg is not None and root is not None and cfg.rag_enabled and cfg.rag_serve:
         from paqad.serve import client
 
-        client.start(root, no_git_env())
+        client.start(root, no_git_env(), service or "")
     os._exit(0)  # never wait for an abandoned worker thread
 
 
