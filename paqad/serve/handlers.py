@@ -196,7 +196,7 @@ def op_hook(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     budget = prompt.budget_of(cfg, {prompt.BUDGET_ENV: raw_budget} if isinstance(raw_budget, str) else {})
     ack(budget=budget)
     assert svc.jobs is not None
-    return {"ok": True, "stdout": hosts.handle(host, event, svc.root, door="service", budget=budget, refresh=svc.jobs.refresh)}
+    return {"ok": True, "stdout": hosts.handle(host, event, svc.root, door="service", budget=budget, refresh=svc.jobs.refresh, changed=svc.jobs.files_changed)}
 
 
 def _event_root(event_cwd: str | None, client_cwd: Any) -> Path | None:
