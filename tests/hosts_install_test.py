@@ -58,6 +58,31 @@ def test_json_hosts_created_from_nothing_are_removed_entirely(repo, name):
     assert host.status(repo.root).state == "absent"
 
 
+def test_claude_gets_background_file_change_hooks_beside_the_users_post_tool_use(repo):
+    repo.write(claude.CONFIG, json.dumps(USER_CLAUDE))
+    claude.install(repo.root)
+    hooks = json.loads((repo.root / claude.CONFIG).read_text())["hooks"]
+    assert hooks["PostToolUse"][0] == USER_CLAUDE["hooks"]["PostToolUse"][0]  # the user's formatter stays first
+    (edits,) = ours(hooks["PostToolUse"])
+    (changed,) = ours(hooks["FileChanged"])
+    assert edits["matcher"] == "Write|Edit|MultiEdit" and "matcher" not in changed
+    for group in (edits, changed):
+        (hook,) = group["hooks"]
+        assert hook["async"] is True and " hook run file-changed --host claude " in hook["command"]
+
+
+def test_a_claude_install_from_before_the_file_change_hooks_still_counts_as_installed(repo):
+    claude.install(repo.root)
+    data = json.loads((repo.root / claude.CONFIG).read_text())
+    for event in ("PostToolUse", "FileChanged"):
+        del data["hooks"][event]
+    (repo.root / claude.CONFIG).write_text(json.dumps(data))
+    state = claude.status(repo.root)
+    assert state.state == "installed" and "paqad hooks install --agents claude" in (state.note or "")
+    claude.install(repo.root)
+    assert claude.status(repo.root).note is None
+
+
 def test_uninstall_after_the_user_edited_the_file_removes_only_paqads_entries(repo):
     repo.write(claude.CONFIG, json.dumps(USER_CLAUDE))
     claude.install(repo.root)

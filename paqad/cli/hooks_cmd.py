@@ -318,10 +318,10 @@ def _agent_hook(app: AppContext, event: str, host_name: str, raw: str | None = N
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001
         pass
-    if cfg is not None and root is not None and cfg.rag_enabled and cfg.rag_serve:
+    if cfg is not None and root is not None and cfg.rag_enabled and cfg.rag_serve and event != "file-changed":
         from paqad.serve import client
 
-        client.start(root, no_git_env())
+        client.start(root, no_git_env(), service or "")
     os._exit(0)  # never wait for an abandoned worker thread
 
 

@@ -194,7 +194,7 @@ def _shape(name: str, stdout: str) -> str:
 def _command(root: Path, name: str, event: str) -> str | None:
     """The command paqad wrote into the host's config for this recorded event."""
     host: Any = hosts.HOSTS[name]
-    hint = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use"}[event]
+    hint = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use", "post-tool-use": "file-changed", "file-changed": "file-changed"}[event]
     if name == "cline":
         path = root / (".clinerules/hooks/TaskStart" if hint == "session-start" else ".clinerules/hooks/UserPromptSubmit")
         return str(path) if path.exists() else None
@@ -215,7 +215,7 @@ def _command(root: Path, name: str, event: str) -> str | None:
 
 
 def _payload(root: Path, name: str, event: str) -> str:
-    values = {"cwd": str(root), "prompt": PROBE_PROMPT, "session_id": PROBE_SESSION, "initial_prompt": None}
+    values = {"cwd": str(root), "prompt": PROBE_PROMPT, "session_id": PROBE_SESSION, "initial_prompt": None, "file_path": None, "content": ""}
     data = json.loads((RECORDED / name / f"{event}.json").read_text(encoding="utf-8"))
 
     def fill(node: Any) -> Any:

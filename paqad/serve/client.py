@@ -150,8 +150,19 @@ def serve_argv(root: Root, python: str | None = None) -> list[str]:
     return [python or sys.executable, "-m", "paqad", "--root", os.fspath(root), "serve"]
 
 
-def start(root: Root, env: dict[str, str] | None = None) -> int | None:
+#: Refusals after which the refusing service exits (it made way for this client): the lock it
+#: still holds for a moment is no reason not to start its successor.
+MAKING_WAY = ("refused:outdated", "refused:environment")
+
+
+def start(root: Root, env: dict[str, str] | None = None, why: str = "") -> int | None:
     """Start ``root``'s service detached unless one holds the lock; its pid, or None. Never raises.
+
+    ``why`` is why the service did not answer the caller (:class:`Outcome`'s word). After a
+    refusal in ``MAKING_WAY`` the old service is on its way out but may hold the lock for up to
+    a loop tick more (its accept loop notices the stop at the next tick); the successor is then
+    started anyway and waits for the lock (``server.LOCK_WAIT_S``). Without that, a door quicker
+    than the old service's exit started nothing, and the next prompt paid the in-process path again.
 
     The child gets its own session and no terminal; its stderr (a crash before its own log opens)
     goes to ``.paqad/logs/serve.log``.
@@ -160,7 +171,7 @@ def start(root: Root, env: dict[str, str] | None = None) -> int | None:
 
     try:
         paths = paths_mod.for_root(root, create=True) if fcntl is not None else None
-        if paths is None or lock_held(paths.lock):
+        if paths is None or (why not in MAKING_WAY and lock_held(paths.lock)):
             return None
         log = os.path.join(root, ".paqad", "logs", "serve.log")
         os.makedirs(os.path.dirname(log), exist_ok=True)

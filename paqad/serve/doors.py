@@ -36,7 +36,7 @@ def _start(root: Path, why: str) -> None:
     if why in START_WHEN:
         from paqad.git import no_git_env
 
-        client.start(root, no_git_env())
+        client.start(root, no_git_env(), why)
 
 
 def search(root: Path, cfg: Config, request: SearchRequest) -> SearchResponse | None:

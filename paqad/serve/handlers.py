@@ -196,16 +196,28 @@ def op_hook(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     budget = prompt.budget_of(cfg, {prompt.BUDGET_ENV: raw_budget} if isinstance(raw_budget, str) else {})
     ack(budget=budget)
     assert svc.jobs is not None
-    return {"ok": True, "stdout": hosts.handle(host, event, svc.root, door="service", budget=budget, refresh=svc.jobs.refresh)}
+    return {"ok": True, "stdout": hosts.handle(host, event, svc.root, door="service", budget=budget, refresh=svc.jobs.refresh, changed=svc.jobs.files_changed)}
+
+
+_ROOTS: dict[str, Path] = {}  # folder -> its work tree, found once per service (a git process per prompt saved)
 
 
 def _event_root(event_cwd: str | None, client_cwd: Any) -> Path | None:
-    """The work tree the event belongs to, as ``hosts.repo_root`` finds it in the client's folder."""
+    """The work tree the event belongs to, as ``hosts.repo_root`` finds it in the client's folder.
+
+    A folder's answer is kept while its work tree still has ``.git`` (the host asks from the same
+    folder on every prompt; ``benchmarks/prompt_git_calls.py`` counts the git processes)."""
     from paqad import git
 
     start = Path(event_cwd) if event_cwd and Path(event_cwd).is_dir() else Path(str(client_cwd or "."))
+    known = _ROOTS.get(str(start))
+    if known is not None and (known / ".git").exists():
+        return known
     top = git.toplevel(start) if start.is_dir() else None
-    return top.resolve() if top is not None else None
+    if top is None:
+        return None
+    _ROOTS[str(start)] = top.resolve()
+    return top.resolve()
 
 
 def op_search(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:

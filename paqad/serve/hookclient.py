@@ -11,7 +11,8 @@ goes to the full CLI unchanged:
   service's answer. When the service is absent, stale, hung, crashed, outdated, refuses, or
   does not answer within its budget, the same event is answered in-process
   (``paqad.cli.hooks_cmd.agent_hook_in_process``, today's path), which also starts a service
-  for the next prompt; the budget left is what the service did not use.
+  for the next prompt; the budget left is what the service did not use. A ``NOTIFY_ONLY`` event
+  (``file-changed``) has no in-process path: without a service it ends at once.
 - ``paqad hook run GIT-EVENT [git's args]`` (the git shims call :func:`hook_main`): tell the
   service, which coalesces a burst of commits into one update; without one, today's runner
   starts its detached, debounced update.
@@ -30,6 +31,9 @@ from paqad.serve import client
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 MAX_STDIN = 1_000_000  # as ``paqad.cli.hooks_cmd.MAX_STDIN``
 GIT_ACK_S = 0.3
+#: Agent-host events that only tell the service something (a file the agent wrote): without a
+#: service they end at once, importing nothing more (``paqad.hooks.hosts.claude.FILE_CHANGED``).
+NOTIFY_ONLY = ("file-changed",)
 
 
 def handles(args: list[str]) -> bool:
@@ -113,6 +117,8 @@ def agent_hook(event: str, host: str) -> None:
         if reply.get("ok"):
             _finish(str(reply.get("stdout") or ""))
         why = outcome.why if not outcome.answered else f"error: {str((reply.get('error') or {}).get('type'))}"
+    if event in NOTIFY_ONLY:  # nothing to answer, and the next prompt's sync re-indexes: no in-process path
+        _finish("")
     from paqad.cli.hooks_cmd import agent_hook_in_process
 
     agent_hook_in_process(event, host, raw, spent=time.monotonic() - started, service=why)

@@ -15,6 +15,7 @@ holds the lock runs once more for the other's request. Each run is logged to
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -24,6 +25,16 @@ from paqad.hooks import runner
 
 QUIET_S = 0.3
 MODE = "service"
+FILE_EVENT = "file-changed"  # the event a host's file-change hook names in the log
+SKIPPED_DIRS = (".git", ".paqad")
+
+
+def _in_work_tree(root: Path, name: str) -> bool:
+    """True when ``name`` lies in ``root`` and outside the folders paqad never indexes."""
+    base = os.path.realpath(root)
+    path = os.path.realpath(os.path.join(base, name))
+    rel = os.path.relpath(path, base)
+    return rel != "." and not rel.startswith(os.pardir) and rel.split(os.sep, 1)[0] not in SKIPPED_DIRS
 
 
 @dataclass
@@ -60,6 +71,14 @@ class Jobs:
     def refresh(self, root: Path) -> None:
         """The prompt hook's background refresh, as a pending ``refresh-context``."""
         self.request(runner.ActionSpec("refresh-context"), "prompt-submit")
+
+    def files_changed(self, root: Path, files: list[str]) -> None:
+        """A host wrote ``files`` (absolute, or relative to ``root``): a pending ``rag-update``
+        (the burst of edits of one agent turn becomes one), unless none is in the work tree
+        outside ``.git/`` and ``.paqad/``. The update finds what changed by size and mtime, so
+        a file renamed or deleted since is handled too, and embeds the new units with the warm model."""
+        if any(_in_work_tree(root, f) for f in files):
+            self.request(runner.ActionSpec("rag-update"), FILE_EVENT)
 
     def busy(self) -> bool:
         with self._cond:

@@ -25,8 +25,8 @@ from testing.env import BIN
 
 RESOURCES = Path(hosts_pkg.__file__).parent / "recorded"  # packaged: `paqad doctor` replays them too
 #: The recorded event name -> paqad's hint in the installed command (``paqad hook run HINT``).
-HINTS = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use"}
-DEFAULTS = {"session_id": "s-1", "initial_prompt": None}
+HINTS = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use", "post-tool-use": "file-changed", "file-changed": "file-changed"}
+DEFAULTS = {"session_id": "s-1", "initial_prompt": None, "file_path": None, "content": ""}
 
 
 def events(host: str) -> list[str]:

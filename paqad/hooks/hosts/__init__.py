@@ -52,6 +52,7 @@ def handle(
     budget: float | None = None,
     refresh: Callable[[Path], None] | None = None,
     note: str = "",
+    changed: Callable[[Path, list[str]], None] | None = None,
 ) -> str:
     """The host's stdout for this event; "" when paqad should stay silent. Never raises.
 
@@ -59,20 +60,25 @@ def handle(
     says (``service``, or ``foreground`` in the hook's own process), ``budget`` the prompt's
     (default: ``prompt.budget_of``), ``refresh`` how to refresh behind a prompt (default: the
     runner's detached ``refresh-context``), ``note`` added to the log line's detail (why the
-    service did not answer).
+    service did not answer), ``changed`` what to do with the files a ``file-changed`` event
+    names (the service's coalesced re-index; None, in the hook's own process: nothing, the next
+    prompt's sync re-indexes them).
     """
     try:
-        return _handle(host, event, root, _Door(door, budget, refresh, note))
+        return _handle(host, event, root, _Door(door, budget, refresh, note, changed))
     except Exception as exc:  # noqa: BLE001 - a prompt hook never fails the prompt; the log says why
         _log_failure(host, event, root, exc)
         return ""
 
 
 class _Door:
-    """How this call was reached: the log's mode, the budget, the background refresh, a note."""
+    """How this call was reached: the log's mode, the budget, the background refresh, a note,
+    and what to do with files a host says it changed."""
 
-    def __init__(self, mode: str, budget: float | None, refresh: Callable[[Path], None] | None, note: str) -> None:
-        self.mode, self.budget, self.refresh, self.note = mode, budget, refresh, note
+    def __init__(
+        self, mode: str, budget: float | None, refresh: Callable[[Path], None] | None, note: str, changed: Callable[[Path, list[str]], None] | None = None
+    ) -> None:
+        self.mode, self.budget, self.refresh, self.note, self.changed = mode, budget, refresh, note, changed
 
 
 def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc: Exception) -> None:
@@ -116,6 +122,10 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _D
         return _answer(root, cfg, host, event, started, door)
     if event.kind == "tool":
         return host.render(_handover(root, host, event), event)
+    if event.kind == "file-changed":  # the host wrote files: re-index behind it; nothing to say
+        if door.changed is not None and event.files:
+            door.changed(root, event.files)
+        return ""
     return host.render(None, event)
 
 

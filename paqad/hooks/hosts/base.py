@@ -41,6 +41,7 @@ class Event:
     name: str = ""  # the host's own event name, echoed back where the host wants it
     machine: str = ""  # why the host, not the user, made this prompt (a loop, a subagent's result); "" = the user's
     can_deliver: bool = True  # False: this host version ignores context on this event (record, deliver later)
+    files: list[str] = field(default_factory=list)  # kind "file-changed": the paths the host says it wrote
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,18 @@ Claude Code 2.1.x defers MCP tools behind tool search unless the server entry sa
 entry sets it. GitHub Copilot CLI also runs the hooks in ``.claude/settings.json`` (github/app#1717),
 without ``CLAUDE_PROJECT_DIR`` and with its own input (no ``hook_event_name``): when paqad's own
 Copilot hooks are installed too, that second run is skipped (one delivery per turn).
+
+Uncommitted edits (issue 12, part 4): ``PostToolUse`` on the file-writing tools (matcher
+``Write|Edit|MultiEdit``; their ``tool_input.file_path``) and ``FileChanged`` (``file_path`` and
+``event``: add, change or unlink; Claude Code 2.1.83 and later, checked in the 2.1.332 binary)
+run ``paqad hook run file-changed --host claude``, marked ``async`` (Claude Code runs it in the
+background, the edit never waits). The resident service then re-indexes the work tree behind the
+edit (a coalesced ``rag-update``), so the agent's next search, through MCP or the next prompt,
+finds it; without a service the hook exits at once (the next prompt's own sync re-indexes).
+``FileChanged`` fires only for paths Claude Code watches (literal names in a matcher, or
+``watchPaths`` a hook returned); paqad registers its entry without a matcher and asks for no
+watch of its own: watching a whole work tree would cost the host a watcher per folder, and edits
+from other editors are caught by the prompt's sync anyway.
 """
 
 from __future__ import annotations
@@ -26,12 +38,20 @@ LIMIT = 10_000
 DELIVERS_ON_PROMPT = True
 MCP: tuple[base.McpConfig, ...] = (base.McpConfig("claude", ".mcp.json", "mcpServers", {"type": "stdio", **base.MCP_PLAIN, "alwaysLoad": True}),)
 CONFIG = ".claude/settings.json"
-EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start"}
-KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start"}
+FILE_CHANGED = "file-changed"
+EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start", "PostToolUse": FILE_CHANGED, "FileChanged": FILE_CHANGED}
+KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start", "PostToolUse": FILE_CHANGED, "FileChanged": FILE_CHANGED}
+#: The events a working install has; an install from before the file-change hooks lacks the others.
+REQUIRED = ("UserPromptSubmit", "SessionStart")
+EDIT_TOOLS = "Write|Edit|MultiEdit"  # the PostToolUse matcher: the tools that write a file_path
+FILE_HOOK_TIMEOUT_S = 5  # the file-change hook only hands the path to the service
 
 
 def _group(event: str) -> dict:
-    return {"hooks": [{"type": "command", "command": base.command(EVENTS[event], NAME), "timeout": base.HOOK_TIMEOUT_S}]}
+    if EVENTS[event] != FILE_CHANGED:
+        return {"hooks": [{"type": "command", "command": base.command(EVENTS[event], NAME), "timeout": base.HOOK_TIMEOUT_S}]}
+    hook = {"type": "command", "command": base.command(FILE_CHANGED, NAME), "timeout": FILE_HOOK_TIMEOUT_S, "async": True}
+    return {"matcher": EDIT_TOOLS, "hooks": [hook]} if event == "PostToolUse" else {"hooks": [hook]}
 
 
 def detect(root: Path) -> bool:
@@ -48,11 +68,25 @@ def uninstall(root: Path) -> base.HostState:
 
 
 def status(root: Path) -> base.HostState:
-    return base.json_status(root, NAME, CONFIG, list(EVENTS))
+    state = base.json_status(root, NAME, CONFIG, list(REQUIRED))
+    if state.state == "installed" and base.json_status(root, NAME, CONFIG, list(EVENTS)).state != "installed":
+        state.note = f"no file-change hooks (PostToolUse, FileChanged): edits are indexed at the next prompt; `paqad hooks install --agents {NAME}` adds them"
+    return state
+
+
+def changed_files(data: dict) -> list[str]:
+    """The paths a ``PostToolUse`` (``tool_input.file_path``) or ``FileChanged`` (``file_path``) names."""
+    tool_input = data.get("tool_input")
+    found = [data.get("file_path"), tool_input.get("file_path") if isinstance(tool_input, dict) else None]
+    return [p for p in dict.fromkeys(found) if isinstance(p, str) and p]
 
 
 def read_event(stdin: str, hint: str) -> base.Event:
     event = base.hook_specific_event(NAME, KINDS, stdin, hint, "UserPromptSubmit")
+    if hint == FILE_CHANGED or event.kind == FILE_CHANGED:  # whatever the JSON says, this command only reports files
+        event.kind, event.prompt = FILE_CHANGED, None
+        event.files = changed_files(base.parse_json(stdin))
+        return event
     if not event.machine and _copilot_running_claude_hooks(stdin):
         event.machine = "Copilot CLI running Claude Code's hooks; paqad answers through .github/hooks/paqad.json"
     return event
