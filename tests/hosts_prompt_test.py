@@ -164,6 +164,24 @@ def test_without_paqad_on_path_the_shim_finds_the_installing_paqad(shop, tmp_pat
     ).returncode == 0  # the shim names this machine's interpreter: never committed
 
 
+def test_the_shim_checks_the_installed_package_file_without_a_second_python(shop, tmp_path):
+    """The shim starts one Python, not two: it tests that the installing paqad's package file is
+    there (``[ -f …/paqad/__init__.py ]``) and falls back to PATH when it is not."""
+    import paqad
+
+    shim = shop.root / ".paqad/bin/paqad"
+    text = shim.read_text()
+    assert f"[ -f {Path(paqad.__file__).resolve()} ]" in text and "import paqad" not in text
+    gone = text.replace(str(Path(paqad.__file__).resolve()), str(tmp_path / "uninstalled/paqad/__init__.py"))
+    shim.write_text(gone)
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "git"):
+        (bare / tool).symlink_to(shutil.which(tool))
+    proc = run_host(shop.root, "claude", prompt=QUESTION, path=str(bare))
+    assert (proc.returncode, proc.stdout) == (0, "")  # package gone, no paqad on PATH: silent
+
+
 def test_without_the_shim_or_paqad_on_path_the_hook_is_silent(shop, tmp_path):
     (shop.root / ".paqad/bin/paqad").unlink()
     bare = tmp_path / "bin"

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import paqad
 from paqad import workspace
 
 SHIM_REL = ".paqad/bin/paqad"
@@ -35,13 +36,21 @@ def command(event: str, host: str) -> str:
 
 
 def shim_text(python: str | None = None) -> str:
-    py = shlex.quote(python or sys.executable)
+    """The shim for ``python`` (default: this interpreter). For this interpreter the shim checks
+    that paqad's package file is still where it was installed, a ``test -f`` instead of a second
+    Python start (``python -c "import paqad"`` cost every hook ~20-40 ms of CPU before the real
+    run); for another interpreter, whose package path this process cannot know, it imports."""
+    py = python or sys.executable
+    if py == sys.executable:
+        check = f"[ -f {shlex.quote(str(Path(paqad.__file__).resolve()))} ]"
+    else:
+        check = '"$PY" -c "import paqad" >/dev/null 2>&1'
     return (
         f"#!/bin/sh\n{SHIM_ID}\n"
         "# Written by `paqad hooks install` for this machine (git-ignored): the paqad that installed\n"
         "# the agent hooks, else paqad on PATH. `paqad doctor` checks it; `paqad hooks install` rewrites it.\n"
-        f"PY={py}\n"
-        'if [ -x "$PY" ] && "$PY" -c "import paqad" >/dev/null 2>&1; then exec "$PY" -m paqad "$@"; fi\n'
+        f"PY={shlex.quote(py)}\n"
+        f'if [ -x "$PY" ] && {check}; then exec "$PY" -m paqad "$@"; fi\n'
         'command -v paqad >/dev/null 2>&1 && exec paqad "$@"\n'
         "exit 0\n"
     )
