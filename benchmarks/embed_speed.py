@@ -231,7 +231,9 @@ def _table(title: str, rows: list[tuple[str, str]]) -> None:
 
 
 def _file_mb(packaged) -> float:
-    return Path(str(importlib.metadata.distribution(packaged.distribution).locate_file(packaged.path))).stat().st_size / 1e6
+    """Size of a model file, found the way the provider finds it (``locate``: works for an editable
+    install too, where paqad's own files are not under the distribution's site-packages root)."""
+    return packaged.locate().stat().st_size / 1e6
 
 
 def _dist_mb(name: str) -> float:
