@@ -90,6 +90,11 @@ class Settings:
         low=0,
         high=1_000_000,
     )
+    rag_shared_store: str = setting(
+        "",
+        "PostgreSQL connection string of a team-shared embedding store (e.g. `postgresql://paqad@db.internal/paqad` or `host=/run/postgresql dbname=paqad`): the user cache first, then this store, then the model. Sends only model keys, text hashes and float16 vectors, never text; TLS is required unless the host is loopback or a Unix socket; password from ~/.pgpass or PGPASSWORD (environment or .paqad/secrets.env). A down or slow store costs at most a timeout. Local or environment only: a committed team config cannot set it.",
+        off_machine=("*",),
+    )
     rag_top_n: int = setting(20, "Passages a standard-depth search returns.", low=1, high=500)
     rag_similarity_threshold: float = setting(0.75, "Relevance at or above which a passage is delivered normally.", low=0.0, high=1.0)
     rag_relief_floor: float = setting(0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0)

@@ -30,7 +30,7 @@ import filelock
 
 from paqad import workspace
 from paqad.embed import TEXT_PREP_VERSION, get_provider, unit_text
-from paqad.index import embed_cache, store
+from paqad.index import embed_cache, shared_store, store
 from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
@@ -134,12 +134,14 @@ def cache_key(fp: str) -> str:
 
 def open_cache(root: Path, cfg: Config) -> embed_cache.UserEmbedCache:
     """The user-level cache (``cfg.rag_embedding_cache_mb`` bounds it; 0: off), with this tree's old
-    per-tree cache moved into it first."""
+    per-tree cache moved into it first; with ``rag_shared_store``, the team store behind it
+    (``shared_store.Tiered``: same interface)."""
     cache = embed_cache.UserEmbedCache(limit_mb=cfg.rag_embedding_cache_mb)
     old = workspace.vectors_dir(root) / TREE_CACHE_NAME
     if old.exists():
         embed_cache.migrate_tree_cache(old, cache, cache_key)
-    return cache
+    store = shared_store.open_store(root, cfg.rag_shared_store)
+    return cache if store is None else shared_store.Tiered(cache, store)  # type: ignore[return-value]  # duck-typed like the cache
 
 
 @dataclass
