@@ -116,12 +116,7 @@ class SharedStore:
     def _off(self, exc: BaseException) -> None:
         self.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".strip()
         log.warning("shared embedding store off for this run: %s", self.error)
-        if self.con is not None:
-            try:
-                self.con.close()
-            except Exception:
-                pass
-        self.con = None
+        self.close()
 
     def get(self, model: str, shas: Iterable[bytes], dims: int) -> dict[bytes, bytes]:
         """float16 vector bytes by sha for the shas the store holds and that pass ``valid``."""
