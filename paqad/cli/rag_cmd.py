@@ -178,14 +178,36 @@ HOPS_OPT = click.option("--hops", type=click.IntRange(1, 3), default=1, show_def
 @HOPS_OPT
 @click.option("--graph-budget", type=click.IntRange(1, 500), default=20, show_default=True, help="Most graph neighbours to add.")
 @click.option("--show", type=click.IntRange(0, 500), default=5, show_default=True, help="Results printed (0: all); --json always has them all.")
+@click.option("--workspace", "across_workspace", is_flag=True, help="Also ask the repositories of `paqad workspace list`; results name their repository.")
 @click.pass_obj
 def rag_search(
-    app: AppContext, query: str, top_n: int | None, budget: int, rerank: str | None, as_json: bool, with_graph: bool, hops: int, graph_budget: int, show: int
+    app: AppContext,
+    query: str,
+    top_n: int | None,
+    budget: int,
+    rerank: str | None,
+    as_json: bool,
+    with_graph: bool,
+    hops: int,
+    graph_budget: int,
+    show: int,
+    across_workspace: bool,
 ) -> None:
     """Find the passages that answer QUERY, or say why nothing here does.
 
     Example: paqad rag search "where is the session cookie signed" --json --graph --hops 2
     """
+    if across_workspace:
+        if not query.strip():
+            raise UsageError("the query is empty; ask a question, e.g. paqad rag search --workspace \"where are invoices parsed\"")
+        from paqad.search import across
+
+        resp = across.search(app.root(), query, top_n=top_n, budget_chars=budget)
+        if as_json:
+            emit_json(resp.to_dict())
+        else:
+            click.echo(render.search_text(resp, shown=show), color=render.color())
+        return
     resp = _run_query(app, query, top_n, budget, True, rerank)
     expansions = _expand(app.root(), resp, hops, graph_budget) if with_graph else None
     if as_json:

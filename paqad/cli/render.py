@@ -37,7 +37,8 @@ def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str]
     if results[0].low_confidence:
         lines.append("Low confidence: no passage reached the similarity threshold; the closest ones follow.")
     for n, r in enumerate(results, 1):
-        head = click.style(f"{n}. {r.path}:{r.start_line}-{r.end_line}", bold=True)
+        where = f"[{r.repository}] " if r.repository else ""  # a workspace search names the member
+        head = click.style(f"{n}. {where}{r.path}:{r.start_line}-{r.end_line}", bold=True)
         lines.append(f"{head}  {r.qualified_name or r.name}  ({r.kind}, score {r.score:.2f}{', low confidence' if r.low_confidence else ''})")
         if r.signature and (probe or not r.source):  # else the preview's first line is the signature
             lines.append(f"   {r.signature}")

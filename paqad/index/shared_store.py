@@ -23,8 +23,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from paqad.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -82,6 +80,8 @@ def valid(blob: bytes, dims: int) -> bool:
     """A vector from the store is used only if it has the right size and only finite values."""
     if len(blob) != 2 * dims:
         return False
+    import numpy as np  # lazily: ``vectors`` imports this module on the lexical search path
+
     return bool(np.isfinite(np.frombuffer(blob, dtype=np.float16)).all())
 
 

@@ -48,6 +48,7 @@ class Result:
     source: str | None = None
     source_truncated: bool = False
     low_confidence: bool = False
+    repository: str = ""  # set by a workspace search (``paqad.search.across``): which member answered
 
 
 @dataclass

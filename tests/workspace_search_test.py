@@ -1,0 +1,92 @@
+"""A workspace of repositories: one query answered across this repository and its members, each
+from its own index with its own rules, results naming their repository; members without an index
+are reported, not errors; membership is per developer (never in a committed file)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from paqad import config
+from paqad.errors import UsageError
+from paqad.index import build
+from paqad.search import across
+from testing.env import LEXICAL
+from testing.repos import Repo, make_shop
+
+INVOICES = '''def parse_supplier_invoice(text):
+    """Split a supplier invoice into its line items and their VAT rates."""
+    return [line.split(";") for line in text.splitlines()]
+'''
+
+
+@pytest.fixture
+def two(repo: Repo, tmp_path):
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    lib = Repo.init(tmp_path / "billing-lib")
+    lib.write("billing/invoices.py", INVOICES)
+    lib.write("billing/secrets.env", "API_KEY=sk-live-abcdefghijklmnopqrstuvwxyz\n")
+    lib.commit("billing")
+    build.build_full(lib.root, config.load(lib.root, environ=LEXICAL))
+    return repo, lib
+
+
+def test_one_query_is_answered_from_the_member_that_holds_it(two, monkeypatch):
+    repo, lib = two
+    monkeypatch.setenv("PAQAD_RAG_EMBEDDING_PROVIDER", "none")
+    assert across.add(repo.root, str(lib.root / "billing")) == lib.root.resolve()  # a subfolder records the top
+    resp = across.search(repo.root, "parse the supplier invoice line items")
+    assert resp.answered
+    top = resp.results[0]
+    assert (top.repository, top.path, top.name) == ("billing-lib", "billing/invoices.py", "parse_supplier_invoice")
+    members = {m["repository"]: m["status"] for m in resp.evidence["members"]}
+    assert members == {repo.root.name: "silent", "billing-lib": "answered"}
+    # this repository's own answers still come first for its own code
+    own = across.search(repo.root, "where is the session cookie signed")
+    assert own.results[0].repository == repo.root.name and own.results[0].path == "shop/sessions.py"
+
+
+def test_each_member_keeps_its_own_rules_and_unindexed_members_are_reported(two, tmp_path):
+    repo, lib = two
+    across.add(repo.root, str(lib.root))
+    bare = Repo.init(tmp_path / "not-indexed")
+    bare.write("x.py", "def x():\n    return 1\n")
+    bare.commit("x")
+    across.add(repo.root, str(bare.root))
+    resp = across.search(repo.root, "API_KEY sk-live")
+    assert all("sk-live" not in (r.source or "") for r in resp.results)  # the member's secrets rules built its index
+    assert {"repository": "not-indexed", "path": str(bare.root.resolve()), "status": "not indexed"} in resp.evidence["members"]
+
+
+def test_membership_is_per_developer_and_validated(two, tmp_path):
+    repo, lib = two
+    across.add(repo.root, str(lib.root))
+    across.add(repo.root, str(lib.root))  # idempotent
+    assert across.members(repo.root) == [lib.root.resolve()]
+    stored = repo.root / ".paqad" / "state" / "workspace.json"
+    assert json.loads(stored.read_text())["members"] == [str(lib.root.resolve())]
+    assert subprocess.run(["git", "check-ignore", "-q", str(stored)], cwd=repo.root, check=False).returncode == 0
+    with pytest.raises(UsageError, match="not inside a git repository"):
+        (tmp_path / "plain").mkdir()
+        across.add(repo.root, str(tmp_path / "plain"))
+    with pytest.raises(UsageError, match="itself"):
+        across.add(repo.root, str(repo.root))
+    assert across.remove(repo.root, "billing-lib") == lib.root.resolve() and across.members(repo.root) == []
+    with pytest.raises(UsageError, match="not in this workspace"):
+        across.remove(repo.root, "billing-lib")
+
+
+def test_the_cli_searches_the_workspace_and_names_the_repository(two, paqad_cli):
+    repo, lib = two
+    assert paqad_cli("workspace", "add", str(lib.root), cwd=repo.root).returncode == 0
+    listed = json.loads(paqad_cli("workspace", "list", "--json", cwd=repo.root).stdout)
+    assert [m["repository"] for m in listed["members"]] == [repo.root.name, "billing-lib"] and all(m["indexed"] for m in listed["members"])
+    done = paqad_cli("rag", "search", "--workspace", "--json", "parse the supplier invoice line items", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["results"][0]["repository"] == "billing-lib" and data["results"][0]["path"] == "billing/invoices.py"
+    text = paqad_cli("rag", "search", "--workspace", "parse the supplier invoice line items", cwd=repo.root).stdout
+    assert "[billing-lib] billing/invoices.py:" in text
