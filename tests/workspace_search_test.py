@@ -61,6 +61,16 @@ def test_each_member_keeps_its_own_rules_and_unindexed_members_are_reported(two,
     assert {"repository": "not-indexed", "path": str(bare.root.resolve()), "status": "not indexed"} in resp.evidence["members"]
 
 
+def test_a_member_with_a_broken_config_is_reported_and_the_others_answer(two):
+    repo, lib = two
+    across.add(repo.root, str(lib.root))
+    (lib.root / ".paqad" / ".config").write_text("rag_top_n: [not, a, number]\n")
+    resp = across.search(repo.root, "where is the session cookie signed")
+    assert resp.answered and resp.results[0].repository == repo.root.name
+    broken = next(m for m in resp.evidence["members"] if m["repository"] == "billing-lib")
+    assert broken["status"] == "error" and "rag_top_n" in broken["reason"]
+
+
 def test_membership_is_per_developer_and_validated(two, tmp_path):
     repo, lib = two
     across.add(repo.root, str(lib.root))

@@ -15,12 +15,13 @@ agent protocol and MCP.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from paqad import config, git, workspace
-from paqad.errors import UsageError
+from paqad.errors import PaqadError, UsageError
 from paqad.search import pipeline
 from paqad.search.pipeline import Result, SearchResponse
 from paqad.search.request import SearchRequest
@@ -105,10 +106,14 @@ def search(root: Path, query: str, top_n: int | None = None, gate: bool = True, 
         if not m.is_dir() or store.current_path(m) is None:
             seen.append({"repository": m.name, "path": str(m), "status": "not indexed"})
             continue
-        cfg = config.load(m)
-        request = SearchRequest.from_settings(cfg, m, query, top_n=top_n, gate=gate, budget_chars=budget_chars)
-        n = n or request.top_n
-        resp = pipeline.run(Index.shared(m), request)
+        try:
+            cfg = config.load(m)
+            request = SearchRequest.from_settings(cfg, m, query, top_n=top_n, gate=gate, budget_chars=budget_chars)
+            n = n or request.top_n
+            resp = pipeline.run(Index.shared(m), request)
+        except (PaqadError, sqlite3.Error, OSError) as exc:  # one member's bad config or index never fails the rest
+            seen.append({"repository": m.name, "path": str(m), "status": "error", "reason": str(exc).splitlines()[0] if str(exc) else type(exc).__name__})
+            continue
         first = first or resp
         seen.append({"repository": m.name, "path": str(m), "status": "answered" if resp.answered else "silent",
                      "reason": (resp.diagnosis or {}).get("reason")})
