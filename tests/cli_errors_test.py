@@ -70,6 +70,9 @@ ARGS: dict[tuple[str, ...], list[list[str]]] = {
     ("stackpack", "list"): [[]],
     ("stackpack", "new"): [["dart"]],
     ("stackpack", "show"): [["python"]],
+    ("workspace", "add"): [["."]],
+    ("workspace", "list"): [[]],
+    ("workspace", "remove"): [["shared-lib"]],
 }
 IN_BAND = {("agent",), ("mcp",)}
 

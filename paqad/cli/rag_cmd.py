@@ -202,6 +202,7 @@ def rag_search(
             raise UsageError("the query is empty; ask a question, e.g. paqad rag search --workspace \"where are invoices parsed\"")
         from paqad.search import across
 
+        app.config()  # this repository's settings are checked first, as by every command
         resp = across.search(app.root(), query, top_n=top_n, budget_chars=budget)
         if as_json:
             emit_json(resp.to_dict())

@@ -28,6 +28,7 @@ def workspace_add(app: AppContext, path: str) -> None:
     """
     from paqad.search import across
 
+    app.config()  # the settings are checked first, as by every command
     top = across.add(app.root(), path)
     click.echo(f"added {top}")
 
@@ -42,6 +43,7 @@ def workspace_remove(app: AppContext, path: str) -> None:
     """
     from paqad.search import across
 
+    app.config()
     click.echo(f"removed {across.remove(app.root(), path)}")
 
 
@@ -55,6 +57,7 @@ def workspace_list(app: AppContext, as_json: bool) -> None:
     """
     from paqad.search import across
 
+    app.config()
     rows = across.describe(app.root())
     if as_json:
         emit_json({"schema_version": 1, "members": rows})
