@@ -100,3 +100,20 @@ def test_the_cli_searches_the_workspace_and_names_the_repository(two, paqad_cli)
     assert data["results"][0]["repository"] == "billing-lib" and data["results"][0]["path"] == "billing/invoices.py"
     text = paqad_cli("rag", "search", "--workspace", "parse the supplier invoice line items", cwd=repo.root).stdout
     assert "[billing-lib] billing/invoices.py:" in text
+
+
+def test_the_agent_protocol_and_mcp_take_a_workspace_scope(two):
+    repo, lib = two
+    across.add(repo.root, str(lib.root))
+    from paqad.agent import mcp_render
+    from paqad.agent.ops import ACTIONS, Session
+
+    session = Session(repo.root)
+    one = session.call("search", {"query": "parse the supplier invoice line items"})
+    assert all(r["repository"] == "" for r in one["results"])  # the default scope: this repository only
+    both = session.call("search", {"query": "parse the supplier invoice line items", "scope": "workspace"})
+    assert both["answered"] and both["results"][0]["repository"] == "billing-lib"
+    compact = mcp_render.compact_search(both)
+    assert compact["results"][0]["repository"] == "billing-lib"
+    assert "## [billing-lib] billing/invoices.py:" in mcp_render.search_text(compact)
+    assert ACTIONS["search"].input_schema()["properties"]["scope"]["enum"] == ["repository", "workspace"]

@@ -48,6 +48,8 @@ def compact_search(answer: dict) -> dict:
 
 def _passage(r: dict) -> dict:
     p: dict[str, Any] = {"id": r["id"], "lines": [r["start_line"], r["end_line"]], "kind": r["kind"], "score": r["score"]}
+    if r.get("repository"):  # a workspace search: which repository the passage is in
+        p["repository"] = r["repository"]
     if r.get("low_confidence"):
         p["low_confidence"] = True
     if r.get("source") is not None:
@@ -108,7 +110,8 @@ def search_text(c: dict) -> str:
     for p in c["results"]:
         path, _, name = p["id"].partition("::")
         flags = ", low confidence" if p.get("low_confidence") else ""
-        title = f"## {path}:{p['lines'][0]}-{p['lines'][1]} {name} ({p['kind']}, score {p['score']:.2f}{flags})"
+        where = f"[{p['repository']}] " if p.get("repository") else ""
+        title = f"## {where}{path}:{p['lines'][0]}-{p['lines'][1]} {name} ({p['kind']}, score {p['score']:.2f}{flags})"
         if "source" in p:
             body = p["source"].rstrip("\n") + ("\n…" if p.get("truncated") else "")
             f = fence(body)
@@ -157,6 +160,7 @@ _PASSAGE = {
     "properties": {
         "id": {"type": "string", "description": "unit id, path::qualified_name"}, "lines": _LINES, "kind": {"type": "string"},
         "score": {"type": "number"}, "source": {"type": "string"}, "truncated": {"type": "boolean"}, "low_confidence": {"type": "boolean"},
+        "repository": {"type": "string", "description": "workspace search: the repository the passage is in"},
     },
 }
 _SEARCH_PROPS: dict[str, Any] = {

@@ -159,10 +159,14 @@ def _request(s: Session, query: str, top_n: int | None, budget: int, source_char
     return SearchRequest.from_settings(s.config(), s.root, query, top_n=top_n, source_chars=source_chars, budget_chars=budget, gate=gate)
 
 
-def op_search(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, gate: bool) -> dict:
+def op_search(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, gate: bool, scope: str = "repository") -> dict:
     from paqad.search import pipeline
 
     request = _request(s, query, top_n, budget, source_chars, gate)
+    if scope == "workspace":  # this repository and the members of `paqad workspace list`
+        from paqad.search import across
+
+        return across.search(s.root, query, top_n=top_n, gate=gate, budget_chars=budget).to_dict()
     return pipeline.run(s.index(), request).to_dict()
 
 
@@ -251,8 +255,11 @@ ACTIONS: dict[str, Action] = {
     for a in (
         Action("hello", op_hello, (), "The protocol version and every action with its parameters."),
         Action(
-            "search", op_search, (_QUERY, _TOP_N, _BUDGET, _SOURCE, Param("gate", bool, "Apply the evidence gate and confidence floor (false = probe).", default=True)),
-            "The passages of this repository that answer the query, or a diagnosis of why nothing does.",
+            "search", op_search,
+            (_QUERY, _TOP_N, _BUDGET, _SOURCE, Param("gate", bool, "Apply the evidence gate and confidence floor (false = probe).", default=True),
+             Param("scope", str, "repository: this one; workspace: also the repositories of `paqad workspace list` (each result names its repository).",
+                   default="repository", choices=("repository", "workspace"))),
+            "The passages of this repository (or its workspace) that answer the query, or a diagnosis of why nothing does.",
         ),
         Action(
             "research", op_research,
