@@ -42,6 +42,7 @@ from typing import Any
 
 import pytest
 
+from paqad.hooks import runner
 from testing import host_clis
 from testing.env import BIN
 from testing.fake_model import FakeModel, Request
@@ -225,3 +226,84 @@ def test_copilot_cli_hands_this_prompts_context_to_the_model(books, paqad_cli, m
     # sessionStart (initialPrompt) and userPromptSubmitted both carry this prompt: one block only.
     assert_context_reached_the_model(model, "copilot", done)
     assert done.stdout.strip() == "Noted."
+
+
+# ---- the Claude Code plugin (integrations/claude-code, listed by .claude-plugin/marketplace.json) ----
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+PLUGIN = CHECKOUT / "integrations" / "claude-code"
+
+
+def test_the_claude_code_plugin_and_its_marketplace_validate_strictly():
+    for folder in (CHECKOUT, PLUGIN):  # the marketplace manifest, then the plugin's own
+        done = run_claude_plugin(["validate", "--strict", str(folder)], cwd=CHECKOUT)
+        assert done.returncode == 0 and "Validation passed" in done.stdout, done.stdout + done.stderr
+    listed = run_claude_plugin(["validate", str(PLUGIN)], cwd=CHECKOUT).stdout
+    for part in ("mcpServers: paqad", "skills: paqad:paqad", "commands: paqad:search", "commands: paqad:research", "commands: paqad:doctor"):
+        assert part in listed, listed
+
+
+def run_claude_plugin(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    exe = host_clis.cli("claude")
+    full = {**os.environ, "NO_COLOR": "1", "CI": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", **env}
+    return subprocess.run([str(exe), "plugin", *args], cwd=cwd, env=full, input="", capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+
+
+def install_plugin(repo: Repo) -> None:
+    """The README's two commands, from this checkout as a local marketplace, into the test's HOME."""
+    for args in (["marketplace", "add", str(CHECKOUT), "--json"], ["install", "paqad@paqad", "--json"]):
+        done = run_claude_plugin(args, cwd=repo.root)
+        assert done.returncode == 0 and '"outcome":"ok"' in done.stdout, done.stdout + done.stderr
+
+
+def no_paqad_path() -> str:
+    """PATH without this venv's bin folder (and so without ``paqad``): what the plugin's hooks and
+    server run must then be the repository's ``.paqad/bin/paqad`` shim."""
+    keep = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).resolve() != BIN.resolve()]
+    path = os.pathsep.join([str(host_clis.cli("claude").parent), *keep])
+    assert shutil_which("paqad", path) is None, "paqad is on PATH outside the test venv; this test needs it only in the shim"
+    return path
+
+
+def shutil_which(name: str, path: str) -> str | None:
+    import shutil
+
+    return shutil.which(name, path=path)
+
+
+def test_claude_code_plugin_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
+    # No project hooks: `--agents none` writes only the per-machine shim (and the git hooks);
+    # everything paqad delivers here comes through the plugin's hooks/hooks.json.
+    done = paqad_cli("hooks", "install", "--agents", "none", "--json", cwd=books.root)
+    assert done.returncode == 0 and json.loads(done.stdout)["agents"] == [], done.stdout + done.stderr
+    assert not (books.root / ".claude").exists()
+    install_plugin(books)
+    env = {
+        "PATH": no_paqad_path(), "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+    }
+    full = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "CI": "1", **env}
+    exe = str(host_clis.cli("claude"))
+    ran = subprocess.run([exe, "-p", PROMPT, "--output-format", "json"], cwd=books.root, env=full, input="", capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    assert_context_reached_the_model(model, "claude", ran)
+    sent = model.transcript()
+    assert "## paqad (orientation)" in sent, model.summary()  # the plugin's SessionStart hook
+    # The plugin's MCP server starts through the same shim (`claude mcp list` health-checks it).
+    listed = subprocess.run([exe, "mcp", "list"], cwd=books.root, env=full, input="", capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    assert "plugin:paqad:paqad" in listed.stdout and "Connected" in listed.stdout, listed.stdout + listed.stderr
+
+
+def test_claude_code_plugin_and_project_hooks_together_deliver_once(books, paqad_cli, model):
+    # Both installed: Claude Code 2.1.332 runs both sets (two blocks reached the model before the
+    # plugin's hooks stepped aside); now the project's hooks answer and the plugin's are skipped.
+    install(books, paqad_cli, "claude")
+    install_plugin(books)
+    done = run_cli(
+        books, "claude", ["-p", PROMPT, "--output-format", "json"],
+        ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-ant-fake", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+    )
+    assert_context_reached_the_model(model, "claude", done)
+    assert model.transcript().count("## paqad (orientation)") == 1, model.summary()
+    skipped = [e for e in runner.read_log(books.root) if e["status"] == "skipped" and "plugin's hook" in str(e.get("detail"))]
+    assert {e["event"] for e in skipped} == {"prompt-submit", "session-start"}, runner.read_log(books.root)

@@ -8,6 +8,7 @@ fails: corrupt index, held lock, no paqad on PATH, no git, garbage input all giv
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
 from paqad.hooks import runner
 from paqad.index import build, store
-from testing.env import wait_for
+from testing.env import BIN, wait_for
 from testing.hosts import host_json, run_host
 from testing.repos import Repo, make_shop
 
@@ -358,3 +359,58 @@ def test_qwen_searches_the_submitted_prompt_not_the_tool_result_continuation(sho
 def test_cline_task_start_without_the_task_text_gets_the_orientation(shop):
     out = json.loads(run_host(shop.root, "cline", "session-start").stdout)
     assert out["cancel"] is False and out["contextModification"].startswith("## paqad (orientation)")
+
+
+# ---- Claude Code subagents (SubagentStart) ------------------------------------------------------
+
+
+def test_each_subagent_gets_its_sessions_context_once_and_another_sessions_never(shop):
+    assert "shop/sessions.py:L" in run_host(shop.root, "claude", prompt=QUESTION, session_id="s-1").stdout
+
+    def subagent(session: str, agent: str) -> str:
+        out = json.loads(run_host(shop.root, "claude", "subagent-start", session_id=session, agent_id=agent).stdout)["hookSpecificOutput"]
+        assert out["hookEventName"] == "SubagentStart"
+        return out["additionalContext"]
+
+    first = subagent("s-1", "a-1")
+    assert f'For: "{QUESTION}"' in first and "shop/sessions.py:L" in first and first.endswith("(end of paqad context)")
+    assert subagent("s-1", "a-1").startswith("## paqad (orientation)")  # that subagent has it already
+    assert "shop/sessions.py:L" in subagent("s-1", "a-2")  # a second subagent of the same turn
+    other = subagent("s-2", "a-3")  # a subagent of another session: never this session's answer
+    assert other.startswith("## paqad (orientation)") and QUESTION not in other
+    statuses = [e["status"] for e in runner.read_log(shop.root) if e["event"] == "subagent-start"]
+    assert statuses == ["subagent", "orientation", "subagent", "orientation"], statuses
+
+
+# ---- the Claude Code plugin's hooks (integrations/claude-code/hooks/hooks.json) -----------------
+
+PLUGIN_HOOKS = Path(__file__).resolve().parent.parent / "integrations" / "claude-code" / "hooks" / "hooks.json"
+
+
+def plugin_command(event: str) -> str:
+    return json.loads(PLUGIN_HOOKS.read_text(encoding="utf-8"))["hooks"][event][0]["hooks"][0]["command"]
+
+
+def run_plugin(root: Path, event: str, recorded: str, **fields) -> subprocess.CompletedProcess[str]:
+    payload = json.dumps(host_json("claude", recorded, cwd=root, **fields))
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(["sh", "-c", plugin_command(event)], cwd=root, input=payload, capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+def test_the_plugins_hooks_answer_where_the_project_has_no_paqad_hooks(repo, paqad_cli):
+    make_shop(repo)
+    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
+    start = json.loads(run_plugin(repo.root, "SessionStart", "session-start").stdout)["hookSpecificOutput"]
+    assert start["additionalContext"].startswith("## paqad (orientation)")
+    text = json.loads(run_plugin(repo.root, "UserPromptSubmit", "prompt", prompt=QUESTION).stdout)["hookSpecificOutput"]["additionalContext"]
+    assert f'For: "{QUESTION}"' in text and "shop/sessions.py:L" in text
+
+
+def test_the_plugins_hooks_step_aside_where_the_projects_paqad_hooks_answer(shop):
+    for event, recorded in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("SubagentStart", "subagent-start")):
+        done = run_plugin(shop.root, event, recorded, prompt=QUESTION)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", ""), event
+    skipped = [e for e in runner.read_log(shop.root) if e["status"] == "skipped"]
+    assert [e["event"] for e in skipped] == ["session-start", "prompt-submit", "subagent-start"]
+    assert all("plugin's hook" in e["detail"] for e in skipped)
+    assert "shop/sessions.py:L" in run_host(shop.root, "claude", prompt=QUESTION).stdout  # the project's own hook answers

@@ -34,6 +34,15 @@ from paqad.hooks.hosts import base, launcher
 PROBE_PROMPT = "where is the configuration of this project loaded"
 PROBE_SESSION = "paqad-doctor"
 RECORDED = Path(hosts.__file__).parent / "recorded"
+#: A recorded event (``recorded/<host>/<event>.json``) -> the hint in the installed command (``paqad hook run HINT``).
+HINTS = {
+    "prompt": "prompt-submit",
+    "session-start": "session-start",
+    "subagent-start": "subagent-start",
+    "tool": "tool-use",
+    "post-tool-use": "file-changed",
+    "file-changed": "file-changed",
+}
 PLAIN = ("kiro", "opencode")  # hosts whose hook output is the context as plain text
 #: The files a hook run writes, relative to ``.paqad/``; kept and put back around the replay.
 STATE = ("state/prompt.json", "state/context.json", "context/session-context.md", "state/hosts-delivered.json", "logs/hooks.log")
@@ -194,7 +203,7 @@ def _shape(name: str, stdout: str) -> str:
 def _command(root: Path, name: str, event: str) -> str | None:
     """The command paqad wrote into the host's config for this recorded event."""
     host: Any = hosts.HOSTS[name]
-    hint = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use", "post-tool-use": "file-changed", "file-changed": "file-changed"}[event]
+    hint = HINTS[event]
     if name == "cline":
         path = root / (".clinerules/hooks/TaskStart" if hint == "session-start" else ".clinerules/hooks/UserPromptSubmit")
         return str(path) if path.exists() else None
@@ -215,7 +224,7 @@ def _command(root: Path, name: str, event: str) -> str | None:
 
 
 def _payload(root: Path, name: str, event: str) -> str:
-    values = {"cwd": str(root), "prompt": PROBE_PROMPT, "session_id": PROBE_SESSION, "initial_prompt": None, "file_path": None, "content": ""}
+    values = {"cwd": str(root), "prompt": PROBE_PROMPT, "session_id": PROBE_SESSION, "initial_prompt": None, "file_path": None, "content": "", "agent_id": "paqad-doctor-agent"}
     data = json.loads((RECORDED / name / f"{event}.json").read_text(encoding="utf-8"))
 
     def fill(node: Any) -> Any:

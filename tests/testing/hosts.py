@@ -19,14 +19,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from paqad.hooks import doctor
 from paqad.hooks import hosts as hosts_pkg
 from paqad.hooks.hosts import HOSTS
 from testing.env import BIN
 
 RESOURCES = Path(hosts_pkg.__file__).parent / "recorded"  # packaged: `paqad doctor` replays them too
 #: The recorded event name -> paqad's hint in the installed command (``paqad hook run HINT``).
-HINTS = {"prompt": "prompt-submit", "session-start": "session-start", "tool": "tool-use", "post-tool-use": "file-changed", "file-changed": "file-changed"}
-DEFAULTS = {"session_id": "s-1", "initial_prompt": None, "file_path": None, "content": ""}
+HINTS = doctor.HINTS
+DEFAULTS = {"session_id": "s-1", "initial_prompt": None, "file_path": None, "content": "", "agent_id": "a-1"}
 
 
 def events(host: str) -> list[str]:

@@ -115,9 +115,14 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _D
     cfg = config.load(root)
     if not cfg.rag_enabled:
         return ""
+    if event.machine and event.kind in ("session-start", "subagent-start"):  # another paqad hook answers it
+        _log(root, host, event, "skipped", started, event.machine, door)
+        return host.render(None, event)
     if event.kind == "session-start" and not event.prompt:  # no question yet: an orientation, never an old answer
         _log(root, host, event, "orientation", started, "session start without a prompt", door)
         return host.render(turns.end_marked(orientation.text(root, _has_mcp(root, host))), event)
+    if event.kind == "subagent-start":
+        return _subagent(root, host, event, started, door)
     if event.kind in ("prompt", "session-start") and event.prompt:
         return _answer(root, cfg, host, event, started, door)
     if event.kind == "tool":
@@ -162,7 +167,7 @@ def _spawn(door: _Door) -> Callable[[Path], None]:
 def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, started: float, detail: str, door: _Door) -> None:
     from paqad.hooks import runner
 
-    hint = "session-start" if event.kind == "session-start" else "prompt-submit"
+    hint = event.kind if event.kind in ("session-start", "subagent-start") else "prompt-submit"
     seconds = round(time.perf_counter() - started, 3)
     detail = f"{detail}; {door.note}" if door.note else detail
     runner.log_result(root, runner.RunResult(hint, f"context:{host.NAME}", door.mode, status, 0, seconds, detail=detail))
@@ -181,12 +186,21 @@ def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, tex
         _spawn(door)(root)
 
 
-def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None:
-    """On a tool use: the context of the prompt this session recorded, once it is ready, once.
+def _subagent(root: Path, host: base.AgentHost, event: base.Event, started: float, door: _Door) -> str:
+    """A subagent starting: the context of the prompt its session is working on, once per subagent
+    (it starts with an empty context); the orientation when this session has none yet."""
+    last = _this_sessions_delivery(root, host, event)
+    if last is not None and _mark_delivered(root, host, event, last.generated_at, f":{event.agent}"):
+        _log(root, host, event, "subagent", started, f"this session's context handed to subagent {event.agent}", door)
+        return host.render(turns.end_marked(context.render_for_hook(last, host.LIMIT)), event)
+    why = "already handed to this subagent" if last is not None else "no context for this session's prompt yet"
+    _log(root, host, event, "orientation", started, f"subagent {event.agent}: {why}", door)
+    return host.render(turns.end_marked(orientation.text(root, _has_mcp(root, host))), event)
 
-    Only a delivery that answers the prompt this host's session recorded goes out (another
-    session's context is never handed over as this one's); a session that already got it (on its
-    prompt, or on an earlier tool use) gets nothing more until the next refresh."""
+
+def _this_sessions_delivery(root: Path, host: base.AgentHost, event: base.Event) -> context.Delivery | None:
+    """The last delivery when it answers the prompt this host's session recorded, else None
+    (another session's context is never handed over as this one's)."""
     last = context.last_delivery(root)
     if last is None or last.case == context.DeliveryCase.SKIPPED:
         return None
@@ -195,14 +209,24 @@ def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None
         return None
     if " ".join(str(recorded.get("prompt") or "").split())[:200] != " ".join(last.query.split())[:200]:
         return None  # the refresh for this prompt has not finished yet
-    if not _mark_delivered(root, host, event, last.generated_at):
+    return last
+
+
+def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None:
+    """On a tool use: the context of the prompt this session recorded, once it is ready, once.
+
+    Only a delivery that answers the prompt this host's session recorded goes out (another
+    session's context is never handed over as this one's); a session that already got it (on its
+    prompt, or on an earlier tool use) gets nothing more until the next refresh."""
+    last = _this_sessions_delivery(root, host, event)
+    if last is None or not _mark_delivered(root, host, event, last.generated_at):
         return None
     return turns.end_marked(context.render_for_hook(last, host.LIMIT))
 
 
-def _mark_delivered(root: Path, host: base.AgentHost, event: base.Event, generated_at: float) -> bool:
-    """Note that this session has this delivery; False when it had it already."""
-    key = f"{host.NAME}:{event.session_id}"
+def _mark_delivered(root: Path, host: base.AgentHost, event: base.Event, generated_at: float, who: str = "") -> bool:
+    """Note that this session (``who``: one of its subagents) has this delivery; False when it had it already."""
+    key = f"{host.NAME}:{event.session_id}{who}"
     seen = _delivered(root)
     if seen.get(key) == generated_at:
         return False

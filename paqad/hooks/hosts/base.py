@@ -34,7 +34,7 @@ class Event:
     """One hook call from a host, reduced to what paqad needs."""
 
     host: str
-    kind: str  # prompt | session-start | tool | other
+    kind: str  # prompt | session-start | subagent-start | tool | file-changed | other
     prompt: str | None = None
     session_id: str = ""
     cwd: str | None = None
@@ -42,6 +42,7 @@ class Event:
     machine: str = ""  # why the host, not the user, made this prompt (a loop, a subagent's result); "" = the user's
     can_deliver: bool = True  # False: this host version ignores context on this event (record, deliver later)
     files: list[str] = field(default_factory=list)  # kind "file-changed": the paths the host says it wrote
+    agent: str = ""  # kind "subagent-start": the subagent's id (each gets its parent's context once)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,15 @@ def command(event: str, host: str) -> str:
     return f'{FIND}"$p" hook run {event} --host {host} || true'
 
 
+#: What an MCP entry that cannot name a machine path runs (the Claude Code plugin's ``.mcp.json``):
+#: the same search as ``FIND``, but a server that cannot start says why on stderr (the host shows it).
+SERVE = (
+    'r=$(git rev-parse --show-toplevel 2>/dev/null); p="$r/' + SHIM_REL + '"; [ -x "$p" ] || p=$(command -v paqad) || '
+    "{ echo \"paqad: not found (no " + SHIM_REL + " in this repository, no paqad on PATH): pip install 'paqad[mcp]'\" >&2; exit 1; }; "
+    'exec "$p" mcp'
+)
+
+
 def shim_text(python: str | None = None) -> str:
     """The shim for ``python`` (default: this interpreter). For this interpreter the shim checks
     that paqad's package file is still where it was installed, a ``test -f`` instead of a second

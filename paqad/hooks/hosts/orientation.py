@@ -27,5 +27,5 @@ def text(root: Path, mcp: bool = False) -> str:
         "paqad keeps a local search index of this repository. Each prompt you receive may carry a "
         '"Retrieved context (paqad)" block with the code passages that answer it: hints to verify '
         f"in the live files, not the truth. {state} To ask it yourself, use {ask}"
-        '`paqad search "<question>"` in the shell.'
+        '`paqad rag search "<question>"` in the shell.'
     )
