@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
 import tomllib
+from pathlib import Path
 
 import jsonschema
 import pytest
 
 from testing.agents import call_all, text_of
-from testing.env import paqad_exe
+from testing.env import BIN, paqad_exe
 from testing.repos import Repo, make_shop
 
 EXE = paqad_exe()
@@ -247,9 +249,14 @@ def test_unknown_host_is_a_usage_error(repo: Repo, paqad_cli) -> None:
     assert done.returncode == 2 and "unknown host 'emacs'" in done.stderr
 
 
+def on_path() -> str:
+    """PATH with this venv's scripts first: the paqad the MCP entries start is this one."""
+    return f"{BIN}{os.pathsep}{os.environ['PATH']}"
+
+
 def test_hooks_install_offers_mcp(repo: Repo, paqad_cli) -> None:
     make_shop(repo)
-    done = paqad_cli("hooks", "install", "--agents", "claude,gemini", "--mcp", "--json", cwd=repo.root)
+    done = paqad_cli("hooks", "install", "--agents", "claude,gemini", "--mcp", "--json", cwd=repo.root, env={"PATH": on_path()})
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert [(m["host"], m["action"]) for m in data["mcp"]] == [("claude", "installed"), ("gemini", "installed")]
@@ -266,17 +273,50 @@ def test_an_older_paqads_entry_is_brought_up_to_date(repo: Repo, paqad_cli) -> N
     assert json.loads((repo.root / ".mcp.json").read_text())["mcpServers"]["paqad"]["alwaysLoad"] is True
 
 
-def test_hooks_install_registers_mcp_only_when_it_can_start(repo: Repo) -> None:
-    """Without the MCP SDK importable, `hooks install --mcp` writes no MCP entry and says what to install."""
-    import subprocess
-    import sys
+@pytest.fixture(scope="module")
+def python_without_sdk(tmp_path_factory) -> Path:
+    """A real second interpreter that cannot import the MCP SDK: a fresh venv with nothing in it."""
+    folder = tmp_path_factory.mktemp("bare-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    python = folder / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import mcp"], capture_output=True, check=False).returncode != 0
+    return python
 
-    code = (
-        "import sys, importlib.util, json; real = importlib.util.find_spec\n"
-        "importlib.util.find_spec = lambda name, *a: None if name == 'mcp' else real(name, *a)\n"
-        "from paqad.cli.main import main; sys.argv = ['paqad', 'hooks', 'install', '--agents', 'claude', '--mcp', '--json']; main()"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True, check=False)
+
+def paqad_on_path(folder: Path, python: Path) -> str:
+    """PATH whose first ``paqad`` is a console script started by ``python`` (as pip writes one)."""
+    script = folder / "paqad"
+    script.write_text(f"#!{python}\nimport sys\nsys.exit(0)\n", encoding="utf-8")
+    script.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+def test_hooks_install_registers_mcp_only_when_the_paqad_on_path_can_start_it(repo: Repo, paqad_cli, python_without_sdk, tmp_path) -> None:
+    """The entry runs `paqad mcp` from PATH: a paqad there whose interpreter lacks the SDK, or no
+    paqad on PATH at all, means no entry, and one line saying what to install where."""
+    path = paqad_on_path(tmp_path, python_without_sdk)
+    done = paqad_cli("hooks", "install", "--agents", "claude", "--mcp", "--json", cwd=repo.root, env={"PATH": path})
     [state] = json.loads(done.stdout)["mcp"]
-    assert state["action"] == "skipped" and "pip install 'paqad[mcp]'" in state["note"]
+    assert state["action"] == "skipped" and state["note"] == (
+        f"not registered: the paqad on PATH ({tmp_path / 'paqad'}) runs {python_without_sdk}, which lacks the MCP SDK; "
+        f"{python_without_sdk} -m pip install 'paqad[mcp]', then run this again"
+    )
     assert not (repo.root / ".mcp.json").exists()
+    bare = tmp_path / "empty"
+    bare.mkdir()
+    nowhere = paqad_cli("hooks", "install", "--agents", "claude", "--mcp", "--json", cwd=repo.root, env={"PATH": f"{bare}{os.pathsep}/usr/bin:/bin"})
+    [state] = json.loads(nowhere.stdout)["mcp"]
+    assert state["action"] == "skipped" and "no paqad is on PATH" in state["note"] and "pip" in state["note"]
+    assert not (repo.root / ".mcp.json").exists()
+    ok = paqad_cli("hooks", "install", "--agents", "claude", "--mcp", "--json", cwd=repo.root, env={"PATH": on_path()})
+    assert [m["action"] for m in json.loads(ok.stdout)["mcp"]] == ["installed"]
+
+
+def test_doctor_flags_a_registered_server_that_cannot_start(repo: Repo, paqad_cli, python_without_sdk, tmp_path) -> None:
+    make_shop(repo)
+    assert paqad_cli("hooks", "install", "--agents", "claude", "--mcp", cwd=repo.root, env={"PATH": on_path()}).returncode == 0
+    clean = json.loads(paqad_cli("doctor", "--json", cwd=repo.root, env={"PATH": on_path()}).stdout)["findings"]
+    assert [f["level"] for f in clean if f["host"] == "mcp"] == ["ok"]
+    broken = json.loads(paqad_cli("doctor", "--json", cwd=repo.root, env={"PATH": paqad_on_path(tmp_path, python_without_sdk)}).stdout)["findings"]
+    [finding] = [f for f in broken if f["host"] == "mcp"]
+    assert finding["level"] == "error" and "lacks the MCP SDK" in finding["what"] and finding["fix"] == f"{python_without_sdk} -m pip install 'paqad[mcp]'"

@@ -141,9 +141,10 @@ def _mcp_findings(root: Path) -> list[Finding]:
     from paqad.hooks import mcp_install
 
     registered = [name for name, cfg in mcp_install.HOSTS.items() if base.registers_paqad(cfg, root)]
-    missing = mcp_install.cannot_start()
-    if registered and missing:
-        return [Finding("mcp", "error", f"`paqad mcp` is registered for {', '.join(registered)} but cannot start (no MCP SDK)", "pip install 'paqad[mcp]'")]
+    missing = mcp_install.cannot_start() if registered else None
+    if missing:
+        why = missing.removeprefix("not registered: ").split("; ")
+        return [Finding("mcp", "error", f"`paqad mcp` is registered for {', '.join(registered)} but cannot start: {why[0]}", why[-1].removesuffix(", then run this again"))]
     return [Finding("mcp", "ok", f"`paqad mcp` can start ({', '.join(registered)})")] if registered else []
 
 

@@ -22,6 +22,11 @@ finds the repository itself.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -54,13 +59,56 @@ class InstallState:
         return asdict(self)
 
 
-def cannot_start() -> str | None:
-    """Why ``paqad mcp`` cannot start with this paqad (no MCP SDK), or None when it can."""
+HAS_SDK = "import importlib.util, sys; sys.exit(importlib.util.find_spec('mcp') is None)"
+
+
+def cannot_start(path_env: str | None = None) -> str | None:
+    """Why the registered ``paqad mcp`` could not start, or None when it can.
+
+    The entries run ``paqad mcp`` from the host's PATH (``path_env``, default this process's), and
+    the hook commands run the interpreter behind ``.paqad/bin/paqad``, which ``hooks install`` sets
+    to this one. So both must import the MCP SDK: this interpreter, and the one the ``paqad`` on
+    PATH starts (its console script's ``#!`` line), which may be another installation."""
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return "not registered: `paqad mcp` cannot start without the MCP SDK; pip install 'paqad[mcp]', then run this again"
+        return f"not registered: `paqad mcp` cannot start without the MCP SDK ({sys.executable}); pip install 'paqad[mcp]', then run this again"
+    exe = shutil.which("paqad", path=path_env)
+    if exe is None:
+        return "not registered: the entry runs `paqad mcp` from PATH and no paqad is on PATH; put it there (pipx install 'paqad[mcp]'), then run this again"
+    python = script_python(exe)
+    if python is None or _same_file(python, sys.executable):
+        return None
+    try:
+        ok = subprocess.run([python, "-c", HAS_SDK], capture_output=True, timeout=30, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        return f"not registered: the paqad on PATH ({exe}) runs {python}, which lacks the MCP SDK; {python} -m pip install 'paqad[mcp]', then run this again"
     return None
+
+
+def script_python(exe: str) -> str | None:
+    """The interpreter a console script names on its ``#!`` line (None: not a Python script)."""
+    try:
+        with open(exe, "rb") as handle:
+            first = handle.readline(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    words = shlex.split(first[2:])
+    if words and os.path.basename(words[0]) == "env" and len(words) > 1:
+        words = words[1:]
+    if not words or "python" not in os.path.basename(words[0]):
+        return None
+    return shutil.which(words[0]) or words[0]
+
+
+def _same_file(a: str, b: str) -> bool:
+    """The same interpreter path, symlinks not followed: a venv's ``python`` links to its base
+    interpreter, which runs with other packages than the venv's."""
+    return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
 def _older_entry(host: base.McpConfig, found: Any) -> bool:
