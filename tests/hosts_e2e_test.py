@@ -307,3 +307,51 @@ def test_claude_code_plugin_and_project_hooks_together_deliver_once(books, paqad
     assert model.transcript().count("## paqad (orientation)") == 1, model.summary()
     skipped = [e for e in runner.read_log(books.root) if e["status"] == "skipped" and "plugin's hook" in str(e.get("detail"))]
     assert {e["event"] for e in skipped} == {"prompt-submit", "session-start"}, runner.read_log(books.root)
+
+
+# ---- Qwen Code and Factory Droid ---------------------------------------------------------------
+
+
+def test_qwen_code_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
+    install(books, paqad_cli, "qwen")
+    settings = Path(os.environ["HOME"]) / ".qwen" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({
+        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }), encoding="utf-8")
+    done = run_cli(
+        books, "qwen", [PROMPT, "--auth-type", "openai", "--openai-base-url", f"{model.url}/v1", "--openai-api-key", "fake", "-m", "fake-model", "--output-format", "json"],
+    )
+    block = assert_context_reached_the_model(model, "qwen", done)
+    assert "<qwen:user-prompt-submit-context>" not in block
+    assert json.loads(done.stdout)[-1]["result"] == "Noted."
+    sent = model.transcript()
+    assert "## paqad (orientation)" in sent  # its SessionStart hook
+
+
+def droid_home(books: Repo, model: FakeModel) -> None:
+    """~/.factory/settings.json: a custom model at the fake endpoint, and the repository trusted
+    (Droid runs no project hook in a folder the user has not trusted)."""
+    folder = Path(os.environ["HOME"]) / ".factory"
+    folder.mkdir()
+    (folder / "settings.json").write_text(json.dumps({
+        "customModels": [{"model": "fake-model", "displayName": "Fake", "baseUrl": f"{model.url}/v1", "apiKey": "fake", "provider": "generic-chat-completion-api", "maxOutputTokens": 1000}],
+        "trustedFolders": {str(books.root): {"trustedAt": "2026-12-02T00:00:00.000Z"}},
+    }), encoding="utf-8")
+
+
+def test_factory_droid_exec_delivers_the_orientation_but_fires_no_prompt_hook(books, paqad_cli, model):
+    # What `droid exec` does with paqad's hooks (Droid 0.225.2): SessionStart runs and its
+    # orientation reaches the model; UserPromptSubmit never fires for exec's prompt, so no block
+    # for this prompt arrives (a user hook that only logs its input showed the same: SessionStart
+    # only). The interactive TUI is not driven here.
+    install(books, paqad_cli, "droid")
+    droid_home(books, model)
+    done = run_cli(books, "droid", ["exec", "--model", "custom:fake-model", "-o", "json", PROMPT], DROID_DISABLE_AUTO_UPDATE="1", FACTORY_DISABLE_TELEMETRY="1")
+    assert done.returncode == 0 and json.loads(done.stdout)["result"] == "Noted.", done.stdout + done.stderr[-1500:]
+    turn = [sent_text(r) for r in model.model_requests() if PROMPT in sent_text(r)]
+    assert turn and "## paqad (orientation)" in turn[-1], model.summary()
+    assert not BLOCK.findall(turn[-1]), "a block arrived: droid exec fires UserPromptSubmit now; assert the block instead"
+    events = [e["event"] for e in runner.read_log(books.root) if e["action"] == "context:droid"]
+    assert events[-1:] == ["session-start"] and "prompt-submit" not in events[1:], events  # [0] is install()'s earlier prompt

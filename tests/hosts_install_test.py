@@ -306,3 +306,17 @@ def test_every_recorded_host_event_runs_through_the_installed_command(repo, paqa
                 assert "shop/sessions.py:L" in text, host
             if event == "session-start":
                 assert "paqad (orientation)" in text and "shop/sessions.py" not in text, host
+
+
+def test_droid_moves_an_older_paqads_hooks_json_entries_to_settings_json(repo):
+    # Droid 0.225.2 ran no hook from .factory/hooks.json, and ran them from .factory/settings.json.
+    from paqad.hooks.hosts import droid
+
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo done"}]}]}}
+    older = {"hooks": {**theirs["hooks"], **{e: [droid._group(e)] for e in droid.EVENTS}}}
+    repo.write(droid.OLD_CONFIG, json.dumps(older))
+    assert "older paqad" in droid.status(repo.root).note
+    state = droid.install(repo.root)
+    assert state.state == "installed" and state.action == "updated" and state.note is None
+    assert json.loads((repo.root / droid.OLD_CONFIG).read_text()) == theirs  # the user's own hook stays
+    assert set(json.loads((repo.root / droid.CONFIG).read_text())["hooks"]) == set(droid.EVENTS)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install the four agent-host CLIs that tests/hosts_e2e_test.py drives (Claude Code, Codex,
-# Gemini CLI, GitHub Copilot CLI) at the versions pinned in package-lock.json, with `npm ci`,
+# Install the agent-host CLIs that tests/hosts_e2e_test.py drives (Claude Code, Codex, Gemini CLI,
+# GitHub Copilot CLI, Qwen Code, Factory Droid) at the versions pinned in package-lock.json,
 # into a per-user cache folder keyed by the lockfile's hash: a second run with the same lockfile
 # reuses it (about 1 GB and 3 minutes saved), a changed lockfile gets a fresh folder.
 #
@@ -24,7 +24,11 @@ work="$(mktemp -d "$base/.install-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"  # mktemp makes it private; the install is an ordinary cache folder
 cp "$here/package.json" "$here/package-lock.json" "$work/"
-(cd "$work" && npm ci --no-audit --no-fund --loglevel=error >&2)
+# `npm install` on the lockfile, not `npm ci`: every locked package is installed at its locked
+# version, but some optional platform packages that the CLIs name are not on the registry at all
+# (@factory/cli-*@0.225.1, @teddyzhu/clipboard-* for other platforms: E404), so they cannot be in
+# the lockfile, and `npm ci` refuses a lockfile without them ("Missing: ... from lock file").
+(cd "$work" && npm install --no-audit --no-fund --loglevel=error >&2)
 touch "$work/.installed"
 if [ -f "$dest/.installed" ]; then
     :  # another run finished the same install meanwhile: keep that one (it may be in use)

@@ -25,6 +25,11 @@ PACKAGES = {
     "codex": ("@openai/codex", "codex"),
     "gemini": ("@google/gemini-cli", "gemini"),
     "copilot": ("@github/copilot", "copilot"),
+    "qwen": ("@qwen-code/qwen-code", "qwen"),
+    # The 0.225.1 launcher finds its platform binary as a package; npm has no
+    # @factory/cli-linux-x64@0.225.1 (E404; 0.215.0 and 0.225.2 around it), so the lockfile adds the
+    # 0.225.2 binary as an optional dependency (linux x64 only), and that is the Droid that runs.
+    "droid": ("@factory/cli", "droid"),
 }
 
 _ENV = dict(os.environ)  # as the run started, before any fixture moved HOME
@@ -40,7 +45,9 @@ def install_dir() -> Path:
 def version(host: str) -> str:
     """The pinned version of ``host``'s CLI (from the lockfile)."""
     data = json.loads(LOCKFILE.read_text(encoding="utf-8"))
-    return str(data["packages"][f"node_modules/{PACKAGES[host][0]}"]["version"])
+    version = str(data["packages"][f"node_modules/{PACKAGES[host][0]}"]["version"])
+    binary = data["packages"].get("node_modules/@factory/cli-linux-x64") if host == "droid" else None
+    return f"{version} (binary {binary['version']})" if binary else version
 
 
 def cli(host: str) -> Path:
