@@ -21,13 +21,28 @@ How each CLI is pointed at the fake model and made to run project hooks unattend
   an explicit ``-m`` (the default "auto" asks a classifier model for JSON first).
 - GitHub Copilot CLI 1.0.102: ``COPILOT_PROVIDER_BASE_URL`` (BYOK, chat completions),
   ``COPILOT_OFFLINE=true``, ``copilot -p … --trust-folder --allow-all-tools``.
+- Qwen Code 0.24.4: ``qwen "<prompt>" --auth-type openai --openai-base-url … -m fake-model``.
+- Cline CLI 3.0.65: ``cline auth -p openai -b …``, then ``cline "<task>" --json``; paqad's
+  ``TaskStart`` copied to ``~/.cline/hooks/`` (the CLI runs no project hook).
+- Factory Droid: ``customModels`` and ``trustedFolders`` in ``~/.factory/settings.json``, then
+  ``droid exec --model custom:fake-model``. npm has no ``@factory/cli-linux-x64@0.225.1`` (E404),
+  so the lockfile pairs the 0.225.1 launcher with the 0.225.2 binary, which is what runs.
 
 Telemetry and update checks are switched off for each, so the only traffic is to 127.0.0.1.
 
+What they prove besides "this prompt's block reached the model" is each test's comment; Cline
+CLI and ``droid exec`` run paqad's hooks but do not (Cline) or cannot (no ``UserPromptSubmit`` in
+exec) hand this prompt's block to the model, and those tests say so by asserting it.
+
 Not driven here: Kiro and Cursor have no npm CLI; they are tested from their documented hook JSON
 only (``paqad/hooks/hosts/recorded/``, replayed by hosts_prompt_test.py and ``paqad doctor``), and
-the run's summary says so. Cline, Qwen Code, Factory Droid and OpenCode are not in the lockfile
-yet (README, "Agent hosts").
+the run's summary says so. OpenCode 1.18.33 (``opencode-ai``, 354 MB with its binary) runs against
+a local OpenAI-compatible provider (``opencode run -m fake/fake-model`` with the provider in
+``~/.config/opencode/opencode.json``: the model got the prompt), and imports
+``.opencode/plugin/paqad.js``, but in ``opencode run`` it called no plugin hook at all: a probe
+plugin's factory ran (it got ``client, project, worktree, directory, experimental_workspace,
+serverUrl, $``) and neither its ``event`` nor its ``chat.message`` hook was ever called. Until
+that is understood it is not in the lockfile (README, "Agent hosts").
 """
 
 from __future__ import annotations
@@ -35,6 +50,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +58,7 @@ from typing import Any
 
 import pytest
 
+from paqad.delivery import refresh
 from paqad.hooks import runner
 from testing import host_clis
 from testing.env import BIN
@@ -261,14 +278,8 @@ def no_paqad_path() -> str:
     server run must then be the repository's ``.paqad/bin/paqad`` shim."""
     keep = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).resolve() != BIN.resolve()]
     path = os.pathsep.join([str(host_clis.cli("claude").parent), *keep])
-    assert shutil_which("paqad", path) is None, "paqad is on PATH outside the test venv; this test needs it only in the shim"
+    assert shutil.which("paqad", path=path) is None, "paqad is on PATH outside the test venv; this test needs it only in the shim"
     return path
-
-
-def shutil_which(name: str, path: str) -> str | None:
-    import shutil
-
-    return shutil.which(name, path=path)
 
 
 def test_claude_code_plugin_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
@@ -355,3 +366,26 @@ def test_factory_droid_exec_delivers_the_orientation_but_fires_no_prompt_hook(bo
     assert not BLOCK.findall(turn[-1]), "a block arrived: droid exec fires UserPromptSubmit now; assert the block instead"
     events = [e["event"] for e in runner.read_log(books.root) if e["action"] == "context:droid"]
     assert events[-1:] == ["session-start"] and "prompt-submit" not in events[1:], events  # [0] is install()'s earlier prompt
+
+
+def test_cline_cli_runs_paqads_task_start_from_the_user_hooks_and_it_answers_this_task(books, paqad_cli, model):
+    # Cline CLI 3.0.65 (`cline "<task>"`) runs hooks from ~/.cline/hooks/ only: the project's
+    # .clinerules/hooks/ that `paqad hooks install --agents cline` writes do not run (a probe hook
+    # there never fired). Its TaskStart ("agent_start") carries no task text; paqad reads it from
+    # the session record the CLI has written, and answers this task. The CLI does not put that
+    # answer into the model's request (a one-turn task: the request holds no paqad block), and it
+    # sends no UserPromptSubmit for the task.
+    install(books, paqad_cli, "cline")
+    hooks = Path(os.environ["HOME"]) / ".cline" / "hooks"
+    hooks.mkdir(parents=True)
+    shutil.copy(books.root / ".clinerules" / "hooks" / "TaskStart", hooks / "TaskStart")  # what a CLI user does
+    auth = run_cli(books, "cline", ["auth", "-p", "openai", "-k", "fake", "-m", "fake-model", "-b", f"{model.url}/v1"])
+    assert auth.returncode == 0, auth.stdout + auth.stderr
+    done = run_cli(books, "cline", [PROMPT, "--json", "-t", "120"])
+    assert done.returncode == 0 and '"text":"Noted."' in done.stdout, done.stdout[-1500:] + done.stderr[-1500:]
+    answers = [e for e in runner.read_log(books.root) if e["action"] == "context:cline" and e["event"] == "session-start"]
+    assert answers and all(e["status"] == "live" for e in answers), answers
+    assert refresh.recorded_prompt(books.root) == PROMPT  # TaskStart answered this task, not an older one
+    turn = [sent_text(r) for r in model.model_requests() if PROMPT in sent_text(r)]
+    assert turn and not BLOCK.findall(turn[-1]), "the block reached the model: Cline CLI delivers TaskStart context now; assert it instead"
+    assert not [e for e in runner.read_log(books.root) if e["action"] == "context:cline" and e["event"] == "prompt-submit"][1:]

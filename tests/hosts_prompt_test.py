@@ -414,3 +414,16 @@ def test_the_plugins_hooks_step_aside_where_the_projects_paqad_hooks_answer(shop
     assert [e["event"] for e in skipped] == ["session-start", "prompt-submit", "subagent-start"]
     assert all("plugin's hook" in e["detail"] for e in skipped)
     assert "shop/sessions.py:L" in run_host(shop.root, "claude", prompt=QUESTION).stdout  # the project's own hook answers
+
+
+def test_cline_cli_task_start_is_answered_from_the_session_record_it_names(shop):
+    # Cline CLI 3.0.65 sends TaskStart as "agent_start" with taskMetadata {} and the session's id;
+    # the task text is in the record it has already written under ~/.cline/data/sessions/.
+    record = Path(os.environ["HOME"]) / ".cline" / "data" / "sessions" / "c-9" / "c-9.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"version": 1, "session_id": "c-9", "prompt": QUESTION}), encoding="utf-8")
+    out = json.loads(run_host(shop.root, "cline", "session-start", session_id="c-9").stdout)
+    assert out["cancel"] is False and f'For: "{QUESTION}"' in out["contextModification"] and "shop/sessions.py:L" in out["contextModification"]
+    spawned = host_json("cline", "session-start", cwd=shop.root, session_id="c-9")
+    spawned["parent_agent_id"] = "agent_0"  # a spawned agent's start: not the user's task
+    assert json.loads(run_host(shop.root, "cline", stdin=json.dumps(spawned)).stdout) == {"cancel": False}

@@ -6,8 +6,17 @@ JSON with ``clineVersion``, ``hookName``, ``timestamp``, ``taskId``, ``workspace
 and the event's own object (``userPromptSubmit.prompt``; ``taskStart.taskMetadata.initialTask``);
 stdout is JSON ``{"cancel": false, "contextModification": "...", "errorMessage": ""}`` and the
 ``contextModification`` text is added to the conversation. ``TaskStart`` with the task text is
-answered like a prompt; without it (Cline CLI 3.0.65 sent none, issue 13) it gets the orientation. Hooks must be enabled in Cline's
-settings ("Enable Hooks"); macOS and Linux only.
+answered like a prompt. Hooks must be enabled in Cline's settings ("Enable Hooks"); macOS and Linux only.
+
+What each Cline surface sends (the extension from its documentation; the CLI from the 3.0.65
+binary against a fake model, tests/hosts_e2e_test.py): the extension runs ``.clinerules/hooks/``
+and sends ``hookName: "TaskStart"`` with ``taskMetadata.initialTask`` and ``UserPromptSubmit``
+with ``userPromptSubmit.prompt``. Cline CLI 3.0.65 (``cline "<task>"``) ran hooks from
+``~/.cline/hooks/`` only, not the project's ``.clinerules/hooks/``; it sent ``TaskStart`` as
+``hookName: "agent_start"`` with ``taskMetadata: {}``, ``sessionContext.rootSessionId``,
+``agent_id`` and ``parent_agent_id: null``, and no ``UserPromptSubmit`` for the task. paqad reads
+the task text from the session record the CLI has written by then (:func:`session_prompt`), so the
+task is answered; without a record, the orientation.
 
 One file per event, so a user's own hook file cannot be merged into: paqad refuses to replace it
 and says so (``paqad hooks status`` shows it as foreign).
@@ -93,19 +102,47 @@ def status(root: Path) -> base.HostState:
     return base.HostState(NAME, paths, state, note=f"user hook kept: {', '.join(foreign)}" if foreign else None)
 
 
+#: Cline CLI 3.x names its hook events by its runtime's names in ``hookName`` (the 3.0.65 binary's
+#: table: TaskStart → agent_start, UserPromptSubmit → prompt_submit); the extension sends the file names.
+RUNTIME_NAMES = {"agent_start": "TaskStart", "prompt_submit": "UserPromptSubmit"}
+
+
 def read_event(stdin: str, hint: str) -> base.Event:
     data = base.parse_json(stdin)
     name = str(data.get("hookName") or "UserPromptSubmit")
+    name = RUNTIME_NAMES.get(name, name)
     roots = data.get("workspaceRoots") or []
     cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
-    if name == "TaskStart":  # Cline CLI 3.0.65 sent it without the task text: then the orientation
+    if name == "TaskStart":
         meta = (data.get("taskStart") or {}).get("taskMetadata") or {}
-        prompt = base.text_or_none(meta.get("initialTask"))
+        prompt = base.text_or_none(meta.get("initialTask")) or session_prompt(data)
         kind = "session-start"
     else:
         prompt = base.text_or_none((data.get("userPromptSubmit") or {}).get("prompt"))
         kind = "prompt" if name in EVENTS else "other"
-    return base.Event(NAME, kind, prompt, str(data.get("taskId") or ""), cwd, name, base.machine_reason(data, prompt))
+    # Cline CLI's input names the agent (``agent_id``) for the lead agent too; only a spawned
+    # agent (``parent_agent_id`` set) is a machine's turn.
+    machine = "machine-made prompt: a spawned agent's task (parent_agent_id)" if data.get("parent_agent_id") else ""
+    if not machine and "agent_id" not in data:
+        machine = base.machine_reason(data, prompt)
+    return base.Event(NAME, kind, prompt, str(data.get("taskId") or ""), cwd, name, machine)
+
+
+def session_prompt(data: dict) -> str | None:
+    """The task text of a Cline CLI session, which its ``TaskStart`` input leaves out (3.0.65:
+    ``taskMetadata: {}``): the CLI has already written the session's record,
+    ``~/.cline/data/sessions/<id>/<id>.json`` with ``prompt``, where ``<id>`` is the input's
+    ``sessionContext.rootSessionId`` (seen by tests/hosts_e2e_test.py)."""
+    context = data.get("sessionContext")
+    session = context.get("rootSessionId") if isinstance(context, dict) else None
+    if not isinstance(session, str) or not session or "/" in session or session.startswith("."):
+        return None
+    path = Path.home() / ".cline" / "data" / "sessions" / session / f"{session}.json"
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return base.text_or_none(record.get("prompt")) if isinstance(record, dict) else None
 
 
 def render(context: str | None, event: base.Event) -> str:
