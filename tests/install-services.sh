@@ -2,7 +2,7 @@
 # What the test suite needs besides Python packages, from the machine's registries:
 # - a PostgreSQL server (Debian's `postgresql`) for tests/shared_store_test.py, which starts its own
 #   cluster on a Unix socket in a temporary folder (no system service is used or started);
-# - the four agent-host CLIs from npm at pinned versions (tests/hosts-e2e/install.sh).
+# - the agent-host CLIs from npm at pinned versions (tests/hosts-e2e/install.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
