@@ -340,6 +340,48 @@ def json_status(root: Path, host: str, rel: str, events: list[str]) -> HostState
     return HostState(host, [rel], state)
 
 
+# ---- a host whose config is one file paqad owns whole (Copilot's hooks file, Kiro's agent, OpenCode's plugin) ----
+
+
+def owns(path: Path) -> bool:
+    """The file is paqad's: it runs paqad's hook command (or carries an older paqad's mark)."""
+    try:
+        return is_ours(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
+def owned_status(root: Path, host: str, rel: str, ours: Callable[[Path], bool] = owns) -> HostState:
+    return HostState(host, [rel], "installed" if ours(root / rel) else "absent")
+
+
+def owned_write(root: Path, host: str, rel: str, text: str, ours: Callable[[Path], bool] = owns) -> HostState:
+    """Write paqad's whole file; a file of the same name that is not paqad's is left alone (refused)."""
+    path = root / rel
+    if path.exists() and not ours(path):
+        state = owned_status(root, host, rel, ours)
+        state.action, state.note = "refused", f"{rel} exists and is not paqad's; paqad left it alone"
+        return state
+    old = path.read_text(encoding="utf-8") if path.exists() else None
+    if old != text:
+        workspace.atomic_write_text(path, text)
+    state = owned_status(root, host, rel, ours)
+    state.action = "unchanged" if old == text else ("updated" if old else "installed")
+    return state
+
+
+def owned_remove(root: Path, host: str, rel: str, ours: Callable[[Path], bool] = owns) -> HostState:
+    """Remove paqad's file (and the folders it leaves empty); someone else's stays."""
+    path = root / rel
+    removed = path.exists() and ours(path)
+    if removed:
+        path.unlink()
+        _prune_dirs(root, path.parent)
+    state = owned_status(root, host, rel, ours)
+    state.action = "removed" if removed else "unchanged"
+    return state
+
+
 def executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 

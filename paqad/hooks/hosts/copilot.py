@@ -28,7 +28,6 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from paqad import workspace
 from paqad.hooks.hosts import base
 
 NAME = "copilot"
@@ -64,39 +63,20 @@ def detect(root: Path) -> bool:
 
 
 def install(root: Path) -> base.HostState:
-    path = root / CONFIG
-    if path.exists() and not base.is_ours(path.read_text(encoding="utf-8", errors="replace")):
-        state = status(root)
-        state.action, state.note = "refused", f"{CONFIG} exists and is not paqad's; paqad left it alone"
-        return state
-    old = path.read_text(encoding="utf-8") if path.exists() else None
     version = cli_version()
-    new = document(version)
-    if old != new:
-        workspace.atomic_write_text(path, new)
-    state = status(root)
-    state.action = "unchanged" if old == new else ("updated" if old else "installed")
-    if version is not None and version < PROMPT_CONTEXT_SINCE:
+    state = base.owned_write(root, NAME, CONFIG, document(version))
+    if state.action != "refused" and version is not None and version < PROMPT_CONTEXT_SINCE:
         shown = ".".join(map(str, version))
         state.note = f"Copilot CLI {shown} ignores context on a prompt: it arrives with the next tool use; upgrade to 1.0.65 or later and run `paqad hooks install` again"
     return state
 
 
 def uninstall(root: Path) -> base.HostState:
-    path = root / CONFIG
-    removed = path.exists() and base.is_ours(path.read_text(encoding="utf-8", errors="replace"))
-    if removed:
-        path.unlink()
-        base._prune_dirs(root, path.parent)
-    state = status(root)
-    state.action = "removed" if removed else "unchanged"
-    return state
+    return base.owned_remove(root, NAME, CONFIG)
 
 
 def status(root: Path) -> base.HostState:
-    path = root / CONFIG
-    ours = path.exists() and base.is_ours(path.read_text(encoding="utf-8", errors="replace"))
-    return base.HostState(NAME, [CONFIG], "installed" if ours else "absent")
+    return base.owned_status(root, NAME, CONFIG)
 
 
 def read_event(stdin: str, hint: str) -> base.Event:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paqad import workspace
 from paqad.hooks.hosts import base
 
 NAME = "kiro"
@@ -38,38 +37,18 @@ def detect(root: Path) -> bool:
     return (root / ".kiro").is_dir()
 
 
-def _ours(path: Path) -> bool:
-    return path.exists() and base.is_ours(path.read_text(encoding="utf-8", errors="replace"))
-
-
 def install(root: Path) -> base.HostState:
-    path = root / CONFIG
-    if path.exists() and not _ours(path):
-        state = status(root)
-        state.action, state.note = "refused", f"{CONFIG} exists and is not paqad's; paqad left it alone"
-        return state
-    old = path.read_text(encoding="utf-8") if path.exists() else None
-    if old != document():
-        workspace.atomic_write_text(path, document())
-    state = status(root)
-    state.action = "unchanged" if old == document() else ("updated" if old else "installed")
-    state.note = NOTE
+    state = base.owned_write(root, NAME, CONFIG, document())
+    state.note = state.note or NOTE
     return state
 
 
 def uninstall(root: Path) -> base.HostState:
-    path = root / CONFIG
-    removed = _ours(path)
-    if removed:
-        path.unlink()
-        base._prune_dirs(root, path.parent)
-    state = status(root)
-    state.action = "removed" if removed else "unchanged"
-    return state
+    return base.owned_remove(root, NAME, CONFIG)
 
 
 def status(root: Path) -> base.HostState:
-    return base.HostState(NAME, [CONFIG], "installed" if _ours(root / CONFIG) else "absent")
+    return base.owned_status(root, NAME, CONFIG)
 
 
 def read_event(stdin: str, hint: str) -> base.Event:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paqad import workspace
 from paqad.hooks.hosts import base
 
 NAME = "opencode"
@@ -68,32 +67,15 @@ def _ours(path: Path) -> bool:
 
 
 def install(root: Path) -> base.HostState:
-    path = root / CONFIG
-    if path.exists() and not _ours(path):
-        state = status(root)
-        state.action, state.note = "refused", f"{CONFIG} exists and is not paqad's; paqad left it alone"
-        return state
-    old = path.read_text(encoding="utf-8") if path.exists() else None
-    if old != document():
-        workspace.atomic_write_text(path, document())
-    state = status(root)
-    state.action = "unchanged" if old == document() else ("updated" if old else "installed")
-    return state
+    return base.owned_write(root, NAME, CONFIG, document(), _ours)
 
 
 def uninstall(root: Path) -> base.HostState:
-    path = root / CONFIG
-    removed = _ours(path)
-    if removed:
-        path.unlink()
-        base._prune_dirs(root, path.parent)
-    state = status(root)
-    state.action = "removed" if removed else "unchanged"
-    return state
+    return base.owned_remove(root, NAME, CONFIG, _ours)
 
 
 def status(root: Path) -> base.HostState:
-    return base.HostState(NAME, [CONFIG], "installed" if _ours(root / CONFIG) else "absent")
+    return base.owned_status(root, NAME, CONFIG, _ours)
 
 
 def read_event(stdin: str, hint: str) -> base.Event:
