@@ -389,3 +389,30 @@ def test_cline_cli_runs_paqads_task_start_from_the_user_hooks_and_it_answers_thi
     turn = [sent_text(r) for r in model.model_requests() if PROMPT in sent_text(r)]
     assert turn and not BLOCK.findall(turn[-1]), "the block reached the model: Cline CLI delivers TaskStart context now; assert it instead"
     assert not [e for e in runner.read_log(books.root) if e["action"] == "context:cline" and e["event"] == "prompt-submit"][1:]
+
+
+TASK = "Find where the quarterly ledger is reconciled and report the function name."
+
+
+def test_claude_code_subagent_gets_its_sessions_context_at_subagent_start(books, paqad_cli):
+    # The fake model answers the prompt with one Agent tool call; Claude Code starts a subagent,
+    # runs paqad's SubagentStart hook, and the subagent's own request must carry the block paqad
+    # delivered for this session's prompt (additionalContext reaches the subagent: 2.1.332).
+    install(books, paqad_cli, "claude")
+    server = FakeModel(tool_call=("Agent", {"description": "find the ledger code", "prompt": TASK, "subagent_type": "general-purpose", "run_in_background": False})).start()
+    try:
+        done = run_cli(
+            books, "claude", ["-p", PROMPT, "--output-format", "json"],
+            ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="sk-ant-fake", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+        )
+        sub = [sent_text(r) for r in server.model_requests() if TASK in sent_text(r) and '"tool_use_id"' not in r.body]
+        why = f"exit {done.returncode}; requests: {server.summary()}; stderr: {done.stderr[-1500:]}"
+        assert sub, f"no subagent request ({why})"
+        blocks = BLOCK.findall(sub[0])
+        assert len(blocks) == 1 and f'For: "{PROMPT}"' in blocks[0] and "books/ledger.py:L" in blocks[0], why
+        given = [e for e in runner.read_log(books.root) if e["event"] == "subagent-start"]
+        assert [e["status"] for e in given] == ["subagent"], given
+        assert done.returncode == 0, why
+    finally:
+        server.stop()

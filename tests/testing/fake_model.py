@@ -11,7 +11,7 @@ in it. Nothing leaves the machine.
 Answered routes (anything else gets a 404 and is still recorded):
 
 - Anthropic Messages API, ``POST /v1/messages`` (https://docs.anthropic.com/en/api/messages),
-  streaming (``"stream": true``: the SSE events ``message_start``, ``content_block_start``,
+  a text reply or, once, a ``tool_use`` block (``FakeModel.tool_call``), streaming (``"stream": true``: the SSE events ``message_start``, ``content_block_start``,
   ``content_block_delta``, ``content_block_stop``, ``message_delta``, ``message_stop``) and not;
   ``POST /v1/messages/count_tokens``.
 - OpenAI Responses API, ``POST /v1/responses`` (https://platform.openai.com/docs/api-reference/responses),
@@ -61,6 +61,10 @@ class FakeModel:
 
     url: str = ""
     requests: list[Request] = field(default_factory=list)
+    #: Anthropic only: the first request that offers a tool of this name gets one call of it with
+    #: this input instead of a text reply (how a test makes Claude Code start a subagent); once.
+    tool_call: tuple[str, dict[str, Any]] | None = None
+    _called: bool = False
     _server: http.server.ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -84,6 +88,15 @@ class FakeModel:
     def record(self, request: Request) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def take_tool_call(self, body: dict) -> tuple[str, dict[str, Any]] | None:
+        """The tool call to answer ``body`` with, at most once per server (see ``tool_call``)."""
+        offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+        with self._lock:
+            if self.tool_call is None or self._called or self.tool_call[0] not in offered:
+                return None
+            self._called = True
+            return self.tool_call
 
     def model_requests(self) -> list[Request]:
         """The requests that asked the model for a reply (not token counts or model lists)."""
@@ -194,6 +207,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         model = body.get("model") or "fake-model"
         usage = {"input_tokens": 10, "output_tokens": 2, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         message = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
+        call = self.model.take_tool_call(body)
+        if call is not None:
+            self._anthropic_tool_use(message, *call, stream=bool(body.get("stream")))
+            return
         if not body.get("stream"):
             self._send_json({**message, "content": [{"type": "text", "text": REPLY}], "stop_reason": "end_turn"})
             return
@@ -203,6 +220,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": REPLY}}),
             ("content_block_stop", {"type": "content_block_stop", "index": 0}),
             ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 2}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])
+
+    def _anthropic_tool_use(self, message: dict, name: str, arguments: dict[str, Any], stream: bool) -> None:
+        block = {"type": "tool_use", "id": "toolu_fake", "name": name, "input": arguments}
+        if not stream:
+            self._send_json({**message, "content": [block], "stop_reason": "tool_use"})
+            return
+        self._send_sse([
+            ("message_start", {"type": "message_start", "message": message}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": json.dumps(arguments)}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 20}}),
             ("message_stop", {"type": "message_stop"}),
         ])
 
