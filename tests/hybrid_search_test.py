@@ -206,18 +206,17 @@ print("no model")
 """
 
 
-def test_no_model_load_without_provider_or_when_lexical_refusal_is_final(cards):
+def test_no_model_load_without_provider_and_every_lexical_refusal_asks_the_vectors(cards):
     build.build_full(cards.root, cfg(cards.root, "none"))
-    args = [sys.executable, "-c", NO_MODEL, str(cards.root), QUESTION, "where is the session cookie signed"]
+    args = [sys.executable, "-c", NO_MODEL, str(cards.root), QUESTION, "where is the session cookie signed", "refund attempts hmac"]
     done = subprocess.run(args, env=child_env(), cwd=cards.root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "no model" in done.stdout, done.stderr
 
+    # With vectors, scattered words are a refusal the vectors may overrule, like the others: they are asked.
     build.build_full(cards.root, cfg(cards.root, "local"))
     scattered = pipeline.search(cards.root, "refund attempts hmac")
-    assert scattered.diagnosis and scattered.diagnosis["reason"] == "matched_terms_are_scattered"
-    args = [sys.executable, "-c", NO_MODEL, str(cards.root), "refund attempts hmac"]
-    done = subprocess.run(args, env=child_env(), cwd=cards.root, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and "no model" in done.stdout, done.stderr
+    assert "vector" in scattered.evidence and scattered.evidence["reason"] == "matched_terms_are_scattered"
+    assert scattered.answered == scattered.evidence["vector"]["passed"]
 
 
 @pytest.mark.usefixtures("default_provider")
