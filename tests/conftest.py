@@ -198,4 +198,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     from testing import host_clis
 
     shown = ", ".join(f"{host} {host_clis.version(host)}" for host in host_clis.PACKAGES)
-    terminalreporter.write_line(f"hosts e2e: real CLIs from npm ({shown}) against a fake model on 127.0.0.1; Kiro and Cursor have no npm CLI, OpenCode ran no plugin hook in `opencode run` (README): tested from their documented hook JSON only (paqad/hooks/hosts/recorded/)")
+    terminalreporter.write_line(f"hosts e2e: real CLIs from npm ({shown}) against a fake model on 127.0.0.1; Kiro and Cursor have no npm CLI: tested from their documented hook JSON only (paqad/hooks/hosts/recorded/)")

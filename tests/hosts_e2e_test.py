@@ -24,6 +24,10 @@ How each CLI is pointed at the fake model and made to run project hooks unattend
 - Qwen Code 0.24.4: ``qwen "<prompt>" --auth-type openai --openai-base-url … -m fake-model``.
 - Cline CLI 3.0.65: ``cline auth -p openai -b …``, then ``cline "<task>" --json``; paqad's
   ``TaskStart`` copied to ``~/.cline/hooks/`` (the CLI runs no project hook).
+- OpenCode 1.18.33: an OpenAI-compatible provider in ``~/.config/opencode/opencode.json``, then
+  ``opencode run -m fake/fake-model``, with ``PWD`` set to the repository: OpenCode takes its
+  project folder from ``$PWD``, not from the folder it was started in (run from a test whose
+  ``PWD`` was elsewhere, it loaded the project's plugin but never called a hook of it).
 - Factory Droid: ``customModels`` and ``trustedFolders`` in ``~/.factory/settings.json``, then
   ``droid exec --model custom:fake-model``. npm has no ``@factory/cli-linux-x64@0.225.1`` (E404),
   so the lockfile pairs the 0.225.1 launcher with the 0.225.2 binary, which is what runs.
@@ -36,13 +40,7 @@ exec) hand this prompt's block to the model, and those tests say so by asserting
 
 Not driven here: Kiro and Cursor have no npm CLI; they are tested from their documented hook JSON
 only (``paqad/hooks/hosts/recorded/``, replayed by hosts_prompt_test.py and ``paqad doctor``), and
-the run's summary says so. OpenCode 1.18.33 (``opencode-ai``, 354 MB with its binary) runs against
-a local OpenAI-compatible provider (``opencode run -m fake/fake-model`` with the provider in
-``~/.config/opencode/opencode.json``: the model got the prompt), and imports
-``.opencode/plugin/paqad.js``, but in ``opencode run`` it called no plugin hook at all: a probe
-plugin's factory ran (it got ``client, project, worktree, directory, experimental_workspace,
-serverUrl, $``) and neither its ``event`` nor its ``chat.message`` hook was ever called. Until
-that is understood it is not in the lockfile (README, "Agent hosts").
+the run's summary says so.
 """
 
 from __future__ import annotations
@@ -416,3 +414,21 @@ def test_claude_code_subagent_gets_its_sessions_context_at_subagent_start(books,
         assert done.returncode == 0, why
     finally:
         server.stop()
+
+
+def test_opencode_hands_this_prompts_context_to_the_model(books, paqad_cli, model):
+    install(books, paqad_cli, "opencode")
+    config = Path(os.environ["HOME"]) / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({
+        "autoupdate": False, "share": "disabled", "model": "fake/fake-model", "small_model": "fake/fake-model",
+        "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake", "options": {"baseURL": f"{model.url}/v1", "apiKey": "fake"}, "models": {"fake-model": {"name": "Fake"}}}},
+    }), encoding="utf-8")
+    # One word an argument, as typed in a shell: `opencode run` wraps an argument that holds a
+    # space in quotes before joining them (1.18.33), and the quotes would be part of the prompt.
+    done = run_cli(
+        books, "opencode", ["run", *PROMPT.split(), "-m", "fake/fake-model", "--format", "json"],
+        PWD=str(books.root), OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_SHARE="1", OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+    )
+    assert_context_reached_the_model(model, "opencode", done)
+    assert '"text":"Noted."' in done.stdout

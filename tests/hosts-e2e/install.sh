@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install the agent-host CLIs that tests/hosts_e2e_test.py drives (Claude Code, Codex, Gemini CLI,
-# GitHub Copilot CLI, Qwen Code, Factory Droid) at the versions pinned in package-lock.json,
+# GitHub Copilot CLI, Qwen Code, Cline CLI, OpenCode, Factory Droid) at the versions pinned in
+# package-lock.json,
 # into a per-user cache folder keyed by the lockfile's hash: a second run with the same lockfile
-# reuses it (about 1 GB and 3 minutes saved), a changed lockfile gets a fresh folder.
+# reuses it (about 2.3 GB and 1.5 to 5 minutes saved), a changed lockfile gets a fresh folder.
 #
 #   bash tests/hosts-e2e/install.sh      # prints the folder whose node_modules/.bin holds the CLIs
 #

@@ -27,6 +27,7 @@ PACKAGES = {
     "copilot": ("@github/copilot", "copilot"),
     "qwen": ("@qwen-code/qwen-code", "qwen"),
     "cline": ("cline", "cline"),
+    "opencode": ("opencode-ai", "opencode"),
     # The 0.225.1 launcher finds its platform binary as a package; npm has no
     # @factory/cli-linux-x64@0.225.1 (E404; 0.215.0 and 0.225.2 around it), so the lockfile adds the
     # 0.225.2 binary as an optional dependency (linux x64 only), and that is the Droid that runs.

@@ -8,8 +8,12 @@ OpenCode, not the user, added). paqad's plugin joins the user's text parts, runs
 command as every other host (the repository's ``.paqad/bin/paqad`` shim, then PATH) with
 ``{"hook_event_name": "chat.message", "session_id", "cwd", "prompt"}`` on stdin, and appends the
 answer as one more synthetic text part. paqad owns the file (its first line is the ID line).
-OpenCode ships as an npm package, but a run needs its own model provider setup; in this session
-the plugin was checked by running its command with the documented input, not inside OpenCode.
+
+Seen with OpenCode 1.18.33 (``opencode run``, tests/hosts_e2e_test.py): the block reaches the
+model. OpenCode takes the project folder from ``$PWD``, not from the folder it was started in:
+started with another ``PWD`` it imported the project's plugin and called none of its hooks. At
+start it installs ``@opencode-ai/plugin`` into ``.opencode/node_modules`` (from npm), which is
+most of a first run's time.
 """
 
 from __future__ import annotations
