@@ -376,7 +376,7 @@ def test_cline_cli_runs_paqads_task_start_from_the_user_hooks_and_it_answers_thi
     install(books, paqad_cli, "cline")
     hooks = Path(os.environ["HOME"]) / ".cline" / "hooks"
     hooks.mkdir(parents=True)
-    shutil.copy(books.root / ".clinerules" / "hooks" / "TaskStart", hooks / "TaskStart")  # what a CLI user does
+    shutil.copy(books.root / ".clinerules" / "hooks" / "TaskStart", hooks / "TaskStart")  # what `hooks install` tells a CLI user to do
     auth = run_cli(books, "cline", ["auth", "-p", "openai", "-k", "fake", "-m", "fake-model", "-b", f"{model.url}/v1"])
     assert auth.returncode == 0, auth.stdout + auth.stderr
     done = run_cli(books, "cline", [PROMPT, "--json", "-t", "120"])

@@ -218,6 +218,7 @@ def test_cline_writes_executable_hook_files_and_leaves_the_users_alone(repo):
     hook = repo.root / ".clinerules/hooks/UserPromptSubmit"
     assert os.access(hook, os.X_OK) and cline.ID_LINE in hook.read_text()
     assert state.action == "refused" and "TaskStart" in state.note and mine.read_text().startswith("#!/bin/sh\necho")
+    assert cline.CLI_NOTE in state.note  # the CLI reads ~/.cline/hooks/ only
     assert cline.install(repo.root).state == "partial"
     cline.uninstall(repo.root)
     assert not hook.exists() and mine.exists()

@@ -77,8 +77,13 @@ def install(root: Path) -> base.HostState:
         actions.append("unchanged" if same else ("updated" if existed else "installed"))
     state = status(root)
     state.action = "refused" if "refused" in actions else ("unchanged" if set(actions) == {"unchanged"} else "installed")
-    state.note = "; ".join(notes) or None
+    notes.append(CLI_NOTE)
+    state.note = "; ".join(notes)
     return state
+
+
+#: What ``hooks install`` tells Cline users: the CLI reads the user's hook folder only (3.0.65).
+CLI_NOTE = "Cline CLI runs only ~/.cline/hooks/: for it, copy .clinerules/hooks/TaskStart there"
 
 
 def uninstall(root: Path) -> base.HostState:
