@@ -213,6 +213,13 @@ def rev_parse(root: Path, ref: str) -> str | None:
     return _text(["rev-parse", "--verify", "-q", ref], root)
 
 
+def recent_commits(root: Path, limit: int) -> list[str]:
+    """HEAD and its ancestors, nearest first (``rev-list --topo-order``), at most ``limit``; [] when
+    git cannot say (no commits yet). The index artifacts of these commits are the ones a clone can use."""
+    out = _text(["rev-list", "--topo-order", f"--max-count={int(limit)}", "HEAD"], root)
+    return out.split() if out else []
+
+
 def count_commits(root: Path, revisions: str) -> int:
     """How many commits ``revisions`` (``A..B``) lists; 0 when git cannot say."""
     out = _text(["rev-list", "--count", revisions], root)
