@@ -234,6 +234,27 @@ def diff_names(root: Path, old: str, new: str, timeout: float = QUICK_TIMEOUT_S)
         return []
 
 
+# ---- workspace members given by URL (only when the user runs `paqad workspace add|fetch`) ------
+
+CLONE_TIMEOUT_S = 600.0
+
+
+def clone(url: str, dest: Path, timeout: float = CLONE_TIMEOUT_S) -> None:
+    """``git clone`` of ``url`` into ``dest`` (a new folder), in batch mode: the URL after ``--``
+    (never read as an option), no submodules, no hooks of ours. Raises GitError."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    run(["clone", "--quiet", "--no-recurse-submodules", "--", url, str(dest)], cwd=dest.parent, timeout=timeout, env=batch_env())
+
+
+def fetch_and_reset(root: Path, timeout: float = CLONE_TIMEOUT_S) -> tuple[str | None, str | None]:
+    """Bring a clone of ours to its remote's tip: fetch ``origin`` and reset the checked-out
+    branch to its upstream (the clone is paqad's, never edited by hand). (old, new) HEAD. Raises GitError."""
+    old = head_commit(root)
+    run(["fetch", "--quiet", "--prune", "origin"], cwd=root, timeout=timeout, env=batch_env())
+    run(["reset", "--quiet", "--hard", "@{upstream}"], cwd=root, timeout=QUICK_TIMEOUT_S)
+    return old, head_commit(root)
+
+
 # ---- eligibility: git's own ignore semantics ---------------------------------------------------
 
 

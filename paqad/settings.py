@@ -106,6 +106,12 @@ class Settings:
         low=1,
         high=3650,
     )
+    rag_workspace_member_timeout: float = setting(
+        5.0,
+        "Seconds each workspace member may take to answer `rag search --workspace` (members are asked in parallel); a member past it is reported `timed out` and the others' answer is kept.",
+        low=0.01,
+        high=600.0,
+    )
     rag_top_n: int = setting(20, "Passages a standard-depth search returns.", low=1, high=500)
     rag_similarity_threshold: float = setting(0.75, "Relevance at or above which a passage is delivered normally.", low=0.0, high=1.0)
     rag_relief_floor: float = setting(0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0)

@@ -72,6 +72,7 @@ ARGS: dict[tuple[str, ...], list[list[str]]] = {
     ("stackpack", "new"): [["dart"]],
     ("stackpack", "show"): [["python"]],
     ("workspace", "add"): [["."]],
+    ("workspace", "fetch"): [[]],
     ("workspace", "list"): [[]],
     ("workspace", "remove"): [["shared-lib"]],
 }
