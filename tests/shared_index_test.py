@@ -91,6 +91,8 @@ def test_a_second_clone_adopts_the_published_index_and_answers_identically(repo:
     assert report["vectors"]["embedded"] == 0 and report["vectors"]["pending"] == 0
     assert not (Path(env["XDG_CACHE_HOME"]) / "paqad" / "embeddings.sqlite").exists() or report["vectors"]["cached"] == 0
     assert ranking(paqad_cli, mate.root, env) == ranking(paqad_cli, repo.root, machine(tmp_path, "ci", dsn))
+    again, _ = init(paqad_cli, mate.root, env)  # an index exists now: updated, never replaced by a download
+    assert again["shared_index"]["status"] == "none" and "index already" in again["shared_index"]["reason"]
 
 
 def test_a_descendant_commit_starts_from_its_ancestors_index_and_reindexes_only_what_differs(repo: Repo, paqad_cli, tmp_path, dsn):

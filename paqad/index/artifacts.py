@@ -309,13 +309,15 @@ class AdoptReport:
 
 
 def adopt(root: Path, cfg: Config) -> AdoptReport:
-    """Make the artifact of HEAD or its nearest ancestor the live index (checked, then an atomic
+    """On a clone without an index, make the artifact of HEAD or its nearest ancestor the live index (checked, then an atomic
     pointer swap under the writer lock), with the stat of every file whose content matches the
     work tree refreshed so the update after it parses only files that differ. Never raises for
     the store or the artifact: the report says what happened and the caller builds locally."""
     from paqad.index import build
 
     started = time.perf_counter()
+    if store.current_pointer(root).exists():
+        return AdoptReport("none", reason="this clone has an index already: it is updated, not replaced")
     commits = git.recent_commits(root, ANCESTORS + 1)
     if not commits:
         return AdoptReport("none", reason="no commits")
