@@ -122,8 +122,8 @@ def main() -> int:
     print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} at start", flush=True)
     paths, docs, built = prepare(base, args.members, args.units)
     if built:  # measure search in a fresh process: the builds' memory is not the search's
-        print("re-running in a fresh process to measure the search alone", flush=True)
-        os.execv(sys.executable, [sys.executable, *sys.argv])
+        print("running again in a fresh process to measure the search alone", flush=True)
+        return subprocess.run([sys.executable, *sys.argv], check=False).returncode  # not exec: the peak RSS would carry over
     home = base / "home"
     if not (home / ".git").exists():
         home.mkdir()

@@ -337,6 +337,8 @@ def adopt(root: Path, cfg: Config) -> AdoptReport:
         check_file(tmp, cfg, root)
         refreshed = _refresh_stats(root, cfg, tmp)
         with build.writer_lock(root):
+            if store.current_pointer(root).exists():  # a build (a git hook's) finished meanwhile: keep it
+                return AdoptReport("none", found[1], reason="an index was built meanwhile: it is updated, not replaced")
             target = store.next_generation_path(root)
             os.replace(tmp, target)
             store.publish(root, target)
