@@ -209,3 +209,18 @@ def test_a_url_git_cannot_clone_is_one_line_and_nothing_is_recorded(repo: Repo, 
     assert across.members(repo.root) == []
     with pytest.raises(UsageError, match="not a folder, a URL or a bare repository"):
         across.add(repo.root, "--upload-pack=touch pwned")
+
+
+def test_a_url_member_whose_remote_is_gone_is_reported_by_fetch_and_still_answers(repo: Repo, remote_lib, tmp_path, paqad_cli):
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    across.add(repo.root, remote_lib.as_uri())
+    remote_lib.rename(tmp_path / "moved.git")
+    done = paqad_cli("workspace", "fetch", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    (fetched,) = json.loads(done.stdout)["fetched"]
+    assert fetched["error"].startswith("git could not fetch it") and fetched["new"] is None
+    resp = across.search(repo.root, "parse the supplier invoice line items")  # the last fetched commit still answers
+    assert resp.answered and resp.results[0].repository == "billing-lib"
+    with pytest.raises(UsageError, match="git could not fetch it"):
+        across.add(repo.root, remote_lib.as_uri())  # re-adding fetches: one line

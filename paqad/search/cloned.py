@@ -69,22 +69,31 @@ def add(member: str) -> tuple[Path, str]:
     url = _normal(member)
     dest = clone_dir(url)
     if (dest / ".git").is_dir():
-        refresh(dest)
+        try:
+            refresh(dest)
+        except git.GitError as exc:
+            raise UsageError(f"{member}: git could not fetch it{_fatal(exc)}") from None
         return dest, url
+    if dest.exists():  # not a clone (a copy interrupted before paqad renamed clones into place): ours to replace
+        shutil.rmtree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=dest.parent))
     try:
         try:
             git.clone(url, tmp / "tree")
         except git.GitError as exc:
-            detail = str(exc).splitlines()
-            said = next((line.strip() for line in reversed(detail) if line.strip().startswith("fatal:")), "")
-            raise UsageError(f"{member}: git could not clone it{' (' + said + ')' if said else ''}") from None
+            raise UsageError(f"{member}: git could not clone it{_fatal(exc)}") from None
         (tmp / "tree").rename(dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _index(dest)
     return dest, url
+
+
+def _fatal(exc: git.GitError) -> str:
+    """`` (fatal: ...)``: git's own reason, one line, for the error that says it could not."""
+    said = next((line.strip() for line in reversed(str(exc).splitlines()) if line.strip().startswith("fatal:")), "")
+    return f" ({said[:300]})" if said else ""
 
 
 @dataclass
@@ -120,8 +129,10 @@ def fetch(urls: dict[Path, str], only: str | None = None) -> list[Fetched]:
             else:
                 dest, _ = add(url)
                 out.append(Fetched(dest.name, url, None, git.head_commit(dest), -1))
-        except (git.GitError, UsageError) as exc:
-            out.append(Fetched(path.name, url, None, None, 0, str(exc).strip().splitlines()[-1][:300]))
+        except git.GitError as exc:
+            out.append(Fetched(path.name, url, None, None, 0, f"git could not fetch it{_fatal(exc)}"))
+        except UsageError as exc:
+            out.append(Fetched(path.name, url, None, None, 0, str(exc)[:300]))
     return out
 
 
