@@ -427,3 +427,36 @@ def test_cline_cli_task_start_is_answered_from_the_session_record_it_names(shop)
     spawned = host_json("cline", "session-start", cwd=shop.root, session_id="c-9")
     spawned["parent_agent_id"] = "agent_0"  # a spawned agent's start: not the user's task
     assert json.loads(run_host(shop.root, "cline", stdin=json.dumps(spawned)).stdout) == {"cancel": False}
+
+
+# ---- Kiro IDE: Prompt Submit runs a shell command with the prompt in USER_PROMPT ----------------
+
+
+def test_kiro_ide_prompt_submit_hook_answers_the_prompt_from_user_prompt(shop):
+    from paqad.hooks.hosts import kiro
+
+    hook = json.loads((shop.root / kiro.IDE_CONFIG).read_text())
+    assert hook["when"] == {"type": "promptSubmit"} and hook["then"]["type"] == "runCommand" and hook["enabled"] is True
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "USER_PROMPT": QUESTION}
+    # As the IDE runs it: a shell command, no JSON on stdin (here: an empty, closed stdin), stdout added to the context.
+    done = subprocess.run(["sh", "-c", hook["then"]["command"]], cwd=shop.root, input="", capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    assert QUESTION in done.stdout and "shop/sessions.py:L" in done.stdout and not done.stdout.lstrip().startswith("{")
+    assert refresh.recorded_prompt(shop.root) == QUESTION
+    # A prompt with quotes and a dollar sign reaches paqad as typed (the variable is expanded once, never evaluated).
+    odd = "where is the session cookie signed? say \"hmac\" $HOME `id`"
+    done = subprocess.run(["sh", "-c", hook["then"]["command"]], cwd=shop.root, input="", capture_output=True, text=True, env={**env, "USER_PROMPT": odd}, timeout=60)
+    assert done.returncode == 0 and refresh.recorded_prompt(shop.root) == odd
+
+
+def test_kiro_install_owns_both_files_and_uninstall_removes_both(repo):
+    from paqad.hooks.hosts import kiro
+
+    state = kiro.install(repo.root)
+    assert state.state == "installed" and state.paths == [kiro.CONFIG, kiro.IDE_CONFIG] and state.action == "installed"
+    assert kiro.install(repo.root).action == "unchanged"
+    (repo.root / kiro.IDE_CONFIG).unlink()
+    assert kiro.status(repo.root).state == "partial"
+    assert kiro.install(repo.root).action == "installed" and kiro.status(repo.root).state == "installed"
+    assert kiro.uninstall(repo.root).action == "removed"
+    assert not (repo.root / kiro.CONFIG).exists() and not (repo.root / kiro.IDE_CONFIG).exists() and not (repo.root / ".kiro").exists()
