@@ -182,6 +182,21 @@ def test_the_shim_checks_the_installed_package_file_without_a_second_python(shop
     assert (proc.returncode, proc.stdout) == (0, "")  # package gone, no paqad on PATH: silent
 
 
+def test_modules_in_the_repository_shadow_nothing_the_shim_runs(shop, tmp_path):
+    """The shim runs ``python -P``: the repository the hook starts in is not on ``sys.path``, so
+    a ``paqad/`` package or a ``json.py`` there is never imported in the hook's place."""
+    (shop.root / "paqad").mkdir()
+    (shop.root / "paqad" / "__init__.py").write_text("raise SystemExit('the repository shadowed paqad')\n")
+    (shop.root / "json.py").write_text("raise SystemExit('the repository shadowed json')\n")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "git"):
+        (bare / tool).symlink_to(shutil.which(tool))
+    proc = run_host(shop.root, "claude", prompt=QUESTION, path=str(bare))
+    assert "shadowed" not in proc.stderr
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_without_the_shim_or_paqad_on_path_the_hook_is_silent(shop, tmp_path):
     (shop.root / ".paqad/bin/paqad").unlink()
     bare = tmp_path / "bin"

@@ -20,12 +20,12 @@ goes to the full CLI unchanged:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from paqad.serve import client
+from paqad.serve import litejson as json
 
 #: ``paqad.hooks.runner.GIT_EVENTS`` (not imported: the runner needs yaml and filelock).
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
