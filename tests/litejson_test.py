@@ -61,6 +61,19 @@ def test_bad_input_raises_the_value_error_json_raises(bad) -> None:
         pytest.fail(f"json accepted {bad!r}")
 
 
+def test_bad_input_in_a_process_that_never_imported_json_raises_jsons_error() -> None:
+    """``_json`` builds its error from ``json.decoder``: a hook process has not imported it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from paqad.serve import litejson; assert 'json' not in sys.modules\n"
+        "try:\n    litejson.loads('{\"prompt\": \"cut off')\nexcept ValueError as exc:\n    print(type(exc).__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "JSONDecodeError", "")
+
+
 def test_what_json_refuses_is_refused_with_jsons_error() -> None:
     loop: list = []
     loop.append(loop)

@@ -46,8 +46,8 @@ def loads(text: "str | bytes") -> "Any":
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
         obj, end = _scan(text, start)
-    except StopIteration:
-        return _json().loads(text)  # for json's own error message
+    except Exception:  # noqa: BLE001 - StopIteration, or a SystemError: ``_json`` builds its error from
+        return _json().loads(text)  # ``json.decoder``, which it expects imported; json raises its own
     if text[end:].strip(_WHITESPACE):
         return _json().loads(text)  # "Extra data", as json says it
     return obj
