@@ -38,7 +38,7 @@ import hook_latency  # noqa: E402 - the corpus copy, the payload, the timing, th
 def export(rev: str, dest: Path, bytecode: bool) -> Path:
     """``paqad/`` at ``rev`` (plus its shipped data) in ``dest``; returns ``dest``."""
     dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "archive", "--format=tar", rev, "paqad"], cwd=HERE.parent, capture_output=True, check=True).stdout
+    archive = subprocess.run(["git", "archive", "--format=tar", rev, "paqad", "stackpacks", "hooks"], cwd=HERE.parent, capture_output=True, check=True).stdout
     tar = dest / "paqad.tar"
     tar.write_bytes(archive)
     with tarfile.open(tar) as handle:
