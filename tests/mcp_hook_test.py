@@ -49,7 +49,7 @@ def test_without_a_service_the_server_answers_in_process_and_starts_one(shop: Re
     _, (result,) = call_all(shop.root, [(mcp_hook.TOOL, {"prompt": QUESTION, "cwd": str(shop.root), "session_id": "s1"})], ("--hook-tool",))
     assert result.is_error is False
     assert "shop/sessions.py:L" in _context(text_of(result))
-    assert _prompt_lines(shop.root)[-1]["mode"] != "service"
+    assert _prompt_lines(shop.root)[-1]["mode"] != "service" and "mcp_tool; service: absent" in _prompt_lines(shop.root)[-1]["detail"]
     assert wait_for(lambda: client.running(shop.root)), "the in-process answer started a service for the next prompt"
 
 

@@ -10,11 +10,14 @@ with the in-process door (``paqad.hooks.hosts.handle``, its budget and its log l
 service for the next prompt. No process is started per prompt at all; what it saves against the
 command hook, ``benchmarks/mcp_hook_cost.py`` measures.
 
-Opt-in (``paqad mcp --hook-tool`` lists the tool; without the flag the server's tools are the agent
+Opt-in: ``paqad mcp --hook-tool`` lists the tool (without the flag the server's tools are the agent
 operations only, so a model never sees it unasked), and the hook entry (:func:`claude_hook`) is
-not written by ``paqad hooks install``: when the MCP server is not connected yet (the first
-prompt of a session may come first) Claude Code skips the hook (``onFailure`` "continue"), where
-the command hook would have answered.
+not written by ``paqad hooks install`` (the hosts' installer owns the host configs; the README's
+"Agent hosts" section shows the two entries to write by hand). Why not by default: the hook then
+depends on the MCP server being connected and approved; when it is not, Claude Code skips the
+hook (``onFailure`` "continue") where the command hook would have answered in-process. ``claude
+-p`` connects its servers before the first prompt (tests/claude_mcp_hook_e2e_test.py drives
+2.1.332 against a fake model and finds the context in the model's request).
 """
 
 from __future__ import annotations
@@ -77,7 +80,7 @@ def _in_process(root: Path, raw: str, why: str) -> str:
     try:
         host = hosts.HOSTS["claude"]
         event = host.read_event(raw, "prompt-submit")
-        out = hosts.handle(host, event, hosts.repo_root(event) or root, note=f"service: {why}")
+        out = hosts.handle(host, event, hosts.repo_root(event) or root, note=f"mcp_tool; service: {why}")
         cfg = config.load(root)
         if cfg.rag_enabled and cfg.rag_serve:
             client.start(root, git.no_git_env(), why)
