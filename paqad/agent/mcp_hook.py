@@ -12,8 +12,8 @@ command hook, ``benchmarks/mcp_hook_cost.py`` measures.
 
 Opt-in: ``paqad mcp --hook-tool`` lists the tool (without the flag the server's tools are the agent
 operations only, so a model never sees it unasked), and the hook entry (:func:`claude_hook`) is
-not written by ``paqad hooks install`` (the hosts' installer owns the host configs; the README's
-"Agent hosts" section shows the two entries to write by hand). Why not by default: the hook then
+not written by ``paqad hooks install`` (the hosts' installer owns the host configs; benchmarks/README.md, "The prompt hook as an MCP
+tool", shows the two entries to write by hand). Why not by default: the hook then
 depends on the MCP server being connected and approved; when it is not, Claude Code skips the
 hook (``onFailure`` "continue") where the command hook would have answered in-process. ``claude
 -p`` connects its servers before the first prompt (tests/claude_mcp_hook_e2e_test.py drives
