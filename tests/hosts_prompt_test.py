@@ -373,3 +373,32 @@ def test_qwen_searches_the_submitted_prompt_not_the_tool_result_continuation(sho
 def test_cline_task_start_without_the_task_text_gets_the_orientation(shop):
     out = json.loads(run_host(shop.root, "cline", "session-start").stdout)
     assert out["cancel"] is False and out["contextModification"].startswith("## paqad (orientation)")
+
+
+def test_a_prompt_answered_in_a_warm_process_syncs_nothing_to_disk_and_leaves_its_files_whole(shop, monkeypatch):
+    """The files a prompt rewrites every time (the delivered context and its state, the recorded
+    prompt, the delivered marks) are replaced atomically without an ``fsync`` (the next prompt
+    regenerates them); each is whole and parses after the answer."""
+    import os
+
+    from paqad.hooks import hosts
+
+    host = hosts.HOSTS["claude"]
+
+    def answer(question: str, session: str) -> str:
+        raw = json.dumps(host_json("claude", "prompt", cwd=str(shop.root), prompt=question, session_id=session))
+        return hosts.handle(host, host.read_event(raw, "prompt-submit"), shop.root, budget=30.0, refresh=lambda _root: None)
+
+    assert "shop/sessions.py:L" in answer(QUESTION, "warm-up")  # the index and the search warm, as in a service
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    out = answer("how is a card charge retried", "s2")
+    assert "shop/payments.py:L" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert synced == []
+    from paqad.delivery import context, refresh
+
+    assert json.loads(refresh.prompt_path(shop.root).read_text())["prompt"] == "how is a card charge retried"
+    assert json.loads(context.state_path(shop.root).read_text())["query"] == "how is a card charge retried"
+    assert "claude:s2" in json.loads((shop.root / ".paqad" / "state" / hosts.DELIVERED_FILE).read_text())
+    assert "how is a card charge retried" in context.context_path(shop.root).read_text()
