@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

@@ -438,7 +438,7 @@ class _BaseCache:
         names = AUTO_BASES if setting in ("", "auto") else (setting,)
         files = ["packed-refs", os.path.join("reftable", "tables.list")]
         files += [prefix + name for name in names for prefix in ("refs/heads/", "refs/remotes/origin/", "refs/remotes/", "refs/tags/", "refs/", "")]
-        stamp = []
+        stamp: list[tuple[int, int, int] | None] = []
         for rel in files:
             try:
                 info = os.stat(os.path.join(common, rel))

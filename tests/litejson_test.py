@@ -16,7 +16,7 @@ VALUES = [
     float("inf"),
     -float("inf"),
     (1, "tuple"),
-    {1: "an int key", None: "a None key", 2.5: "a float key", True: "a bool key"},  # left to json
+    {1: "an int key", None: "a None key", 2.5: "a float key", False: "a bool key"},  # left to json
     [],
     0,
 ]

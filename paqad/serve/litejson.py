@@ -13,7 +13,7 @@ everything on an interpreter without ``_json``.
 try:
     from _json import encode_basestring, encode_basestring_ascii, make_scanner
 except ImportError:  # not CPython: the real json, always
-    make_scanner = None  # type: ignore[assignment]
+    make_scanner = None  # type: ignore[assignment,misc]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class _Context:
     memo: dict = {}
 
 
-_scan = make_scanner(_Context()) if make_scanner is not None else None
+_scan = make_scanner(_Context()) if make_scanner is not None else None  # type: ignore[arg-type]
 
 
 def loads(text: "str | bytes") -> "Any":
