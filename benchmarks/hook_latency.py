@@ -16,7 +16,7 @@ the hook starts is not counted):
 * ``entry_import``: CPU of ``python -c 'import paqad.serve.hookclient'`` minus a bare ``python -c pass``;
 * ``commits``: ``--commits`` commits in a tight loop (no pause between them), total wall time,
   with the hooks and a running service, with the hooks and no service (``rag_serve`` off: the
-  detached debounced update), and after ``paqad hooks uninstall`` (git alone), ``--rounds``
+  first commit's Python runs the detached debounced update and stays for the burst), and after ``paqad hooks uninstall`` (git alone), ``--rounds``
   times with the order rotated, medians and their ratios; how long the background work took to
   settle; and the post-commit shim run by itself (``shim_alone``: what paqad adds to a commit).
 
