@@ -55,9 +55,12 @@ def set_const(spec: str) -> None:
 
 
 class Asker:
-    def __init__(self, root: Path):
+    """One repository's index, built or updated on first use; ``overrides`` are settings
+    (default: lexical; ``{}`` is the default settings, hybrid with the packaged model)."""
+
+    def __init__(self, root: Path, overrides: dict[str, str] | None = None):
         self.root = root
-        self.cfg = config.load(root, cli_overrides=dict(LEXICAL), environ={})
+        self.cfg = config.load(root, cli_overrides=dict(LEXICAL if overrides is None else overrides), environ={})
         if store.current_path(root) is None:
             build.build_full(root, self.cfg)
         else:

@@ -39,17 +39,34 @@ from paqad.search import ranking  # noqa: E402
 
 tune_gate.MODULES["ranking"] = ranking
 WORK = HERE / ".cache" / "tune-work"
+#: ``--hybrid`` runs on copies of the repositories here, indexed with the default settings (the
+#: packaged model), so the lexical indexes that ``semble.py`` and a lexical run use stay as they are.
+WORK_HYBRID = HERE / ".cache" / "tune-hybrid"
+#: Settings of the indexes asked: None = lexical (``tune_gate.LEXICAL``); ``--hybrid`` sets ``{}``.
+OVERRIDES: dict[str, str] | None = None
+
+
+def private_copy(src: Path, dst: Path) -> Path:
+    """``src`` copied to ``dst`` without its ``.paqad`` (once), so an index built there is its own."""
+    if not dst.is_dir():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dst, symlinks=True, ignore=lambda d, names: [".paqad"] if Path(d) == src else [])
+    return dst
+
+
+def lexical_units(root: Path) -> int:
+    """Units in the lexical index ``semble.py`` built at ``root`` (0: none yet)."""
+    from paqad.search import pipeline
+
+    return int(pipeline.status(root).get("units") or 0) if root.is_dir() else 0
 
 
 def ruler_root(corpus: str) -> Path:
     entry = json.loads((HERE / "corpora.lock.json").read_text())[corpus]
-    src, dst = corpora.CACHE / entry["root"], WORK / entry["root"]
-    if not dst.is_dir():
-        if not (src / ".git").is_dir():
-            sys.exit(f"{corpus} is not fetched: run `python benchmarks/corpora.py fetch {corpus}`")
-        WORK.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(src, dst, symlinks=True, ignore=lambda d, names: [".paqad"] if Path(d) == src else [])
-    return dst
+    src = corpora.CACHE / entry["root"]
+    if not (src / ".git").is_dir():
+        sys.exit(f"{corpus} is not fetched: run `python benchmarks/corpora.py fetch {corpus}`")
+    return private_copy(src, (WORK if OVERRIDES is None else WORK_HYBRID / "rulers") / entry["root"])
 
 
 def semble_rows(names: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -63,7 +80,9 @@ def semble_rows(names: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, 
         if not root.is_dir():
             rows += [{**semble.base_row(t), "ndcg10": 0.0, "ungated": 0.0, "answered": False, "parsed": False} for t in rt]
             continue
-        a = tune_gate.Asker(root)
+        if OVERRIDES is not None:
+            root = private_copy(root, WORK_HYBRID / "repos" / name)
+        a = tune_gate.Asker(root, OVERRIDES)
         lang = semble.PAQAD_LANGUAGE.get(rt[0]["language"], rt[0]["language"]) if rt else ""
         parsed = lang in tune_gate.parsed_languages(root)
         for t in rt:
@@ -82,7 +101,7 @@ def ruler_rows() -> list[dict[str, Any]]:
     refusal = yaml.safe_load((HERE / "rulers" / "refusal.yaml").read_text())
     out = []
     for corpus in tune_gate.RULERS:
-        a = tune_gate.Asker(ruler_root(corpus))
+        a = tune_gate.Asker(ruler_root(corpus), OVERRIDES)
         ruler = yaml.safe_load((HERE / "rulers" / f"{corpus}.yaml").read_text())
         extra = [dict(x, refusal=True) for x in refusal["questions"] if corpus in refusal.get("corpora", [])]
         for q in ruler["questions"] + extra:
@@ -127,9 +146,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-rulers", action="store_true")
     ap.add_argument("--per-language", action="store_true", help="also print ungated NDCG per language")
     ap.add_argument("--rows", default=None, help="write every row to this jsonl")
+    ap.add_argument("--hybrid", action="store_true", help="default settings (the packaged model), on copies under .cache/tune-hybrid/")
+    ap.add_argument("--max-units", type=int, default=None, help="only repositories whose lexical index holds at most this many units")
     args = ap.parse_args(argv)
+    global OVERRIDES
+    OVERRIDES = {} if args.hybrid else None
     split = json.loads(semble.SPLIT.read_text())
-    names = split[args.half] if args.half else (args.repos.split(",") if args.repos else split["A"] + split["B"])
+    names = split[args.half] if args.half else split["A"] + split["B"]
+    if args.repos:
+        want = args.repos.split(",")
+        names = [n for n in names if n in want]
+    if args.max_units is not None:
+        names = [n for n in names if 0 < lexical_units(semble.CACHE / "repos" / n) <= args.max_units]
     for spec in args.set:
         tune_gate.set_const(spec)
     points: list[tuple[str, str]] = [("", "")]

@@ -6,8 +6,10 @@
 A throwaway repository gets the first N fetched semble repositories as members
 (``python benchmarks/semble.py fetch`` first; their existing indexes are used as they are, lexical
 or hybrid); the queries are the members' own semble queries, round-robin. Reported: median and p95
-wall of ``across.search`` (warm: every member's index opened once before timing) beside the median
-of the same queries against their own repository alone, with the load average.
+wall of ``across.search`` (warm: every member's index opened once before timing) with the members
+asked one by one (``parallel=1``, the earlier code path) and in parallel (``across.MAX_PARALLEL``
+threads), alternating query by query, beside the median of the same queries against their own
+repository alone, with the load average.
 """
 
 from __future__ import annotations
@@ -59,18 +61,23 @@ def main() -> int:
         across.search(root, "warm up")
         units = sum(pipeline.status(r).get("units") or 0 for r in repos)
         print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} at start; {len(repos)} members ({', '.join(r.name for r in repos)}), {units} units")
-        ws, single = [], []
+        ws: dict[int, list[float]] = {1: [], across.MAX_PARALLEL: []}
+        single = []
         for r, q in queries:
-            t0 = time.perf_counter()
-            across.search(root, q, top_n=10)
-            ws.append((time.perf_counter() - t0) * 1000)
+            for parallel, out in ws.items():
+                t0 = time.perf_counter()
+                across.search(root, q, top_n=10, parallel=parallel)
+                out.append((time.perf_counter() - t0) * 1000)
             cfg = config.load(r)
             t0 = time.perf_counter()
             pipeline.run(Index.shared(r), SearchRequest.from_settings(cfg, r, q, top_n=10))
             single.append((time.perf_counter() - t0) * 1000)
-        p95 = sorted(ws)[int(0.95 * (len(ws) - 1))]
-        print(f"workspace of {len(repos)}: median {statistics.median(ws):.1f} ms, p95 {p95:.1f} ms")
-        print(f"one repository alone:  median {statistics.median(single):.1f} ms ({statistics.median(ws) / statistics.median(single):.1f}x)")
+        alone = statistics.median(single)
+        for parallel, out in ws.items():
+            p95 = sorted(out)[int(0.95 * (len(out) - 1))]
+            how = "one by one" if parallel == 1 else f"{parallel} threads"
+            print(f"workspace of {len(repos)}, {how}: median {statistics.median(out):.1f} ms, p95 {p95:.1f} ms ({statistics.median(out) / alone:.1f}x one repository)")
+        print(f"one repository alone:  median {alone:.1f} ms")
         print(f"load {os.getloadavg()[0]:.1f} at the end")
     return 0
 

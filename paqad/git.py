@@ -213,6 +213,13 @@ def rev_parse(root: Path, ref: str) -> str | None:
     return _text(["rev-parse", "--verify", "-q", ref], root)
 
 
+def recent_commits(root: Path, limit: int) -> list[str]:
+    """HEAD and its ancestors, nearest first (``rev-list --topo-order``), at most ``limit``; [] when
+    git cannot say (no commits yet). The index artifacts of these commits are the ones a clone can use."""
+    out = _text(["rev-list", "--topo-order", f"--max-count={int(limit)}", "HEAD"], root)
+    return out.split() if out else []
+
+
 def count_commits(root: Path, revisions: str) -> int:
     """How many commits ``revisions`` (``A..B``) lists; 0 when git cannot say."""
     out = _text(["rev-list", "--count", revisions], root)
@@ -225,6 +232,27 @@ def diff_names(root: Path, old: str, new: str, timeout: float = QUICK_TIMEOUT_S)
         return zsplit(run(["diff", "--name-only", "-z", "--no-renames", old, new], cwd=root, timeout=timeout))
     except GitError:
         return []
+
+
+# ---- workspace members given by URL (only when the user runs `paqad workspace add|fetch`) ------
+
+CLONE_TIMEOUT_S = 600.0
+
+
+def clone(url: str, dest: Path, timeout: float = CLONE_TIMEOUT_S) -> None:
+    """``git clone`` of ``url`` into ``dest`` (a new folder), in batch mode: the URL after ``--``
+    (never read as an option), no submodules, no hooks of ours. Raises GitError."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    run(["clone", "--quiet", "--no-recurse-submodules", "--", url, str(dest)], cwd=dest.parent, timeout=timeout, env=batch_env())
+
+
+def fetch_and_reset(root: Path, timeout: float = CLONE_TIMEOUT_S) -> tuple[str | None, str | None]:
+    """Bring a clone of ours to its remote's tip: fetch ``origin`` and reset the checked-out
+    branch to its upstream (the clone is paqad's, never edited by hand). (old, new) HEAD. Raises GitError."""
+    old = head_commit(root)
+    run(["fetch", "--quiet", "--prune", "origin"], cwd=root, timeout=timeout, env=batch_env())
+    run(["reset", "--quiet", "--hard", "@{upstream}"], cwd=root, timeout=QUICK_TIMEOUT_S)
+    return old, head_commit(root)
 
 
 # ---- eligibility: git's own ignore semantics ---------------------------------------------------

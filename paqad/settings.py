@@ -95,6 +95,23 @@ class Settings:
         "PostgreSQL connection string of a team-shared embedding store (e.g. `postgresql://paqad@db.internal/paqad` or `host=/run/postgresql dbname=paqad`): the user cache first, then this store, then the model. Sends only model keys, text hashes and float16 vectors, never text; TLS is required unless the host is loopback or a Unix socket; password from ~/.pgpass or PGPASSWORD (environment or .paqad/secrets.env). A down or slow store costs at most a timeout. Local or environment only: a committed team config cannot set it.",
         off_machine=("*",),
     )
+    rag_shared_index: bool = setting(
+        False,
+        "Also share the index itself, per commit, through rag_shared_store: `paqad rag publish` (CI or any clean checkout) uploads the index of HEAD, and `paqad rag init` on a clone at that commit or a descendant downloads it, checks it like a crafted file and updates only what differs. An index holds the source text of every indexed unit (secrets redacted), so this is a separate opt-in. Local or environment only: a committed team config cannot set it.",
+        off_machine=("*",),
+    )
+    rag_shared_index_days: int = setting(
+        14,
+        "Days an index artifact in the shared store is kept: `rag publish` deletes older ones, and `rag init` never uses one older than this.",
+        low=1,
+        high=3650,
+    )
+    rag_workspace_member_timeout: float = setting(
+        5.0,
+        "Seconds each workspace member may take to answer `rag search --workspace` (members are asked in parallel); a member past it is reported `timed out` and the others' answer is kept.",
+        low=0.01,
+        high=600.0,
+    )
     rag_top_n: int = setting(20, "Passages a standard-depth search returns.", low=1, high=500)
     rag_similarity_threshold: float = setting(0.75, "Relevance at or above which a passage is delivered normally.", low=0.0, high=1.0)
     rag_relief_floor: float = setting(0.35, "Relevance at or above which a passage may be delivered as low-confidence.", low=0.0, high=1.0)

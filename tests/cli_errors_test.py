@@ -58,6 +58,7 @@ ARGS: dict[tuple[str, ...], list[list[str]]] = {
     ("rag", "init"): [[]],
     ("rag", "neighbors"): [[UNIT]],
     ("rag", "probe"): [["retry a charge"]],
+    ("rag", "publish"): [[]],
     ("rag", "rebuild"): [[]],
     ("rag", "refresh-context"): [[]],
     ("rag", "search"): [["retry a charge"]],
@@ -71,6 +72,7 @@ ARGS: dict[tuple[str, ...], list[list[str]]] = {
     ("stackpack", "new"): [["dart"]],
     ("stackpack", "show"): [["python"]],
     ("workspace", "add"): [["."]],
+    ("workspace", "fetch"): [[]],
     ("workspace", "list"): [[]],
     ("workspace", "remove"): [["shared-lib"]],
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from paqad.embed import UNIT_TEXT_MAX_CHARS, unit_text
@@ -90,6 +90,7 @@ def test_name_words_only_when_the_name_splits() -> None:
     name=st.text(min_size=1, max_size=80),
     max_chars=st.integers(min_value=0, max_value=2000),
 )
+@example(text="0\r0", doc="", sig="", desc="", name="0", max_chars=2)  # a two-character cut once ended on the space
 def test_never_longer_than_max_chars(text: str, doc: str, sig: str, desc: str, name: str, max_chars: int) -> None:
     out = unit_text(_unit(text, docstring=doc, signature=sig, name=name), description=desc, max_chars=max_chars)
     assert len(out) <= max_chars

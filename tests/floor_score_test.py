@@ -14,19 +14,21 @@ T, F = 0.75, 0.35
 
 
 @pytest.mark.parametrize(
-    "scores, kept, low",
+    "scores, kept, confident",
     [
-        ([0.95, 0.8, 0.75, 0.5], [0, 1, 2], False),  # at or above the threshold: delivered normally
-        ([0.7, 0.6, 0.5, 0.2], [0, 1], True),  # none high: up to two in the relief band, low confidence
-        ([0.4, 0.2], [0], True),
-        ([0.34, 0.1], [], False),  # nothing at the relief floor: silence
-        ([], [], False),
+        ([0.95, 0.8, 0.75, 0.5, 0.3], [0, 1, 2, 3], 3),  # at or above the threshold, then the relief band up to TAIL_MIN
+        ([0.95, 0.8, 0.5, 0.4, 0.36, 0.2], [0, 1, 2, 3], 2),  # the tail stops at TAIL_MIN in all
+        ([0.9, 0.8, 0.8, 0.8, 0.76, 0.5], [0, 1, 2, 3, 4], 5),  # TAIL_MIN confident ones: no tail
+        ([0.7, 0.6, 0.5, 0.2], [0, 1], 0),  # none high: up to two in the relief band, low confidence
+        ([0.4, 0.2], [0], 0),
+        ([0.34, 0.1], [], 0),  # nothing at the relief floor: silence
+        ([], [], 0),
     ],
 )
-def test_floor_on_constructed_scores(scores, kept, low):
+def test_floor_on_constructed_scores(scores, kept, confident, monkeypatch):
+    monkeypatch.setattr(fusion, "TAIL_MIN", 4)
     items = list(range(len(scores)))
-    out, is_low = fusion.floor(scores, T, F, items)
-    assert out == kept and is_low == low
+    assert fusion.floor(scores, T, F, items) == (kept, confident)
 
 
 def _fused(*ratios: float) -> list[fusion.Fused]:
@@ -73,10 +75,16 @@ def shop(repo):
 def test_search_applies_the_floor_and_probe_does_not(shop):
     q = "where is the session cookie signed"
     normal = pipeline.search(shop.root, q)
-    assert normal.results and all(r.score >= T and not r.low_confidence for r in normal.results)
+    confident = [r for r in normal.results if not r.low_confidence]
+    tail = normal.results[len(confident):]
+    assert confident and all(r.score >= T for r in confident)
+    # below the threshold: only as a low-confidence tail after the confident ones, at the relief floor or above
+    assert all(r.low_confidence and F <= r.score < T for r in tail) and len(normal.results) <= max(len(confident), fusion.TAIL_MIN)
     probe = pipeline.search(shop.root, q, gate=False)
-    assert len(probe.results) > len(normal.results)  # the floor trimmed distant candidates
-    assert any(r.score < T for r in probe.results)
+    kept = {r.id for r in normal.results}
+    assert kept <= {r.id for r in probe.results}
+    # what the floor left out is below the relief floor, or past the tail's length
+    assert all(r.score < F or len(tail) == fusion.TAIL_MIN - len(confident) for r in probe.results if r.id not in kept)
 
     relief = pipeline.search(shop.root, q, threshold=1.01, relief_floor=0.35)
     assert relief.answered and 1 <= len(relief.results) <= 2 and all(r.low_confidence for r in relief.results)

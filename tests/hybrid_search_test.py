@@ -18,7 +18,7 @@ from paqad import config
 from paqad.cli import render
 from paqad.index import build, store, vectors
 from paqad.index.reader import Index
-from paqad.search import pipeline, vector
+from paqad.search import fusion, pipeline, vector
 from testing.env import child_env, unshare_works, wait_for
 from testing.repos import Repo, make_shop
 
@@ -71,13 +71,20 @@ def cards(repo: Repo) -> Repo:
     return repo
 
 
-def test_meaning_reaches_retry_charge_with_local_and_not_with_none(cards):
+def test_meaning_reaches_retry_charge_with_local_and_not_with_none(cards, monkeypatch):
     build.build_full(cards.root, cfg(cards.root, "none"))
     lexical = pipeline.search(cards.root, QUESTION)
     assert not lexical.answered and lexical.results == [] and lexical.mode == "lexical"
 
     report = build.build_full(cards.root, cfg(cards.root, "local"))
     assert report.vectors and report.vectors.pending == 0 and report.vectors.embedded == report.units
+    # MiniLM puts this paraphrase (no shared word) at a cosine of about 0.46: below the shipped
+    # vector bar, chosen on semble half A where probes about absent subjects reached 0.47-0.51
+    # (benchmarks/README.md), so the default stays silent and ungated probe still finds it first.
+    shipped = pipeline.search(cards.root, QUESTION)
+    assert not shipped.answered and shipped.evidence["vector"]["top_cosine"] < fusion.VECTOR_TOP_BAR
+    assert pipeline.search(cards.root, QUESTION, gate=False).results[0].name == "retry_charge"
+    monkeypatch.setattr(fusion, "VECTOR_TOP_BAR", 0.45)  # the relief rule itself, at a bar it clears
     hybrid = pipeline.search(cards.root, QUESTION)
     assert hybrid.answered and hybrid.mode == "hybrid"
     top = hybrid.results[0]
@@ -199,18 +206,17 @@ print("no model")
 """
 
 
-def test_no_model_load_without_provider_or_when_lexical_refusal_is_final(cards):
+def test_no_model_load_without_provider_and_every_lexical_refusal_asks_the_vectors(cards):
     build.build_full(cards.root, cfg(cards.root, "none"))
-    args = [sys.executable, "-c", NO_MODEL, str(cards.root), QUESTION, "where is the session cookie signed"]
+    args = [sys.executable, "-c", NO_MODEL, str(cards.root), QUESTION, "where is the session cookie signed", "refund attempts hmac"]
     done = subprocess.run(args, env=child_env(), cwd=cards.root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "no model" in done.stdout, done.stderr
 
+    # With vectors, scattered words are a refusal the vectors may overrule, like the others: they are asked.
     build.build_full(cards.root, cfg(cards.root, "local"))
     scattered = pipeline.search(cards.root, "refund attempts hmac")
-    assert scattered.diagnosis and scattered.diagnosis["reason"] == "matched_terms_are_scattered"
-    args = [sys.executable, "-c", NO_MODEL, str(cards.root), "refund attempts hmac"]
-    done = subprocess.run(args, env=child_env(), cwd=cards.root, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and "no model" in done.stdout, done.stderr
+    assert "vector" in scattered.evidence and scattered.evidence["reason"] == "matched_terms_are_scattered"
+    assert scattered.answered == scattered.evidence["vector"]["passed"]
 
 
 @pytest.mark.usefixtures("default_provider")
@@ -232,7 +238,8 @@ def test_cli_default_init_is_the_offline_local_model_then_status_probe_and_back_
     probe = json.loads(paqad_cli("rag", "probe", QUESTION, "--json", cwd=cards.root).stdout)
     assert probe["mode"] == "hybrid" and probe["results"][0]["name"] == "retry_charge"
     assert {"bm25f", "relevance", "cosine", "fused", "calibrated"} <= set(probe["results"][0]["signals"])
-    text = paqad_cli("rag", "search", QUESTION, cwd=cards.root).stdout
+    # Nothing reaches a threshold of 1.0, so the closest passages come as low-confidence relief.
+    text = paqad_cli("-c", "rag_similarity_threshold=1.0", "rag", "search", "retrying payments with backoff", cwd=cards.root).stdout
     assert "low confidence" in text.lower() and "retry_charge" in text
     back = paqad_cli("rag", "init", "--provider", "none", "--json", cwd=cards.root)
     assert back.returncode == 0 and json.loads(back.stdout)["vectors"] is None

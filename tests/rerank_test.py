@@ -75,6 +75,11 @@ def ids(resp: pipeline.SearchResponse) -> list[str]:
     return [r.id for r in resp.results]
 
 
+def confident(resp: pipeline.SearchResponse) -> list[str]:
+    """The results delivered with confidence (the floor may add a low-confidence tail after them)."""
+    return [r.id for r in resp.results if not r.low_confidence]
+
+
 # ---------------------------------------------------------------------------- off and local
 
 
@@ -116,13 +121,14 @@ def test_rerank_runs_before_the_floor_and_the_floor_still_decides(shop: Repo, ti
     model = {"rag_rerank": "local", "rag_rerank_model": str(tiny.folder)}
     # At the default threshold only refund passes: the model's favourite (charge, 0.74) is not lifted.
     fused, ranked = run_search(shop.root), run_search(shop.root, **model)
-    assert ranked.answered and ids(ranked) == ids(fused) == ["shop/payments.py::PaymentGateway.refund"]
+    assert ranked.answered and confident(ranked) == confident(fused) == ["shop/payments.py::PaymentGateway.refund"]
+    assert ranked.results[0].id == "shop/payments.py::PaymentGateway.refund"  # the tail comes after, however the model ranks it
     assert ranked.results[0].signals["rerank"] < run_search(shop.root, gate=False, **model).results[0].signals["rerank"]
     # With a lower threshold more pass, and they come in the model's order with their own scores.
     fused, ranked = run_search(shop.root, rag_similarity_threshold=0.5), run_search(shop.root, rag_similarity_threshold=0.5, **model)
-    assert set(ids(ranked)) == set(ids(fused)) and len(ids(ranked)) >= 3
+    assert set(confident(ranked)) == set(confident(fused)) and len(confident(ranked)) >= 3
     assert ranked.results[0].id == TARGET != fused.results[0].id
-    assert all(r.score >= 0.5 for r in ranked.results)
+    assert all(r.score >= 0.5 for r in ranked.results if not r.low_confidence)
 
 
 def test_pool_bounds_what_is_reranked(shop: Repo, tiny: TinyModel) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,109 @@ def test_the_agent_protocol_and_mcp_take_a_workspace_scope(two):
     assert compact["results"][0]["repository"] == "billing-lib"
     assert "## [billing-lib] billing/invoices.py:" in mcp_render.search_text(compact)
     assert ACTIONS["search"].input_schema()["properties"]["scope"]["enum"] == ["repository", "workspace"]
+
+
+def test_members_are_asked_in_parallel_with_the_same_answer_as_one_by_one(two, tmp_path):
+    repo, lib = two
+    across.add(repo.root, str(lib.root))
+    third = Repo.init(tmp_path / "third")
+    third.write("ledger/entries.py", "def post_ledger_entry(amount):\n    '''Book an amount on the general ledger.'''\n    return amount\n")
+    third.commit("ledger")
+    build.build_full(third.root, config.load(third.root, environ=LEXICAL))
+    across.add(repo.root, str(third.root))
+    for query in ("parse the supplier invoice line items", "book an amount on the ledger", "where is the session cookie signed"):
+        one_by_one = across.search(repo.root, query, parallel=1).to_dict()
+        parallel = across.search(repo.root, query, parallel=8).to_dict()
+        for d in (one_by_one, parallel):
+            d.pop("elapsed_ms", None)
+        assert parallel == one_by_one and parallel["results"]
+
+
+def test_a_member_past_its_timeout_is_reported_and_never_fails_the_search(two):
+    repo, lib = two
+    across.add(repo.root, str(lib.root))
+    resp = across.search(repo.root, "parse the supplier invoice line items", timeout=1e-9)  # no search answers in a nanosecond
+    assert not resp.answered and resp.results == []
+    assert [m["status"] for m in resp.evidence["members"]] == ["timed out", "timed out"]
+    assert resp.diagnosis["reason"] == "no_member_answered"
+    assert across.search(repo.root, "parse the supplier invoice line items").answered  # the default timeout: answered
+
+
+# ---- members given by URL: cloned into the user cache, fetched on demand --------------------
+
+
+@pytest.fixture
+def remote_lib(tmp_path) -> Path:
+    """A bare repository holding the billing library: what a URL member is cloned from."""
+    from testing.repos import make_bare
+
+    lib = Repo.init(tmp_path / "billing-src")
+    lib.write("billing/invoices.py", INVOICES)
+    lib.commit("billing")
+    return make_bare(lib, tmp_path / "billing-lib.git")
+
+
+@pytest.mark.parametrize("form", ["file-url", "path"])
+def test_a_url_member_is_cloned_into_the_user_cache_and_answers(form, repo: Repo, remote_lib, monkeypatch, paqad_cli):
+    import os
+
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    url = remote_lib.as_uri() if form == "file-url" else os.path.relpath(remote_lib, repo.root)
+    done = paqad_cli("workspace", "add", url, cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "paqad" / "workspace"
+    (clone_dir,) = [p for p in cache.glob("*/*") if p.is_dir()]
+    assert clone_dir.name == "billing-lib" and (clone_dir / "billing" / "invoices.py").is_file()
+    assert [p.name for p in clone_dir.parent.iterdir()] == ["billing-lib"]  # no half clone left beside it
+    recorded = across.sources(repo.root)
+    assert recorded == {clone_dir: remote_lib.as_uri() if form == "file-url" else str(remote_lib.resolve())}
+    resp = across.search(repo.root, "parse the supplier invoice line items")
+    assert resp.answered and (resp.results[0].repository, resp.results[0].path) == ("billing-lib", "billing/invoices.py")
+    listed = json.loads(paqad_cli("workspace", "list", "--json", cwd=repo.root).stdout)["members"]
+    assert listed[1]["url"] == recorded[clone_dir] and listed[1]["indexed"]
+
+
+def test_searching_never_fetches_and_workspace_fetch_brings_the_new_commit(repo: Repo, remote_lib, tmp_path, paqad_cli):
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    clone_dir = across.add(repo.root, remote_lib.as_uri())
+    before = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone_dir, capture_output=True, text=True).stdout
+    work = Repo(tmp_path / "billing-work")
+    subprocess.run(["git", "clone", "-q", str(remote_lib), str(work.root)], check=True)
+    work.write("billing/refunds.py", "def refund_credit_note(invoice):\n    '''Issue a credit note that reverses an invoice.'''\n    return invoice\n")
+    work.commit("refunds")
+    work.git("push", "-q", "origin", "HEAD")
+    resp = across.search(repo.root, "issue a credit note that reverses an invoice")
+    assert all(r.path != "billing/refunds.py" for r in resp.results)  # the search did not fetch
+    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone_dir, capture_output=True, text=True).stdout == before
+    done = paqad_cli("workspace", "fetch", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    (fetched,) = json.loads(done.stdout)["fetched"]
+    assert fetched["repository"] == "billing-lib" and fetched["old"] != fetched["new"] == work.head() and fetched["changed_files"] == 1
+    resp = across.search(repo.root, "issue a credit note that reverses an invoice")
+    assert resp.results[0].path == "billing/refunds.py" and resp.results[0].repository == "billing-lib"
+
+
+def test_a_url_git_cannot_clone_is_one_line_and_nothing_is_recorded(repo: Repo, tmp_path, paqad_cli):
+    make_shop(repo)
+    done = paqad_cli("workspace", "add", (tmp_path / "nothing-here.git").as_uri(), cwd=repo.root)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "could not clone" in done.stderr
+    assert across.members(repo.root) == []
+    with pytest.raises(UsageError, match="not a folder, a URL or a bare repository"):
+        across.add(repo.root, "--upload-pack=touch pwned")
+
+
+def test_a_url_member_whose_remote_is_gone_is_reported_by_fetch_and_still_answers(repo: Repo, remote_lib, tmp_path, paqad_cli):
+    make_shop(repo)
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    across.add(repo.root, remote_lib.as_uri())
+    remote_lib.rename(tmp_path / "moved.git")
+    done = paqad_cli("workspace", "fetch", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    (fetched,) = json.loads(done.stdout)["fetched"]
+    assert fetched["error"].startswith("git could not fetch it") and fetched["new"] is None
+    resp = across.search(repo.root, "parse the supplier invoice line items")  # the last fetched commit still answers
+    assert resp.answered and resp.results[0].repository == "billing-lib"
+    with pytest.raises(UsageError, match="git could not fetch it"):
+        across.add(repo.root, remote_lib.as_uri())  # re-adding fetches: one line

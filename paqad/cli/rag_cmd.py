@@ -38,9 +38,9 @@ def rag_group() -> None:
     """
 
 
-def _build_output(report: build.BuildReport, as_json: bool) -> None:
+def _build_output(report: build.BuildReport, as_json: bool, extra: dict[str, Any] | None = None) -> None:
     if as_json:
-        emit_json(dataclasses.asdict(report))
+        emit_json({**dataclasses.asdict(report), **(extra or {})})
     else:
         click.echo(render.build_text(report))
 
@@ -92,31 +92,79 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
     config_mod.set_value(root, "rag_enabled", "true")
     if provider is not None:
         config_mod.set_value(root, "rag_embedding_provider", provider)
+    cfg = app.config()
+    shared = _adopt_shared(root, cfg)
+    adopted = shared is not None and shared.status == "adopted"
+    extra = {"shared_index": dataclasses.asdict(shared)} if shared is not None else {}
     if not background:
-        report = _with_progress(True, root, app.config(), announce=True)
-        _build_output(report, as_json)
+        report = _with_progress(not adopted, root, cfg, announce=not adopted)
+        _build_output(report, as_json, extra)
         return
-    report, pid = _init_in_background(root, app.config())
+    report, pid = _init_in_background(root, cfg, adopted)
     if as_json:
-        emit_json({**dataclasses.asdict(report), "embedding_in_background": {"pid": pid} if pid else None})
+        emit_json({**dataclasses.asdict(report), **extra, "embedding_in_background": {"pid": pid} if pid else None})
         return
     click.echo(render.build_text(report))
     if pid:
         click.echo(f"Embedding in the background (pid {pid}); search works now, lexically for units without vectors: paqad rag status")
 
 
-def _init_in_background(root: Path, cfg: config_mod.Config) -> tuple[build.BuildReport, int | None]:
+def _adopt_shared(root: Path, cfg: config_mod.Config) -> Any:
+    """With ``rag_shared_index``: the index artifact of HEAD or its nearest ancestor made live
+    (``paqad.index.artifacts.adopt``; the update after it indexes what differs). A refused artifact
+    or an unavailable store is one line on stderr, and the caller builds locally. None when off."""
+    from paqad.index import artifacts
+
+    if not artifacts.enabled(cfg):
+        return None
+    report = artifacts.adopt(root, cfg)
+    line = report.line()
+    if line:
+        click.echo(line, err=True)
+    return report
+
+
+def _init_in_background(root: Path, cfg: config_mod.Config, adopted: bool = False) -> tuple[build.BuildReport, int | None]:
     """The lexical index now; the vectors from a detached `paqad rag update` (no time limit, no
     terminal: an agent's shell command returns in seconds on any repository). The update takes
-    the writer lock, so a git hook's update meanwhile waits or coalesces; a killed fill resumes."""
+    the writer lock, so a git hook's update meanwhile waits or coalesces; a killed fill resumes.
+    ``adopted``: a shared index is live already, so the lexical step is an update of what differs."""
     from paqad.hooks import runner
     from paqad.index import build
 
-    report = build.build_full(root, cfg, embed=False)
+    report = build.update(root, cfg, embed=False) if adopted else build.build_full(root, cfg, embed=False)
     _announce_lexical(root, cfg)
     if cfg.rag_embedding_provider == "none":
         return report, None
     return report, runner.spawn([sys.executable, "-m", "paqad", "--root", str(root), "rag", "update"], root)
+
+
+@rag_group.command("publish")
+@JSON_OPT
+@click.pass_obj
+def rag_publish(app: AppContext, as_json: bool) -> None:
+    """Update the index and upload it to the shared store as the index of HEAD (CI, or any clean
+    checkout), so `paqad rag init` on a clone at this commit or a later one downloads it instead of
+    building. Needs rag_shared_store and rag_shared_index (an index holds source text). Deletes
+    artifacts older than rag_shared_index_days.
+
+    Example: PAQAD_RAG_SHARED_STORE=postgresql://ci@db/paqad PAQAD_RAG_SHARED_INDEX=true paqad rag publish
+    """
+    from paqad.errors import PaqadError
+    from paqad.index import artifacts
+
+    root, cfg = app.root(), app.config()
+    try:
+        report = artifacts.publish(root, cfg, lambda: _with_progress(False, root, cfg))
+    except artifacts.StoreUnavailable as exc:
+        raise PaqadError(f"the shared store could not take the index ({exc})") from None
+    if as_json:
+        emit_json(dataclasses.asdict(report))
+    else:
+        click.echo(
+            f"Published the index of {report.commit[:12]}: {report.units} units, {report.bytes / 1e6:.1f} MB "
+            f"({report.index_bytes / 1e6:.1f} MB uncompressed) in {report.seconds:.1f}s; {report.expired} expired artifacts deleted"
+        )
 
 
 @rag_group.command("update")

@@ -131,7 +131,8 @@ def _cut(text: str, limit: int) -> str:
         return text
     head = text[:limit]
     space = head.rfind(" ")
-    return head[:space] if space > limit // 2 else head
+    # A cut of one or two characters can end on the space itself ("0 0" at 2): never end on one.
+    return (head[:space] if space > limit // 2 else head).rstrip()
 
 
 def _name_words(qualified_name: str) -> str:

@@ -208,6 +208,12 @@ class Index:
                 found[r["term"]] = TermInfo(r["term"], int(r["tid"]), int(r["df"]))
         return found
 
+    def terms_with_prefix(self, prefix: str, limit: int = 32) -> list[TermInfo]:
+        """Up to ``limit`` of the index's terms that start with ``prefix`` (a range scan of the
+        terms' unique index), for the query's derivational fallback."""
+        rows = self._rows("SELECT term, tid, df FROM terms WHERE term >= ? AND term < ? ORDER BY term LIMIT ?", (prefix, prefix + "\uffff", limit))
+        return [TermInfo(r["term"], int(r["tid"]), int(r["df"])) for r in rows]
+
     def common_terms(self, limit: int) -> list[str]:
         """The ``limit`` most frequent terms, most frequent first (benchmarks build queries from them)."""
         return [r["term"] for r in self._rows("SELECT term FROM terms ORDER BY df DESC LIMIT ?", (limit,))]

@@ -8,8 +8,9 @@ index), and merges the answers by their calibrated score, which is comparable ac
 is the same [0, 1] evidence scale in each. Every result says which repository it comes from
 (``Result.repository``); paths stay relative to that repository.
 
-Not here yet: members given by URL (cloned into the user cache), and the workspace scope in the
-agent protocol and MCP.
+Members are asked in parallel (``MAX_PARALLEL`` threads), each within
+``rag_workspace_member_timeout``: one slow or stuck member costs that timeout, never the answer
+of the others.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,54 +30,82 @@ from paqad.search.request import SearchRequest
 
 FILE = "workspace.json"
 MAX_MEMBERS = 64
+MAX_PARALLEL = 8  # members asked at once
 
 
 def _path(root: Path) -> Path:
     return workspace.state_dir(root) / FILE
 
 
-def members(root: Path) -> list[Path]:
-    """The recorded members (absolute paths), in the order they were added. A damaged file is
-    treated as an empty workspace (it holds nothing that cannot be added again)."""
+def _load(root: Path) -> dict:
     try:
         data = json.loads(_path(root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
-    found = data.get("members", []) if isinstance(data, dict) else []
-    return [Path(p) for p in found if isinstance(p, str) and p.startswith("/")][:MAX_MEMBERS]
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
-def _save(root: Path, paths: list[Path]) -> None:
+def members(root: Path) -> list[Path]:
+    """The recorded members (absolute paths), in the order they were added. A damaged file is
+    treated as an empty workspace (it holds nothing that cannot be added again)."""
+    found = _load(root).get("members", [])
+    return [Path(p) for p in found if isinstance(p, str) and p.startswith("/")][:MAX_MEMBERS] if isinstance(found, list) else []
+
+
+def sources(root: Path) -> dict[Path, str]:
+    """The URL each member given by URL was cloned from, by its clone's path (``paqad.search.cloned``)."""
+    found = _load(root).get("sources", {})
+    if not isinstance(found, dict):
+        return {}
+    listed = set(members(root))
+    return {Path(p): u for p, u in found.items() if isinstance(u, str) and Path(p) in listed}
+
+
+def _save(root: Path, paths: list[Path], urls: dict[Path, str]) -> None:
     workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
-    workspace.atomic_write_text(_path(root), json.dumps({"version": 1, "members": [str(p) for p in paths]}, indent=2) + "\n")
+    data = {"version": 1, "members": [str(p) for p in paths], "sources": {str(p): u for p, u in urls.items() if p in paths}}
+    workspace.atomic_write_text(_path(root), json.dumps(data, indent=2) + "\n")
+
+
+def record(root: Path, top: Path, url: str | None = None) -> Path:
+    """Add ``top`` (a work tree's top level) to the workspace, with the URL it was cloned from."""
+    if top == root.resolve():
+        raise UsageError(f"{top}: is this repository itself (it is always searched)")
+    now, urls = members(root), sources(root)
+    if top not in now and len(now) >= MAX_MEMBERS:
+        raise UsageError(f"a workspace holds at most {MAX_MEMBERS} repositories")
+    if url is not None:
+        urls[top] = url
+    _save(root, now if top in now else [*now, top], urls)
+    return top
 
 
 def add(root: Path, member: str) -> Path:
-    """Record ``member`` (a folder inside a git work tree; its top level is recorded)."""
+    """Record ``member``: a folder inside a git work tree (its top level is recorded), or a URL or
+    bare repository, cloned into the user cache and indexed there (``paqad.search.cloned``)."""
+    from paqad.search import cloned
+
+    if cloned.is_remote(member):
+        return record(root, *cloned.add(member))
     path = Path(member).expanduser()
     if not path.is_dir():
-        raise UsageError(f"{member}: not a folder (a workspace member is another local git repository)")
+        raise UsageError(f"{member}: not a folder, a URL or a bare repository (a workspace member is another git repository)")
     top = git.toplevel(path.resolve())
     if top is None:
         raise UsageError(f"{member}: not inside a git repository")
     top = top.resolve()
     if top == root.resolve():
         raise UsageError(f"{member}: is this repository itself (it is always searched)")
-    now = members(root)
-    if top not in now:
-        if len(now) >= MAX_MEMBERS:
-            raise UsageError(f"a workspace holds at most {MAX_MEMBERS} repositories")
-        _save(root, [*now, top])
-    return top
+    return record(root, top)
 
 
 def remove(root: Path, member: str) -> Path:
-    now = members(root)
+    now, urls = members(root), sources(root)
     path = Path(member).expanduser()
-    target = next((m for m in now if m == path.resolve() or m.name == member), None)
+    target = next((m for m in now if m == path.resolve() or m.name == member or urls.get(m) == member), None)
     if target is None:
         raise UsageError(f"{member}: not in this workspace (see `paqad workspace list`)")
-    _save(root, [m for m in now if m != target])
+    _save(root, [m for m in now if m != target], urls)
     return target
 
 
@@ -84,39 +114,101 @@ def describe(root: Path) -> list[dict]:
     from paqad.index import store
 
     out = []
+    urls = sources(root)
     for m in [root.resolve(), *members(root)]:
         ok = m.is_dir() and store.current_path(m) is not None
-        out.append({"repository": m.name, "path": str(m), "self": m == root.resolve(), "indexed": ok})
+        out.append({"repository": m.name, "path": str(m), "self": m == root.resolve(), "indexed": ok, "url": urls.get(m)})
     return out
 
 
-def search(root: Path, query: str, top_n: int | None = None, gate: bool = True, budget_chars: int | None = None) -> SearchResponse:
-    """One query over this repository and every indexed member; the merged response. Members
-    without an index are listed in ``diagnosis["members"]`` as skipped, never an error."""
+def _ask(member: Path, query: str, top_n: int | None, gate: bool, budget_chars: int | None) -> tuple[SearchResponse | None, dict, int | None]:
+    """One member's own answer (its settings, its index), its ``members`` entry, and its top_n.
+    Never raises for the member: a bad config or index is the entry's ``error``."""
     from paqad.index import store
     from paqad.index.reader import Index
 
+    entry: dict = {"repository": member.name, "path": str(member)}
+    try:
+        if not member.is_dir() or store.current_path(member) is None:
+            return None, {**entry, "status": "not indexed"}, None
+        cfg = config.load(member)
+        request = SearchRequest.from_settings(cfg, member, query, top_n=top_n, gate=gate, budget_chars=budget_chars)
+        resp = pipeline.run(Index.shared(member), request)
+    except (PaqadError, sqlite3.Error, OSError) as exc:  # one member's bad config or index never fails the rest
+        return None, {**entry, "status": "error", "reason": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, None
+    entry.update(status="answered" if resp.answered else "silent", reason=(resp.diagnosis or {}).get("reason"))
+    return resp, entry, request.top_n
+
+
+def _ask_all(targets: list[Path], ask: Callable[[Path], tuple[SearchResponse | None, dict, int | None]], timeout: float, parallel: int) -> list[tuple[SearchResponse | None, dict, int | None]]:
+    """``ask`` for every target on up to ``parallel`` threads, in the targets' order. A member that
+    has not answered ``timeout`` seconds after it started is reported ``timed out`` and its late
+    answer ignored (its thread finishes on its own; nothing waits for it)."""
+    import concurrent.futures as cf
+
+    started: dict[int, float] = {}
+    finished: dict[int, float] = {}
+
+    def run(i: int) -> tuple[SearchResponse | None, dict, int | None]:
+        started[i] = time.monotonic()
+        try:
+            return ask(targets[i])
+        finally:
+            finished[i] = time.monotonic()
+
+    pool = cf.ThreadPoolExecutor(max_workers=max(1, min(parallel, len(targets))), thread_name_prefix="paqad-workspace")
+    futures = {pool.submit(run, i): i for i in range(len(targets))}
+    out: dict[int, tuple[SearchResponse | None, dict, int | None]] = {}
+    pending = set(futures)
+    try:
+        while pending:
+            done, _ = cf.wait(pending, timeout=0.05, return_when=cf.FIRST_COMPLETED)
+            now = time.monotonic()
+            for f in done:
+                i = futures[f]
+                if finished.get(i, now) - started.get(i, now) <= timeout:
+                    out[i] = f.result()
+            late = {f for f in pending - done if futures[f] in started and now - started[futures[f]] > timeout}
+            late |= {f for f in done if futures[f] not in out}
+            for f in late:
+                m = targets[futures[f]]
+                out[futures[f]] = (None, {"repository": m.name, "path": str(m), "status": "timed out", "reason": f"no answer within {timeout:g} s"}, None)
+            pending -= done | late
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return [out[i] for i in range(len(targets))]
+
+
+def search(
+    root: Path,
+    query: str,
+    top_n: int | None = None,
+    gate: bool = True,
+    budget_chars: int | None = None,
+    timeout: float | None = None,
+    parallel: int = MAX_PARALLEL,
+) -> SearchResponse:
+    """One query over this repository and every indexed member, asked in parallel (threads: SQLite
+    and numpy release the GIL; not each member's resident service, which would mean one process
+    per member), each within ``timeout`` seconds (default: this repository's
+    ``rag_workspace_member_timeout``); the merged response. Members without an index, with an
+    error or past the timeout are listed in ``evidence["members"]``, never an error."""
     started = time.perf_counter()
+    if timeout is None:
+        timeout = config.load(root).rag_workspace_member_timeout
+    targets = [root.resolve(), *members(root)]
+    answers = _ask_all(targets, lambda m: _ask(m, query, top_n, gate, budget_chars), timeout, parallel)
     results: list[Result] = []
     seen: list[dict] = []
     answered = False
     first: SearchResponse | None = None
     n = top_n
-    for m in [root.resolve(), *members(root)]:
-        if not m.is_dir() or store.current_path(m) is None:
-            seen.append({"repository": m.name, "path": str(m), "status": "not indexed"})
+    for m, (resp, entry, member_top_n) in zip(targets, answers):
+        seen.append(entry)
+        if resp is None:
             continue
-        try:
-            cfg = config.load(m)
-            request = SearchRequest.from_settings(cfg, m, query, top_n=top_n, gate=gate, budget_chars=budget_chars)
-            n = n or request.top_n
-            resp = pipeline.run(Index.shared(m), request)
-        except (PaqadError, sqlite3.Error, OSError) as exc:  # one member's bad config or index never fails the rest
-            seen.append({"repository": m.name, "path": str(m), "status": "error", "reason": str(exc).splitlines()[0] if str(exc) else type(exc).__name__})
-            continue
+        n = n or member_top_n
         first = first or resp
-        seen.append({"repository": m.name, "path": str(m), "status": "answered" if resp.answered else "silent",
-                     "reason": (resp.diagnosis or {}).get("reason")})
         answered = answered or resp.answered
         results += [replace(r, repository=m.name) for r in resp.results]
     results.sort(key=lambda r: (-r.score, r.repository, r.path, r.start_line))

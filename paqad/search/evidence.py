@@ -85,12 +85,14 @@ REASONS = (
     "only_ubiquitous_terms_matched",
     "too_little_of_the_query_matched",
     "matched_terms_are_scattered",
+    "meaning_matches_nothing_here",
 )
 HINTS = {
     "no_query_term_in_index": "none of the query's words occur in this repository; rephrase with words the code or docs would use",
     "only_ubiquitous_terms_matched": "the query only shares words the repository uses everywhere; name the feature, file or behaviour more specifically",
     "too_little_of_the_query_matched": "most of the query's distinctive words do not occur here; this repository may not implement it",
     "matched_terms_are_scattered": "the matching words are spread over unrelated places; no single passage answers the whole question",
+    "meaning_matches_nothing_here": "some of the query's words occur here, but no passage is close to what the whole query means; this repository may not implement it",
 }
 
 

@@ -89,11 +89,28 @@ def _cos_range(vector: list[tuple[int, float]]) -> tuple[float, float]:
 
 # --------------------------------------------------------------------------- vector-side evidence
 
-#: Lexical refusal reasons that a vector-side test may overrule. For the others the lexical
-#: refusal stands and no model is loaded.
-VECTOR_RESCUE_REASONS = frozenset({"no_query_term_in_index", "only_ubiquitous_terms_matched", "too_little_of_the_query_matched"})
-VECTOR_TOP_BAR = 0.45
-VECTOR_MARGIN_BAR = 0.25
+#: Lexical refusal reasons that a vector-side test may overrule (all of the short-query ones:
+#: scattered words joined on half A hybrid 0.830 → 0.832 with no probe answered). For the others
+#: the lexical refusal stands and no model is loaded.
+VECTOR_RESCUE_REASONS = frozenset(
+    {"no_query_term_in_index", "only_ubiquitous_terms_matched", "too_little_of_the_query_matched", "matched_terms_are_scattered"}
+)
+VECTOR_TOP_BAR = 0.5
+VECTOR_MARGIN_BAR = 0.2
+
+
+#: The other way round: a lexical pass that left some of the query's words unmatched is
+#: overruled when no passage comes even this close in meaning. Probes about a subject a repository
+#: lacks ("how does Path handle elevator dispatch scheduling") pass lexically on the repository's
+#: own words at a best cosine of 0.14-0.33 with MiniLM, while answerable questions that are not a
+#: bare declared name start at about 0.38 (semble half A, benchmarks/README.md).
+VECTOR_VETO_BAR = 0.35
+
+
+def vector_veto(ev: Evidence, top: float) -> bool:
+    """Should the vectors overrule this lexical pass? Only for a short query that left words
+    unmatched and is not a declared name (a bare ``Request`` says little to a sentence model)."""
+    return ev.passed and not ev.long_query and not ev.declared and ev.coverage < 1.0 and top < VECTOR_VETO_BAR
 
 
 def vector_evidence(top: float, median: float) -> bool:
@@ -105,6 +122,7 @@ def vector_evidence(top: float, median: float) -> bool:
 # --------------------------------------------------------------------------- calibrated score and floor
 
 RELIEF_MAX = 2
+TAIL_MIN = 5
 LEXICAL_CONF = 0.92
 LEXICAL_CONF_GAIN = 0.08
 VECTOR_CONF = 0.55
@@ -151,11 +169,13 @@ def calibrate(ranked: list[Fused], lex_strength: float, lexical_passed: bool, to
         f.score = round(min(1.0, max(0.0, confidence - BEHIND_SLOPE * (1.0 - f.fused / best))), 4)
 
 
-def floor(scores: list[float], threshold: float, relief: float, items: list) -> tuple[list, bool]:
-    """The delivery rule: items at or above ``threshold``; if none, up to ``RELIEF_MAX`` at or above
-    ``relief`` (low confidence: True); else none."""
+def floor(scores: list[float], threshold: float, relief: float, items: list) -> tuple[list, int]:
+    """The delivery rule, and how many of the kept items are delivered with confidence (the rest
+    are low-confidence): items at or above ``threshold``, followed (when fewer than ``TAIL_MIN``)
+    by the next ones at or above ``relief`` up to ``TAIL_MIN`` in all; if none is at the
+    threshold, up to ``RELIEF_MAX`` at or above ``relief``, all low-confidence; else none."""
     high = [it for it, s in zip(items, scores) if s >= threshold]
     if high:
-        return high, False
-    low = [it for it, s in zip(items, scores) if s >= relief][:RELIEF_MAX]
-    return low, bool(low)
+        tail = [it for it, s in zip(items, scores) if relief <= s < threshold][: max(0, TAIL_MIN - len(high))]
+        return high + tail, len(high)
+    return [it for it, s in zip(items, scores) if s >= relief][:RELIEF_MAX], 0

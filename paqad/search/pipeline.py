@@ -141,6 +141,8 @@ def _search(
     except vector.DeadlinePassed:
         hits, late = None, True
     vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
+    if gate and hits is not None and fusion.vector_veto(ev, hits.top):
+        ev.passed, ev.reason = False, "meaning_matches_nothing_here"
     answered = ev.passed or vector_ok
     resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
     resp.mode = "hybrid" if hits is not None else "lexical"
@@ -161,15 +163,15 @@ def _search(
         top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(index, uids))
         top = top[:top_n]
         resp.rerank = outcome.to_dict() if outcome else None
-        low = False
+        confident = len(top)
         if gate:
-            top, low = fusion.floor([c.score for c in top], threshold, relief, top)
+            top, confident = fusion.floor([c.score for c in top], threshold, relief, top)
             if not top:
                 resp.answered = False
                 resp.diagnosis = _diagnosis(ev, hits, vector_ok, best, below_floor=True)
         lexical.fill_matched([c for c in top if not c.matched], scored.terms, scored.postings)
         units = index.units([c.uid for c in top], RESULT_FIELDS)
-        resp.results = _results(units, top, ranked[0].bm25f if ranked else 1.0, low, rerank_scores)
+        resp.results = _results(units, top, ranked[0].bm25f if ranked else 1.0, confident, rerank_scores)
         resp.omitted_for_budget = _attach_sources(units, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
     return resp
@@ -294,10 +296,11 @@ def _rerank_texts(index: Index, uids: list[int]) -> list[str]:
 
 
 def _results(
-    units: dict[int, StoredUnit], cands: list[fusion.Fused], top_score: float, low_confidence: bool = False, rerank_scores: dict[int, float] | None = None
+    units: dict[int, StoredUnit], cands: list[fusion.Fused], top_score: float, confident: int, rerank_scores: dict[int, float] | None = None
 ) -> list[Result]:
+    """Results for ``cands``; those after the first ``confident`` are marked low-confidence."""
     out = []
-    for cand in cands:
+    for i, cand in enumerate(cands):
         u = units.get(cand.uid)
         if u is None:
             continue
@@ -312,7 +315,7 @@ def _results(
             Result(
                 id=u.id, path=u.path, language=u.language, kind=u.kind, name=u.name, qualified_name=u.qualified_name, signature=u.signature,
                 start_line=int(u.start_line), end_line=int(u.end_line), docstring=u.docstring[:400], score=cand.score, signals=signals,
-                matched_terms=dict(sorted(cand.matched.items())), low_confidence=low_confidence,
+                matched_terms=dict(sorted(cand.matched.items())), low_confidence=i >= confident,
             )
         )
     return out

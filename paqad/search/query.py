@@ -17,6 +17,7 @@ from paqad.tokenize import terms
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
+    from paqad.index.records import TermInfo
 
 UBIQUITY = 0.12
 # A present term that names code (a declaration's name, signature or relations) in less than this
@@ -76,10 +77,41 @@ class AnalyzedQuery:
         return ranked[:MAX_SCORED_TERMS]
 
 
+#: Derivational endings (after ``tokenize.stem``) that an absent query word may lose to find the
+#: index's own form of the word: "serialization" → "serializ" (serialize, serializer),
+#: "execution" → "execut" (execute, executor), "management" → "manag" (manager). Longest first.
+DERIVATIONAL = ("abiliti", "ization", "isation", "ation", "ition", "ment", "ness", "ion", "iti", "abl", "ibl", "al", "iv", "er", "or", "ic")
+#: The stripped word must keep at least this many letters, and an index term may add at most
+#: ``DERIVED_TAIL`` letters to it, so short roots never fan out over unrelated words.
+DERIVED_MIN_ROOT = 5
+DERIVED_TAIL = 4
+DERIVE = True
+
+
+def derived(index: Index, term: str) -> TermInfo | None:
+    """The index's commonest term that is ``term`` with a different derivational ending (see
+    ``DERIVATIONAL``), for a query word the index never uses in this form; None if there is none.
+    Morphology, not synonyms: a repository that says "serialize" answers "serialization"."""
+    if not DERIVE or not term.isascii() or not term.isalpha():
+        return None
+    for suffix in DERIVATIONAL:
+        root = term[: -len(suffix)]
+        if term.endswith(suffix) and len(root) >= DERIVED_MIN_ROOT:
+            found = [t for t in index.terms_with_prefix(root) if len(t.term) - len(root) <= DERIVED_TAIL and t.df > 0]
+            return max(found, key=lambda t: (t.df, t.term)) if found else None
+    return None
+
+
 def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
-    """The query's terms, each with its id, document frequency, rarity and status in this index."""
+    """The query's terms, each with its id, document frequency, rarity and status in this index.
+    A term the index lacks is looked up in its derivational forms (``derived``) before it is absent."""
     counts = Counter(terms(text))
     known = index.terms(list(counts))
+    for term in [t for t in counts if t not in known]:
+        alt = derived(index, term)
+        if alt is not None:
+            counts[alt.term] += counts.pop(term)
+            known[alt.term] = alt
     out = AnalyzedQuery(text, n_units)
     unseen_idf = idf(1, max(n_units, 1))
     for term, count in counts.items():

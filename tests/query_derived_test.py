@@ -1,0 +1,77 @@
+"""The query's derivational fallback: a word the index never uses in the asker's form is looked
+up in the index's own forms of it ("serialization" → the code's "serialize"), on a small real
+repository, through the real index and the search door."""
+
+from __future__ import annotations
+
+import pytest
+
+from paqad import config
+from paqad.index import build
+from paqad.index.reader import Index
+from paqad.search import pipeline, query
+from testing.env import LEXICAL
+from testing.repos import Repo
+
+PARAMS = '''\
+"""Query strings for outgoing requests."""
+
+
+def serialize_params(params: dict) -> str:
+    """Serialize the parameters of a URL query, sorted by key."""
+    return "&".join(f"{key}={params[key]}" for key in sorted(params))
+
+
+def execute_hooks(hooks: list, request: object) -> object:
+    """Execute every registered hook on the request, in order."""
+    for hook in hooks:
+        request = hook(request)
+    return request
+'''
+OTHER = '''\
+"""Unrelated helpers, so that the words above are rare in this repository."""
+
+
+def general_total(values: list) -> int:
+    return sum(values)
+
+
+def pad_width(text: str, width: int) -> str:
+    return text.ljust(width)
+'''
+
+
+@pytest.fixture(scope="module")
+def params(tmp_path_factory) -> Repo:
+    repo = Repo.init(tmp_path_factory.mktemp("derived") / "repo")
+    repo.write("client/params.py", PARAMS)
+    repo.write("client/other.py", OTHER)
+    repo.commit("params")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    return repo
+
+
+def test_an_absent_derived_form_finds_the_word_the_code_uses(params):
+    index = Index.shared(params.root)
+    assert index.terms(["serialization"]) == {}  # the code never says it this way
+    found = query.derived(index, "serialization")
+    assert found is not None and found.term == "serializ"  # serialize / serialize_params
+    assert query.derived(index, "execution").term == "execut"
+
+
+def test_short_roots_and_unrelated_words_stay_absent(params):
+    index = Index.shared(params.root)
+    assert query.derived(index, "ionic") is None  # stripping "ic" or "ion" leaves under five letters
+    assert query.derived(index, "ledgerization") is None  # the root "ledger" occurs nowhere
+    analyzed = query.analyze(index, "mortgage amortization", index.meta().n_units)
+    assert all(t.status == "absent" for t in analyzed.terms)
+
+
+def test_search_answers_through_the_derived_form_and_not_without_it(params, monkeypatch):
+    q = "query parameter serialization"
+    answered = pipeline.search(params.root, q)
+    assert answered.answered and answered.results[0].name == "serialize_params"
+    assert "serializ" in answered.results[0].matched_terms
+    monkeypatch.setattr(query, "DERIVE", False)
+    refused = pipeline.search(params.root, q)  # "query" and "parameter" alone are this repository's everyday words
+    assert not refused.answered and refused.results == [] and refused.diagnosis["reason"] == "only_ubiquitous_terms_matched"
