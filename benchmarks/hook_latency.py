@@ -1,6 +1,6 @@
 """Prompt-hook and git-hook cost with and without the resident ``paqad serve``, as hosts and git see it.
 
-    nice -n 10 python benchmarks/hook_latency.py [--corpus flask-3.1.3] [--runs 30] [--commits 50] [--provider local|none] [--json OUT]
+    nice -n 10 python benchmarks/hook_latency.py [--corpus flask-3.1.3] [--runs 30] [--commits 50] [--rounds 3] [--provider local|none] [--json OUT]
 
 On a copy of the corpus (never the cached original) it runs ``paqad rag init`` and ``paqad hooks
 install --agents claude``, then runs Claude Code's configured ``UserPromptSubmit`` command with the
@@ -16,8 +16,9 @@ the hook starts is not counted):
 * ``entry_import``: CPU of ``python -c 'import paqad.serve.hookclient'`` minus a bare ``python -c pass``;
 * ``commits``: ``--commits`` commits in a tight loop (no pause between them), total wall time,
   with the hooks and a running service, with the hooks and no service (``rag_serve`` off: the
-  detached debounced update), and after ``paqad hooks uninstall`` (git alone); then how long the
-  background work took to settle.
+  first commit's Python runs the detached debounced update and stays for the burst), and after ``paqad hooks uninstall`` (git alone), ``--rounds``
+  times with the order rotated, medians and their ratios; how long the background work took to
+  settle; and the post-commit shim run by itself (``shim_alone``: what paqad adds to a commit).
 
 The hook log says which path each prompt took (``live service hybrid`` ...). Prints one JSON
 object (p50/p95 in ms) with the load average before and after. Uses the installed ``paqad``.
@@ -214,23 +215,60 @@ def commit_loop(root: Path, count: int, env: dict[str, str], tag: str) -> dict:
             "updates": len(runs), "update_modes": sorted({r["mode"] for r in runs})}
 
 
-def commits(root: Path, count: int, env: dict[str, str]) -> dict:
-    out = {}
-    time_prompt(root, "warm up: where is the app object created", env)
-    serve_ready(root, env)
-    out["hooks_with_service"] = commit_loop(root, count, env, "svc")
-    paqad(root, "serve", "stop", env=env)
+CONDITIONS = ("hooks_with_service", "without_hooks", "hooks_no_service")
+
+
+def _condition(root: Path, name: str, env: dict[str, str]) -> dict[str, str]:
+    """Put the copy in state ``name`` (hooks installed or not, a service running or not); the env to commit with."""
     no_service = {**env, "PAQAD_RAG_SERVE": "false"}
-    out["hooks_no_service"] = commit_loop(root, count, no_service, "nosvc")
-    paqad(root, "hooks", "uninstall", "--agents", "none", env=no_service)
-    out["without_hooks"] = commit_loop(root, count, no_service, "plain")
-    base = out["without_hooks"]["total_s"]
-    out["ratio_with_service"] = round(out["hooks_with_service"]["total_s"] / base, 2)
-    out["ratio_no_service"] = round(out["hooks_no_service"]["total_s"] / base, 2)
+    if name == "without_hooks":
+        paqad(root, "hooks", "uninstall", "--agents", "none", env=no_service)
+        return no_service
+    paqad(root, "hooks", "install", "--agents", "none", env=no_service)
+    if name == "hooks_no_service":
+        paqad(root, "serve", "stop", env=env)
+        return no_service
+    time_prompt(root, "warm up: where is the app object created", env)  # starts the service if none runs
+    serve_ready(root, env)
+    return env
+
+
+def commits(root: Path, count: int, env: dict[str, str], rounds: int = 3) -> dict:
+    """``rounds`` rounds of the three conditions, the order rotated each round (a machine whose
+    load drifts during the run favours no condition); the ratios are of the medians."""
+    loops: dict[str, list[dict]] = {name: [] for name in CONDITIONS}
+    for r in range(rounds):
+        for name in CONDITIONS[r % 3:] + CONDITIONS[: r % 3]:
+            commit_env = _condition(root, name, env)
+            loops[name].append(commit_loop(root, count, commit_env, f"{name}{r}"))
+    out: dict = {}
+    for name, runs in loops.items():
+        totals = [run["total_s"] for run in runs]
+        out[name] = {"total_s_median": round(statistics.median(totals), 2), "totals_s": totals,
+                     "per_commit_ms_median": round(statistics.median(totals) * 1000 / count, 1),
+                     "updates": [run["updates"] for run in runs], "settle_s": [run["settle_s"] for run in runs],
+                     "update_modes": sorted({m for run in runs for m in run["update_modes"]})}
+    base = out["without_hooks"]["total_s_median"]
+    out["ratio_with_service"] = round(out["hooks_with_service"]["total_s_median"] / base, 2)
+    out["ratio_no_service"] = round(out["hooks_no_service"]["total_s_median"] / base, 2)
+    out["shim_alone"] = shim_alone(root, env, count)
     return out
 
 
-def run(corpus: str, runs: int, n_commits: int, provider: str) -> dict:
+def shim_alone(root: Path, env: dict[str, str], runs: int) -> dict:
+    """The post-commit shim by itself with the service running (what paqad adds to each commit,
+    git's own work aside): CPU and wall of ``sh .git/hooks/post-commit``, and the same for a bare
+    ``sh -c true``."""
+    _condition(root, "hooks_with_service", env)
+    hook = root / ".git" / "hooks" / "post-commit"
+    shim = [timed(["sh", str(hook)], root, env) for _ in range(runs)]
+    bare = [timed(["sh", "-c", "true"], root, env) for _ in range(runs)]
+    settle(root)
+    return {"shim_cpu_ms_p50": round(statistics.median(c for _, c in shim), 2), "shim_wall_ms_p50": round(statistics.median(w for w, _ in shim), 2),
+            "sh_true_cpu_ms_p50": round(statistics.median(c for _, c in bare), 2), "sh_true_wall_ms_p50": round(statistics.median(w for w, _ in bare), 2)}
+
+
+def run(corpus: str, runs: int, n_commits: int, provider: str, rounds: int = 3) -> dict:
     with tempfile.TemporaryDirectory(prefix="paqad-hook-bench-") as tmp:
         root = prepare(corpus, Path(tmp), provider)
         env = {**os.environ, "PATH": f"{Path(paqad_exe()).parent}:{os.environ.get('PATH', '')}"}
@@ -246,7 +284,7 @@ def run(corpus: str, runs: int, n_commits: int, provider: str) -> dict:
         serve_ready(root, env)
         time_prompt(root, "warm up: where is the app object created", env)
         result["warm"] = prompts(root, env, runs, offset=200)
-        result["commits"] = commits(root, n_commits, env)
+        result["commits"] = commits(root, n_commits, env, rounds)
         paqad(root, "serve", "stop", env=env)
         result["load_after"] = [round(x, 2) for x in os.getloadavg()]
         return result
@@ -257,10 +295,11 @@ def main() -> None:
     parser.add_argument("--corpus", default="flask-3.1.3")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--commits", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the three commit-loop conditions (order rotated)")
     parser.add_argument("--provider", default="local", choices=["local", "none"], help="rag_embedding_provider for the index (local is the default)")
     parser.add_argument("--json", dest="out", default=None, help="Also write the result to this file.")
     args = parser.parse_args()
-    result = run(args.corpus, args.runs, args.commits, args.provider)
+    result = run(args.corpus, args.runs, args.commits, args.provider, args.rounds)
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:

@@ -335,6 +335,57 @@ def untracked_files(root: Path) -> list[str]:
     return _hot_lines(["ls-files", "-z", "--others", "--exclude-standard"], root)
 
 
+#: One git process for the three file lists and HEAD, where ``diff --cached``, ``diff`` and
+#: ``ls-files --others`` took three (benchmarks/prompt_git_calls.py). ``--no-optional-locks``: a
+#: plain ``status`` may refresh and rewrite the index, taking ``index.lock``, and a prompt that did
+#: so beside the developer's ``git add`` would make theirs fail.
+STATUS_ARGS = ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--no-renames"]
+
+
+@dataclass
+class Status:
+    """What ``git status`` says: HEAD's commit (None before the first commit) and the three lists."""
+
+    head: str | None
+    staged: list[str]
+    unstaged: list[str]
+    untracked: list[str]
+
+
+def status(root: Path) -> Status | None:
+    """Staged, unstaged and untracked files and HEAD in one ``git status`` (None when git cannot say).
+
+    The lists are what ``diff --cached --name-only``, ``diff --name-only`` and ``ls-files --others
+    --exclude-standard`` list (tests/git_test.py compares them): a path whose index entry differs
+    from HEAD is staged, one whose file differs from the index unstaged, an unmerged one both."""
+    try:
+        out = run(STATUS_ARGS, cwd=root, timeout=HOT_TIMEOUT_S)
+    except GitError:
+        return None
+    st = Status(None, [], [], [])
+    parts = out.split(b"\0")
+    i = 0
+    while i < len(parts):
+        entry = parts[i].decode("utf-8", "surrogateescape")
+        i += 1
+        kind = entry[:2]
+        if kind == "# ":
+            if entry.startswith("# branch.oid ") and entry[13:] != "(initial)":
+                st.head = entry[13:]
+        elif kind == "? ":
+            st.untracked.append(entry[2:])
+        elif kind in ("1 ", "2 ", "u "):
+            fields = entry.split(" ", {"1 ": 8, "2 ": 9, "u ": 10}[kind])
+            path, xy = fields[-1], fields[1]
+            if kind == "2 ":
+                i += 1  # the original path of a rename or copy (none with --no-renames)
+            if xy[0] != ".":
+                st.staged.append(path)
+            if xy[1] != ".":
+                st.unstaged.append(path)
+    return st
+
+
 def resolve_base(root: Path, setting: str = "auto") -> str | None:
     """The base branch as a revision git knows: the setting as given, or (auto) main, then master,
     local first, then ``origin/``."""
@@ -360,12 +411,78 @@ def subjects_since(root: Path, commit: str) -> list[str]:
 
 
 def working_set(root: Path, base_setting: str = "auto") -> WorkingSet:
-    """Everything being changed relative to the base branch; empty parts where git cannot say."""
-    ws = WorkingSet(staged=staged_files(root), unstaged=unstaged_files(root), untracked=untracked_files(root))
-    ws.base = resolve_base(root, base_setting)
-    if ws.base:
-        ws.merge_base = merge_base(root, ws.base)
-    if ws.merge_base:
-        ws.committed = files_since(root, ws.merge_base)
-        ws.subjects = subjects_since(root, ws.merge_base)
+    """Everything being changed relative to the base branch; empty parts where git cannot say.
+
+    One ``git status`` for the files being changed now; the part relative to the base branch (its
+    name, the merge-base, the files and subjects since) is asked for once per HEAD and state of the
+    base's refs and remembered (:class:`_BaseCache`), so a resident process asking on every prompt
+    starts one git process where it started seven."""
+    st = status(root)
+    if st is None:  # not a work tree, or git failed: every list empty, as each call would say
+        return WorkingSet()
+    ws = WorkingSet(staged=st.staged, unstaged=st.unstaged, untracked=st.untracked)
+    if st.head is None:
+        return ws  # no commit yet: no merge-base to be behind or ahead of
+    ws.base, ws.merge_base, ws.committed, ws.subjects = _BASES.get(root, base_setting, st.head)
     return ws
+
+
+class _BaseCache:
+    """The base-branch half of the working set, by work tree, setting, HEAD and the refs' files.
+
+    HEAD is in the key (``git status`` reports it anyway); a moved base branch (a fetch, a commit
+    on main in another worktree) changes its ref file or ``packed-refs`` (or reftable's table
+    list), whose size, mtime and inode are in the key too: a hit is what the seven git calls
+    would have said. Bounded; a one-shot process simply never hits."""
+
+    MAX = 64
+
+    def __init__(self) -> None:
+        self._common: dict[str, str | None] = {}
+        self._hits: dict[tuple, tuple[str | None, str | None, list[str], list[str]]] = {}
+
+    def get(self, root: Path, setting: str, head: str) -> tuple[str | None, str | None, list[str], list[str]]:
+        stamp = self._stamp(root, setting)
+        key = (os.path.realpath(root), setting, head, stamp)
+        found = self._hits.get(key) if stamp is not None else None
+        if found is None:
+            found = _base_part(root, setting)
+            if stamp is None:  # no git dir to watch: asked every time
+                return found[0], found[1], list(found[2]), list(found[3])
+            if len(self._hits) >= self.MAX:
+                self._hits.pop(next(iter(self._hits)))
+            self._hits[key] = found
+        base, merge, committed, subjects = found
+        return base, merge, list(committed), list(subjects)
+
+    def _stamp(self, root: Path, setting: str) -> tuple | None:
+        real = os.path.realpath(root)
+        if real not in self._common:
+            common = _text(["rev-parse", "--git-common-dir"], root)  # relative to root, or absolute
+            self._common[real] = os.path.join(real, common) if common else None
+        common = self._common[real]
+        if common is None:
+            return None
+        names = AUTO_BASES if setting in ("", "auto") else (setting,)
+        files = ["packed-refs", os.path.join("reftable", "tables.list")]
+        files += [prefix + name for name in names for prefix in ("refs/heads/", "refs/remotes/origin/", "refs/remotes/", "refs/tags/", "refs/", "")]
+        stamp: list[tuple[int, int, int] | None] = []
+        for rel in files:
+            try:
+                info = os.stat(os.path.join(common, rel))
+            except (OSError, ValueError):
+                stamp.append(None)
+                continue
+            stamp.append((info.st_mtime_ns, info.st_size, info.st_ino))
+        return tuple(stamp)
+
+
+_BASES = _BaseCache()
+
+
+def _base_part(root: Path, setting: str) -> tuple[str | None, str | None, list[str], list[str]]:
+    base = resolve_base(root, setting)
+    merge = merge_base(root, base) if base else None
+    if not merge:
+        return base, merge, [], []
+    return base, merge, files_since(root, merge), subjects_since(root, merge)

@@ -115,10 +115,14 @@ def clear_index(root: Path, lock_timeout: float = INDEX_LOCK_TIMEOUT_S) -> bool:
         lock.release()
 
 
-def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
+def atomic_write_text(path: Path, text: str, mode: int | None = None, *, durable: bool = True) -> None:
     """Write via a temp file in the same folder and ``os.replace``: readers see old or new, never half.
 
     ``mode`` defaults to the mode of the file being replaced, else 0644 (``mkstemp`` creates 0600).
+    ``durable=False`` skips the ``fsync`` before the rename, for state a prompt rewrites every time
+    and regenerates when it is lost (the delivered context, the recorded prompt): four of them cost
+    a warm prompt ~120 ms of wall on this machine's disk (benchmarks/README.md). A crash can then
+    leave such a file empty, which its readers take as absent; readers never see half of one.
     """
     if mode is None:
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
@@ -128,7 +132,8 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

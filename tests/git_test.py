@@ -204,3 +204,94 @@ def test_the_prompt_hook_path_does_not_import_gitpython(indexed, tripwire):
     assert proc.returncode == 0 and "shop/sessions.py" in proc.stdout
     assert "paqad.delivery.prompt" in names and "paqad.git" in names
     assert not marker.exists() and not {n for n in names if n == "git" or n.startswith("git.")}
+
+
+# ---- the working set: one git status, the base part remembered by HEAD -------------------------
+
+
+def _three_lists(root: Path) -> tuple[list[str], list[str], list[str]]:
+    """What ``git status`` replaced: ``diff --cached``, ``diff`` and ``ls-files --others`` (``diff``
+    names a conflicted path once per stage; status once)."""
+    return sorted(set(git.staged_files(root))), sorted(set(git.unstaged_files(root))), sorted(set(git.untracked_files(root)))
+
+
+def _status_lists(root: Path) -> tuple[list[str], list[str], list[str]]:
+    st = git.status(root)
+    assert st is not None
+    return sorted(st.staged), sorted(st.unstaged), sorted(st.untracked)
+
+
+def test_one_git_status_lists_what_the_three_diff_and_ls_files_calls_listed(repo, tmp_path):
+    assert git.status(tmp_path) is None  # not a work tree
+    repo.write("staged new.py", "x = 1\n")
+    repo.git("add", "staged new.py")
+    assert git.status(repo.root).head is None and _status_lists(repo.root) == _three_lists(repo.root)  # no commit yet
+    make_shop(repo)
+    for rel in ("shop/both.py", "shop/gone.py", "shop/moved.py", "shop/caf\u00e9 \u00e0 la carte.py"):
+        repo.write(rel, f"# {rel}\n")
+    repo.commit("more files")
+    repo.write("shop/payments.py", repo.root.joinpath("shop/payments.py").read_text() + "\n# unstaged\n")
+    repo.write("shop/both.py", "# staged\n")
+    repo.git("add", "shop/both.py")
+    repo.write("shop/both.py", "# staged, then edited again\n")
+    repo.git("rm", "-q", "shop/gone.py")
+    repo.git("mv", "shop/moved.py", "shop/renamed.py")
+    (repo.root / "shop/caf\u00e9 \u00e0 la carte.py").unlink()
+    repo.write("notes/deep/todo.md", "later\n")
+    repo.write("ignored.log", "x\n")
+    repo.write(".gitignore", "*.log\n")
+    expected = _three_lists(repo.root)
+    assert expected[0] and expected[1] and expected[2]  # every list has something to compare
+    assert _status_lists(repo.root) == expected
+    assert git.status(repo.root).head == repo.head()
+
+
+def test_git_status_lists_a_conflicted_path_as_diff_does(tmp_path):
+    from testing.repos import make_merge_conflict
+
+    repo = make_merge_conflict(Repo.init(tmp_path / "r"))
+    assert "shop/payments.py" in git.status(repo.root).unstaged
+    assert _status_lists(repo.root) == _three_lists(repo.root)
+
+
+def test_the_working_set_status_never_rewrites_the_index(repo):
+    """A prompt's ``git status`` runs beside the developer's ``git add``: a plain ``status``
+    refreshes stale stat data by rewriting ``.git/index`` under ``index.lock`` (and a ``git add``
+    finding that lock fails); the working set's status leaves the index alone."""
+    make_shop(repo)
+    index = repo.root / ".git" / "index"
+
+    def touched_then(call) -> bool:
+        """True when ``call`` rewrote the index after a tracked file's mtime moved."""
+        path = repo.root / "shop/payments.py"
+        stamp = path.stat().st_mtime_ns + 5_000_000_000
+        os.utime(path, ns=(stamp, stamp))  # same content, new stat data
+        before = index.stat()
+        call()
+        after = index.stat()
+        return (after.st_ino, after.st_mtime_ns) != (before.st_ino, before.st_mtime_ns)
+
+    assert touched_then(lambda: repo.git("status", "--porcelain"))  # the control: plain status rewrites it
+    assert not touched_then(lambda: git.working_set(repo.root))
+    assert git.working_set(repo.root).unstaged == []  # stat data moved, content did not: nothing changed
+
+
+def test_the_base_part_is_remembered_by_head_and_redone_when_head_or_the_base_moves(tmp_path):
+    repo = Repo.init(tmp_path / "r")
+    make_shop(repo)
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("shop/shipping.py", "def ship(): pass\n")
+    repo.commit("ship")
+    first = git.working_set(repo.root)
+    assert (first.base, first.committed, first.subjects) == ("main", ["shop/shipping.py"], ["ship"])
+    first.committed.append("mutated by a caller")  # a caller's change never reaches the cache
+    assert git.working_set(repo.root).committed == ["shop/shipping.py"]
+    repo.write("shop/invoices.py", "def bill(): pass\n")
+    repo.commit("bill")  # HEAD moved
+    assert git.working_set(repo.root).subjects == ["bill", "ship"]
+    repo.git("branch", "-f", "main", "HEAD~1")  # the base moved (a fetch, a merge elsewhere), HEAD did not
+    moved = git.working_set(repo.root)
+    assert (moved.committed, moved.subjects) == (["shop/invoices.py"], ["bill"])
+    repo.git("pack-refs", "--all")  # the same refs, now in packed-refs
+    repo.git("update-ref", "refs/heads/main", "HEAD")
+    assert git.working_set(repo.root).committed == []

@@ -74,7 +74,7 @@ def test_an_older_shim_is_updated_in_place_not_chained(repo):
     path.write_text("#!/bin/sh\n# paqad-hook-id: paqad-git-shim-v0\nexit 0\n")
     [state] = [s for s in githooks.install(repo.root) if s.hook == "post-commit"]
     assert state.action == "updated" and state.legacy is None
-    assert "paqad-git-shim-v3" in path.read_text()
+    assert "paqad-git-shim-v4" in path.read_text()
 
 
 def test_existing_hook_is_chained_and_restored_byte_for_byte(repo):
@@ -236,6 +236,32 @@ def test_commit_returns_at_once_and_the_update_happens_in_the_background(indexed
     assert [h["state"] for h in status["hooks"]] == ["installed"] * 4
     text = paqad_cli("hooks", "status", cwd=repo.root).stdout
     assert "last rag-update:" in text and "post-commit ok exit=0" in text
+
+
+def test_a_burst_of_commits_without_a_service_starts_few_pythons_and_indexes_the_last_commit(indexed, paqad_cli, tmp_path):
+    """No service: the first commit's shim starts a Python that stays for the burst; the next
+    commits' shims find it alive (``.paqad/state/git-burst.pid``) and only leave their event.
+    The shims' interpreter is a wrapper that counts its starts."""
+    repo = indexed
+    starts = tmp_path / "starts"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho start >> {starts}\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    hooks = githooks.hooks_dir(repo.root)
+    for hook in githooks.HOOKS:
+        (hooks / hook).write_text(githooks.render_shim(hook, python=str(wrapper)))
+    words = ["apricot", "bramble", "cobalt", "dervish", "ember", "fjord", "gazebo", "hickory"]
+    for i, word in enumerate(words):
+        repo.write(f"shop/step_{i}.py", f"def {word}_totals(ledger):\n    \"\"\"Sum the {word} column of the quarterly ledger export.\"\"\"\n    return ledger\n")
+        proc, _ = timed_git(repo, "add", "-A")
+        proc, _ = timed_git(repo, "commit", "-q", "-m", f"step {i}")
+        assert proc.returncode == 0 and proc.stderr == ""
+    burst = repo.root / ".paqad" / "state" / "git-burst.pid"
+    assert wait_for(lambda: not burst.exists(), timeout=60), "the burst's Python left when the commits stopped"
+    assert wait_for(lambda: "shop/step_7.py" in paqad_cli("rag", "search", "sum the hickory column", cwd=repo.root).stdout, timeout=60)
+    started = starts.read_text().count("start")
+    assert 1 <= started < len(words), f"{started} Pythons for {len(words)} commits"
+    assert {e["status"] for e in runner.read_log(repo.root) if e["action"] == "rag-update"} <= {"ok", "coalesced"}
 
 
 def test_checkout_and_merge_fire_their_events(indexed):

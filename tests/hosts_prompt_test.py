@@ -183,6 +183,21 @@ def test_the_shim_checks_the_installed_package_file_without_a_second_python(shop
     assert (proc.returncode, proc.stdout) == (0, "")  # package gone, no paqad on PATH: silent
 
 
+def test_modules_in_the_repository_shadow_nothing_the_shim_runs(shop, tmp_path):
+    """The shim runs ``python -P``: the repository the hook starts in is not on ``sys.path``, so
+    a ``paqad/`` package or a ``json.py`` there is never imported in the hook's place."""
+    (shop.root / "paqad").mkdir()
+    (shop.root / "paqad" / "__init__.py").write_text("raise SystemExit('the repository shadowed paqad')\n")
+    (shop.root / "json.py").write_text("raise SystemExit('the repository shadowed json')\n")
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("sh", "git"):
+        (bare / tool).symlink_to(shutil.which(tool))
+    proc = run_host(shop.root, "claude", prompt=QUESTION, path=str(bare))
+    assert "shadowed" not in proc.stderr
+    assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_without_the_shim_or_paqad_on_path_the_hook_is_silent(shop, tmp_path):
     (shop.root / ".paqad/bin/paqad").unlink()
     bare = tmp_path / "bin"
@@ -460,3 +475,31 @@ def test_kiro_install_owns_both_files_and_uninstall_removes_both(repo):
     assert kiro.install(repo.root).action == "installed" and kiro.status(repo.root).state == "installed"
     assert kiro.uninstall(repo.root).action == "removed"
     assert not (repo.root / kiro.CONFIG).exists() and not (repo.root / kiro.IDE_CONFIG).exists() and not (repo.root / ".kiro").exists()
+
+def test_a_prompt_answered_in_a_warm_process_syncs_nothing_to_disk_and_leaves_its_files_whole(shop, monkeypatch):
+    """The files a prompt rewrites every time (the delivered context and its state, the recorded
+    prompt, the delivered marks) are replaced atomically without an ``fsync`` (the next prompt
+    regenerates them); each is whole and parses after the answer."""
+    import os
+
+    from paqad.hooks import hosts
+
+    host = hosts.HOSTS["claude"]
+
+    def answer(question: str, session: str) -> str:
+        raw = json.dumps(host_json("claude", "prompt", cwd=str(shop.root), prompt=question, session_id=session))
+        return hosts.handle(host, host.read_event(raw, "prompt-submit"), shop.root, budget=30.0, refresh=lambda _root: None)
+
+    assert "shop/sessions.py:L" in answer(QUESTION, "warm-up")  # the index and the search warm, as in a service
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    out = answer("how is a card charge retried", "s2")
+    assert "shop/payments.py:L" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert synced == []
+    from paqad.delivery import context, refresh
+
+    assert json.loads(refresh.prompt_path(shop.root).read_text())["prompt"] == "how is a card charge retried"
+    assert json.loads(context.state_path(shop.root).read_text())["query"] == "how is a card charge retried"
+    assert "claude:s2" in json.loads((shop.root / ".paqad" / "state" / hosts.DELIVERED_FILE).read_text())
+    assert "how is a card charge retried" in context.context_path(shop.root).read_text()

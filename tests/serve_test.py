@@ -337,7 +337,7 @@ def test_the_hook_entry_imports_nothing_heavy_when_the_service_answers(shop: Rep
     assert "refund" in context_of(done.stdout)
     names = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "paqad.serve.hookclient" in names and last_prompt_log(shop.root)["mode"] == "service"
-    heavy = {"click", "yaml", "numpy", "filelock", "sqlite3", "subprocess", "pathlib", "dataclasses", "typing", "paqad.cli.app", "paqad.config"}
+    heavy = {"click", "yaml", "numpy", "filelock", "sqlite3", "subprocess", "pathlib", "dataclasses", "typing", "json", "re", "paqad.cli.app", "paqad.config"}
     assert names & heavy == set()
 
 

@@ -30,7 +30,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from paqad import __version__
-from paqad.agent import mcp_render
+from paqad.agent import mcp_hook, mcp_render
 from paqad.agent.ops import ACTIONS, OpError, Session
 
 SERVER_NAME = "paqad"
@@ -46,14 +46,21 @@ SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 HANGUPS = (BrokenPipeError, ConnectionResetError)
 
 
-def tool_list() -> list[types.Tool]:
-    return [
+def tool_list(hook_tool: bool = False) -> list[types.Tool]:
+    """The agent operations; with ``hook_tool``, also Claude Code's prompt hook (:mod:`paqad.agent.mcp_hook`)."""
+    hook = [types.Tool(name=mcp_hook.TOOL, description=mcp_hook.DESCRIPTION, input_schema=mcp_hook.INPUT_SCHEMA)] if hook_tool else []
+    return hook + [
         types.Tool(
             name=name, title=mcp_render.tool_annotations(name).title, description=ACTIONS[name].description, input_schema=ACTIONS[name].input_schema(),
             output_schema=mcp_render.output_schema(name), annotations=mcp_render.tool_annotations(name),
         )
         for name in TOOLS
     ]
+
+
+def call_hook(session: Session, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    """The hook tool: the hook's stdout as the text (empty: paqad stays silent for this prompt)."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=mcp_hook.answer(session.root, arguments))])
 
 
 def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
@@ -71,19 +78,21 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types
     return mcp_render.reply(name, result)
 
 
-def build(session: Session) -> Server:
+def build(session: Session, hook_tool: bool = False) -> Server:
     async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list())
+        return types.ListToolsResult(tools=tool_list(hook_tool))
 
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if hook_tool and params.name == mcp_hook.TOOL:  # not under the session lock: a prompt never waits for a search
+            return await anyio.to_thread.run_sync(call_hook, session, params.arguments)
         return await anyio.to_thread.run_sync(call, session, params.name, params.arguments)
 
     return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def _serve(session: Session) -> str:
+async def _serve(session: Session, hook_tool: bool = False) -> str:
     """Serve until the client goes; returns how: ``eof`` or ``hangup`` (a signal ends the process)."""
-    server = build(session)
+    server = build(session, hook_tool)
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_exit_on_signal)
@@ -110,7 +119,7 @@ async def _exit_on_signal() -> None:
             os._exit(0)
 
 
-def serve(session: Session) -> int:
+def serve(session: Session, hook_tool: bool = False) -> int:
     """Serve until the client goes; 0 whichever way it went.
 
     A broken pipe (the host's end of stdout closed) surfaces once the SDK's transport has
@@ -118,7 +127,7 @@ def serve(session: Session) -> int:
     (the interpreter's own flush at exit would fail and print), so the session closes its index
     and the process ends without the interpreter's shutdown.
     """
-    ended = anyio.run(_serve, session)
+    ended = anyio.run(_serve, session, hook_tool)
     session.close()
     if ended == "eof":
         return 0

@@ -58,8 +58,9 @@ def agent(ctx: click.Context, root_opt: str | None) -> None:
 
 @click.group("mcp", invoke_without_command=True)
 @ROOT_OPT
+@click.option("--hook-tool", is_flag=True, help="Also offer Claude Code's prompt hook as the tool prompt_context, for a hook of type mcp_tool (opt-in; see paqad.agent.mcp_hook).")
 @click.pass_context
-def mcp_group(ctx: click.Context, root_opt: str | None) -> None:
+def mcp_group(ctx: click.Context, root_opt: str | None, hook_tool: bool) -> None:
     """Serve the agent operations as MCP tools over stdio (with no subcommand), or register the
     server with agent hosts (install, uninstall).
 
@@ -75,7 +76,7 @@ def mcp_group(ctx: click.Context, root_opt: str | None) -> None:
     session = _session(ctx.obj, root_opt)
     # No stdout guard here: the SDK's stdio transport serves the wire from a private duplicate
     # of fd 1 and points fd 1 itself at stderr while it runs.
-    ctx.exit(mcp_server.serve(session))
+    ctx.exit(mcp_server.serve(session, hook_tool))
 
 
 HOST_OPT = click.option("--host", "hosts", default="all", metavar="LIST", help="Hosts, comma-separated: claude, codex, cursor, vscode, all (default: all).")

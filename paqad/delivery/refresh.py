@@ -68,7 +68,7 @@ def prompt_path(root: Path) -> Path:
 def record_prompt(root: Path, prompt: str, host: str = "", session_id: str = "") -> None:
     data = {"prompt": prompt[:PROMPT_MAX_CHARS], "host": host, "session_id": session_id, "recorded_at": time.time()}
     workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
-    workspace.atomic_write_text(prompt_path(root), json.dumps(data, ensure_ascii=False))
+    workspace.atomic_write_text(prompt_path(root), json.dumps(data, ensure_ascii=False), durable=False)
 
 
 def recorded_prompt(root: Path) -> str | None:

@@ -68,7 +68,7 @@ class Eligibility:
     def __init__(self, root: Path, max_file_size: int) -> None:
         self.root = root
         self.max_file_size = max_file_size
-        self.in_git = git.toplevel(root) is not None
+        self.in_git = True  # until git says otherwise (_list_candidates)
         self.rules = ignorefile.load(root)
         self.packs = stackpacks.load_packs(root)
         self.listed = self._list_candidates()
@@ -77,9 +77,16 @@ class Eligibility:
         self.pack_dirs = stackpacks.all_exclude_dirs(self.active_packs)
 
     def _list_candidates(self) -> list[str]:
-        if not self.in_git:
+        """git's listing, or a walk outside a work tree. The listing is asked for first and the
+        work tree only when it fails (a ``rev-parse`` per sync less: the prompt path syncs on
+        every prompt); a failure inside a work tree is raised, as before."""
+        try:
+            listed = git.listed_files(self.root)
+        except git.GitError:
+            if git.toplevel(self.root) is not None:
+                raise
+            self.in_git = False
             return walk_outside_git(self.root)
-        listed = git.listed_files(self.root)
         self.git_listed = set(listed)
         self.git_ignored_included: set[str] = set()
         if self.rules.include is not None:

@@ -13,19 +13,20 @@ goes to the full CLI unchanged:
   (``paqad.cli.hooks_cmd.agent_hook_in_process``, today's path), which also starts a service
   for the next prompt; the budget left is what the service did not use. A ``NOTIFY_ONLY`` event
   (``file-changed``) has no in-process path: without a service it ends at once.
-- ``paqad hook run GIT-EVENT [git's args]`` (the git shims call :func:`hook_main`): tell the
-  service, which coalesces a burst of commits into one update; without one, today's runner
-  starts its detached, debounced update.
+- ``paqad hook run GIT-EVENT [git's args]`` (the git shims call :func:`git_burst_main`, older
+  shims :func:`hook_main`): tell the service, which coalesces a burst of commits into one update;
+  without one, the runner starts its detached, debounced update, and (from the shims) this
+  process stays for the rest of the burst (:mod:`paqad.hooks.gitburst`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
 from paqad.serve import client
+from paqad.serve import litejson as json
 
 #: ``paqad.hooks.runner.GIT_EVENTS`` (not imported: the runner needs yaml and filelock).
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
@@ -67,6 +68,35 @@ def hook_main(argv: list[str] | None = None) -> int:
     from paqad.cli.hooks_cmd import hook_main as in_process
 
     return in_process(args[1:])
+
+
+def git_burst_main(argv: list[str] | None = None) -> int:
+    """What the git shims start in the background (``python -c ... run EVENT ARGS``): the event to
+    the service when one runs; else this process stays for the burst (:mod:`paqad.hooks.gitburst`:
+    the runner's detached update now, and again for the events later shims leave while it lives).
+    Anything else goes to :func:`hook_main`. Always 0."""
+    args = ["hook", *(sys.argv[1:] if argv is None else argv)]
+    if not (handles(args) and args[2] in GIT_EVENTS and _host_of(args[3:]) is None):
+        return hook_main(argv)
+    root = find_root(os.getcwd())
+    if root is None:
+        return hook_main(argv)
+    outcome = client.request(root, "git-event", {"event": args[2]}, ack_timeout=GIT_ACK_S, reply_timeout=2.0)
+    if (outcome.reply or {}).get("ok"):
+        return 0
+    try:
+        from pathlib import Path
+
+        from paqad import git
+        from paqad.hooks import gitburst
+
+        clean = git.no_git_env()  # GIT_DIR, GIT_INDEX_FILE ... from the hook would point git elsewhere
+        os.environ.clear()
+        os.environ.update(clean)
+        gitburst.run(Path(root), args[2])
+    except Exception:  # noqa: BLE001 - in the background, after git returned: nobody to tell but the runner's log
+        pass
+    return 0
 
 
 def find_root(start: str) -> str | None:

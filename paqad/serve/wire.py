@@ -1,7 +1,8 @@
 """The service's exchange: one JSON object per line each way, and who may talk to whom.
 
 Stdlib only, and light (the thin clients import it): ``_socket`` rather than ``socket`` (which
-pulls in ``enum`` and ``selectors``), no ``typing`` or ``hashlib`` at run time.
+pulls in ``enum`` and ``selectors``), :mod:`paqad.serve.litejson` rather than ``json`` (which pulls
+in ``re``), no ``typing`` or ``hashlib`` at run time.
 
 A request is ``{"op": ..., "version": ..., "protocol": ..., "env": ..., ...}``. The service first
 answers an *ack* line (``{"ack": true, ...}`` or a refusal), at once, before doing any work, then
@@ -19,11 +20,11 @@ wait. A refusal (``{"ack": false, "refused": reason}``) sends the client to its 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from _socket import socket
 
+from paqad.serve import litejson as json
 from paqad.serve.paths import digest
 
 TYPE_CHECKING = False

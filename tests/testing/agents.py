@@ -60,13 +60,13 @@ class Agent:
         return self.proc.wait(timeout=60)
 
 
-def call_all(root: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[Any], list[Any]]:
-    """Start `paqad mcp --root ROOT` with the SDK's stdio client; list tools, then make each call."""
+def call_all(root: Path, calls: list[tuple[str, dict[str, Any]]], extra: tuple[str, ...] = ()) -> tuple[list[Any], list[Any]]:
+    """Start `paqad mcp --root ROOT [EXTRA]` with the SDK's stdio client; list tools, then make each call."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     async def session() -> tuple[list[Any], list[Any]]:
-        params = StdioServerParameters(command=paqad_exe(), args=["mcp", "--root", str(root)], env=dict(os.environ))
+        params = StdioServerParameters(command=paqad_exe(), args=["mcp", "--root", str(root), *extra], env=dict(os.environ))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
             init = await client.initialize()
             assert init.server_info.name == "paqad"

@@ -231,7 +231,7 @@ def _mark_delivered(root: Path, host: base.AgentHost, event: base.Event, generat
     if seen.get(key) == generated_at:
         return False
     seen[key] = generated_at
-    workspace.atomic_write_text(workspace.state_dir(root) / DELIVERED_FILE, json.dumps(dict(list(seen.items())[-50:])))
+    workspace.atomic_write_text(workspace.state_dir(root) / DELIVERED_FILE, json.dumps(dict(list(seen.items())[-50:])), durable=False)
     return True
 
 

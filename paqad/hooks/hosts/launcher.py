@@ -42,6 +42,10 @@ SERVE = (
     "{ echo \"paqad: not found (no " + SHIM_REL + " in this repository, no paqad on PATH): pip install 'paqad[mcp]'\" >&2; exit 1; }; "
     'exec "$p" mcp'
 )
+#: What the shim runs: the CLI's entry point, as ``python -m paqad`` would, minus ``runpy`` (its
+#: imports cost a prompt hook ~4 ms of CPU; benchmarks/shim_cost.py). ``-P`` keeps the hook's
+#: folder (the repository) off ``sys.path``, so a ``paqad/`` or ``json.py`` in it shadows nothing.
+ENTRY = 'import sys; sys.argv[0] = "paqad"; from paqad.cli.main import main; sys.exit(main())'
 
 
 def shim_text(python: str | None = None) -> str:
@@ -59,7 +63,7 @@ def shim_text(python: str | None = None) -> str:
         "# Written by `paqad hooks install` for this machine (git-ignored): the paqad that installed\n"
         "# the agent hooks, else paqad on PATH. `paqad doctor` checks it; `paqad hooks install` rewrites it.\n"
         f"PY={shlex.quote(py)}\n"
-        f'if [ -x "$PY" ] && {check}; then exec "$PY" -m paqad "$@"; fi\n'
+        f'if [ -x "$PY" ] && {check}; then exec "$PY" -P -c {shlex.quote(ENTRY)} "$@"; fi\n'
         'command -v paqad >/dev/null 2>&1 && exec paqad "$@"\n'
         "exit 0\n"
     )
