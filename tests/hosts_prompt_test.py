@@ -476,6 +476,7 @@ def test_kiro_install_owns_both_files_and_uninstall_removes_both(repo):
     assert kiro.uninstall(repo.root).action == "removed"
     assert not (repo.root / kiro.CONFIG).exists() and not (repo.root / kiro.IDE_CONFIG).exists() and not (repo.root / ".kiro").exists()
 
+
 def test_a_prompt_answered_in_a_warm_process_syncs_nothing_to_disk_and_leaves_its_files_whole(shop, monkeypatch):
     """The files a prompt rewrites every time (the delivered context and its state, the recorded
     prompt, the delivered marks) are replaced atomically without an ``fsync`` (the next prompt
