@@ -141,6 +141,27 @@ def test_pending_vectors_then_filled_in_batches(cards):
     assert pipeline.status(cards.root)["vectors_pending"] == 0
 
 
+def test_the_vector_veto_waits_for_every_vector(cards):
+    """"processor timeout volcano" passes lexically on the shop's own words, and no passage comes
+    near it in meaning: with every vector the veto refuses it; while embedding is still under way
+    (some units without a vector yet) the lexical answer stands, as it would with no vectors."""
+    c = cfg(cards.root, "local")
+    build.build_full(cards.root, c, embed=False)
+
+    def stop_after_first_batch(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        vectors.fill(cards.root, c, build.writer_lock(cards.root), stop_after_first_batch, batch=4)
+    partial = pipeline.search(cards.root, "processor timeout volcano")
+    assert partial.vectors_pending > 0 and partial.mode == "hybrid"
+    assert partial.answered and partial.evidence["passed"] and partial.evidence["vector"]["top_cosine"] < fusion.VECTOR_VETO_BAR
+    assert build.update(cards.root, c).vectors.pending == 0
+    full = pipeline.search(cards.root, "processor timeout volcano")
+    assert not full.answered and full.diagnosis["reason"] == "meaning_matches_nothing_here"
+    assert pipeline.search(cards.root, "refund transaction zebra").answered  # a near passage: no veto
+
+
 def test_cache_makes_a_rebuild_embed_nothing_and_an_edit_embed_only_its_units(cards):
     c = cfg(cards.root, "local")
     first = build.build_full(cards.root, c)

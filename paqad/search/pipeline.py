@@ -141,7 +141,10 @@ def _search(
     except vector.DeadlinePassed:
         hits, late = None, True
     vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
-    if gate and hits is not None and fusion.vector_veto(ev, hits.top):
+    # The veto needs every unit's vector: while embedding is still under way (``rag init`` made
+    # lexical search ready first) the passage that answers may simply have none yet.
+    complete = mat is not None and mat.size >= n_units
+    if gate and hits is not None and complete and fusion.vector_veto(ev, hits.top):
         ev.passed, ev.reason = False, "meaning_matches_nothing_here"
     answered = ev.passed or vector_ok
     resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
