@@ -19,25 +19,23 @@ repository: the semble benchmark's ``requests`` tree (``python benchmarks/semble
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+import team_machines  # noqa: E402
+
 from paqad import config  # noqa: E402
 from paqad.index import artifacts, build, vectors  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
 from paqad.search import pipeline  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
-from testing import postgres  # noqa: E402
 
 QUESTIONS = ("where are retries configured", "how is the session closed", "parse the response body as json", "authentication headers")
 
@@ -45,10 +43,6 @@ QUESTIONS = ("where are retries configured", "how is the session closed", "parse
 def cfg(root: Path, dsn: str, shared_index: bool) -> config.Config:
     over = {"rag_embedding_provider": "local", "rag_shared_store": dsn, "rag_shared_index": "true" if shared_index else "false"}
     return config.load(root, cli_overrides=over, environ={})
-
-
-def on_machine(name: str, base: Path) -> None:
-    os.environ["XDG_CACHE_HOME"] = str(base / name / "cache")
 
 
 def top5(root: Path, c: config.Config) -> list[list[str]]:
@@ -76,39 +70,25 @@ def arm(label: str, root: Path, dsn: str) -> tuple[float, str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repo", default=str(HERE / ".cache" / "semble" / "repos" / "requests"))
-    ap.add_argument("--runs", type=int, default=3)
-    args = ap.parse_args()
-    src = Path(args.repo)
-    if not (src / ".git").exists():
-        sys.exit(f"{src} is not a git repository (run `python benchmarks/semble.py fetch` first)")
-    base = Path(tempfile.mkdtemp(prefix="paqad-artifact-bench-"))
-    server = postgres.start(base / "pg")
-    try:
-        origin = base / "origin"
-        subprocess.run(["git", "clone", "-q", str(src), str(origin)], check=True)
-        print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} at start; repository {src.name}")
-        on_machine("A", base)
-        c = cfg(origin, server.dsn, True)
+    args = team_machines.arguments(__doc__)
+    with team_machines.team(args.repo, "paqad-artifact-bench-") as t:
+        c = cfg(t.origin, t.dsn, True)
         vectors.provider_for("local").dims  # noqa: B018  (load the model before any timing)
         t0 = time.perf_counter()
-        build.build_full(origin, c)
-        pub = artifacts.publish(origin, c)
+        build.build_full(t.origin, c)
+        pub = artifacts.publish(t.origin, c)
         print(f"A: build with the store and publish {time.perf_counter() - t0:.1f} s; artifact {pub.bytes / 1e6:.2f} MB "
               f"({pub.index_bytes / 1e6:.2f} MB index, {pub.units} units)")
-        reference = top5(origin, c)
+        reference = top5(t.origin, c)
         times: dict[str, list[float]] = {"artifact": [], "store": [], "local": []}
         for i in range(args.runs):
             for label in times:
-                clone = base / f"{label}{i}"
-                subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
-                on_machine(f"{label}{i}", base)
-                secs, note = arm(label, clone, server.dsn)
+                clone = t.clone(f"{label}{i}")
+                secs, note = arm(label, clone, t.dsn)
                 times[label].append(secs)
                 print(f"{label}{i}: {secs:.2f} s ({note}); load {os.getloadavg()[0]:.1f}")
                 if label == "artifact" and i == 0:
-                    same = top5(clone, cfg(clone, server.dsn, True)) == reference
+                    same = top5(clone, cfg(clone, t.dsn, True)) == reference
                     print(f"  top 5 for {len(QUESTIONS)} questions identical to machine A's: {same}")
                 Index.forget(clone)
                 shutil.rmtree(clone)
@@ -116,10 +96,6 @@ def main() -> int:
         print(f"\nmedian time to hybrid-searchable on a second clone: artifact {med['artifact']:.2f} s, "
               f"embedding store only {med['store']:.2f} s, local build {med['local']:.2f} s")
         print(f"artifact vs local: {med['local'] / med['artifact']:.1f}x; artifact vs store only: {med['store'] / med['artifact']:.1f}x")
-        print(f"load {os.getloadavg()[0]:.1f} at the end")
-    finally:
-        server.remove()
-        shutil.rmtree(base, ignore_errors=True)
     return 0
 
 

@@ -15,30 +15,23 @@ the semble benchmark's ``requests`` tree (``python benchmarks/semble.py fetch`` 
 
 from __future__ import annotations
 
-import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
+import team_machines  # noqa: E402
+
 from paqad import config  # noqa: E402
 from paqad.index import build, shared_store  # noqa: E402
-from testing import postgres  # noqa: E402
 
 
 def cfg(root: Path, dsn: str) -> config.Config:
     return config.load(root, cli_overrides={"rag_embedding_provider": "local", "rag_shared_store": dsn}, environ={})
-
-
-def on_machine(name: str, base: Path) -> None:
-    os.environ["XDG_CACHE_HOME"] = str(base / name / "cache")
 
 
 def timed_build(root: Path, dsn: str) -> tuple[float, int, int]:
@@ -49,44 +42,26 @@ def timed_build(root: Path, dsn: str) -> tuple[float, int, int]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repo", default=str(HERE / ".cache" / "semble" / "repos" / "requests"))
-    ap.add_argument("--runs", type=int, default=3)
-    args = ap.parse_args()
-    src = Path(args.repo)
-    if not (src / ".git").exists():
-        sys.exit(f"{src} is not a git repository (run `python benchmarks/semble.py fetch` first)")
-    base = Path(tempfile.mkdtemp(prefix="paqad-store-bench-"))
-    server = postgres.start(base / "pg")
-    try:
-        origin = base / "origin"
-        subprocess.run(["git", "clone", "-q", str(src), str(origin)], check=True)
-        print(f"machine: {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f} at start; repository {src.name}")
-        on_machine("A", base)
-        secs, embedded, units = timed_build(origin, server.dsn)
+    args = team_machines.arguments(__doc__)
+    with team_machines.team(args.repo, "paqad-store-bench-") as t:
+        secs, embedded, units = timed_build(t.origin, t.dsn)
         print(f"A, first build with the store: {secs:.1f} s, {embedded} of {units} units embedded")
         with_store, without = [], []
         for i in range(args.runs):
-            for label, dsn, out in (("B", server.dsn, with_store), ("C", "", without)):
-                clone = base / f"{label}{i}"
-                subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
-                on_machine(f"{label}{i}", base)
+            for label, dsn, out in (("B", t.dsn, with_store), ("C", "", without)):
+                clone = t.clone(f"{label}{i}")
                 secs, embedded, units = timed_build(clone, dsn)
                 out.append(secs)
                 print(f"{label}{i}: {'with' if dsn else 'without'} the store {secs:.2f} s, {embedded} of {units} embedded")
                 shutil.rmtree(clone)
         import psycopg
 
-        with psycopg.connect(server.dsn) as con:
+        with psycopg.connect(t.dsn) as con:
             n = con.execute(f"SELECT count(*) FROM {shared_store.TABLE}").fetchone()[0]
             size = con.execute(f"SELECT pg_total_relation_size('{shared_store.TABLE}')").fetchone()[0]
         b, c = statistics.median(with_store), statistics.median(without)
         print(f"\nmedian second-clone build: with the store {b:.2f} s, without {c:.2f} s: {c / b:.1f}x faster")
         print(f"server: {n} rows, {size / 1e6:.2f} MB with index and TOAST, {size / max(n, 1):.0f} bytes per unit")
-        print(f"load {os.getloadavg()[0]:.1f} at the end")
-    finally:
-        server.remove()
-        shutil.rmtree(base, ignore_errors=True)
     return 0
 
 
