@@ -199,3 +199,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
     shown = ", ".join(f"{host} {host_clis.version(host)}" for host in host_clis.PACKAGES)
     terminalreporter.write_line(f"hosts e2e: real CLIs from npm ({shown}) against a fake model on 127.0.0.1; Kiro and Cursor have no npm CLI: tested from their documented hook JSON only (paqad/hooks/hosts/recorded/)")
+
+
+@pytest.fixture(scope="module")
+def pg_server(tmp_path_factory):
+    """A throwaway PostgreSQL server on a Unix socket (``testing/postgres.py``), one per test module
+    that asks for it (the team store and index-artifact tests)."""
+    from testing import postgres
+
+    srv = postgres.start(tmp_path_factory.mktemp("pg"))
+    yield srv
+    srv.remove()

@@ -20,25 +20,17 @@ import pytest
 from paqad import config
 from paqad.errors import ConfigError
 from paqad.index import artifacts, shared_store, store
-from testing import postgres
 from testing.repos import Repo, clone, make_shop
 
 QUERY = "retry a card charge after a processor timeout"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = postgres.start(tmp_path_factory.mktemp("pg"))
-    yield srv
-    srv.remove()
-
-
 @pytest.fixture
-def dsn(server):
-    with psycopg.connect(server.dsn, autocommit=True) as con:
+def dsn(pg_server):
+    with psycopg.connect(pg_server.dsn, autocommit=True) as con:
         for table in (artifacts.CHUNKS, artifacts.ARTIFACTS, shared_store.TABLE):
             con.execute(f"DROP TABLE IF EXISTS {table}")
-    return server.dsn
+    return pg_server.dsn
 
 
 def machine(tmp_path: Path, name: str, dsn: str) -> dict[str, str]:

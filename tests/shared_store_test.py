@@ -17,22 +17,14 @@ import pytest
 from paqad import config
 from paqad.errors import ConfigError
 from paqad.index import build, shared_store, store
-from testing import postgres
 from testing.repos import Repo, clone, make_shop
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = postgres.start(tmp_path_factory.mktemp("pg"))
-    yield srv
-    srv.remove()
-
-
 @pytest.fixture
-def fresh_store(server):
-    with psycopg.connect(server.dsn, autocommit=True) as con:
+def fresh_store(pg_server):
+    with psycopg.connect(pg_server.dsn, autocommit=True) as con:
         con.execute(f"DROP TABLE IF EXISTS {shared_store.TABLE}")
-    return server.dsn
+    return pg_server.dsn
 
 
 def local_cfg(root, dsn):
@@ -81,16 +73,16 @@ def test_a_store_that_is_down_costs_a_timeout_and_nothing_else(repo: Repo, tmp_p
     assert s.get("m", [b"x" * 32], 384) == {} and s.error and "Operational" in s.error
 
 
-def test_a_stopped_server_mid_run_turns_the_store_off_without_an_error(server, fresh_store):
+def test_a_stopped_server_mid_run_turns_the_store_off_without_an_error(pg_server, fresh_store):
     s = shared_store.SharedStore(fresh_store)
     s.put("m#prep1", {b"a" * 32: np.ones(4, np.float16).tobytes()}, 4)
     assert s.written == 1
-    server.stop()
+    pg_server.stop()
     try:
         assert s.get("m#prep1", [b"a" * 32], 4) == {} and s.error
         s.put("m#prep1", {b"b" * 32: np.ones(4, np.float16).tobytes()}, 4)  # off: no raise
     finally:
-        server.start()
+        pg_server.start()
 
 
 def test_vectors_from_the_store_are_checked_before_use(fresh_store):
