@@ -208,10 +208,14 @@ class Index:
                 found[r["term"]] = TermInfo(r["term"], int(r["tid"]), int(r["df"]))
         return found
 
-    def terms_with_prefix(self, prefix: str, limit: int = 32) -> list[TermInfo]:
-        """Up to ``limit`` of the index's terms that start with ``prefix`` (a range scan of the
-        terms' unique index), for the query's derivational fallback."""
-        rows = self._rows("SELECT term, tid, df FROM terms WHERE term >= ? AND term < ? ORDER BY term LIMIT ?", (prefix, prefix + "\uffff", limit))
+    def terms_with_prefix(self, prefix: str, max_len: int, limit: int = 32) -> list[TermInfo]:
+        """Up to ``limit`` of the index's terms that start with ``prefix`` and are at most
+        ``max_len`` long, commonest first (a range scan of the terms' unique index), for the
+        query's derivational fallback."""
+        rows = self._rows(
+            "SELECT term, tid, df FROM terms WHERE term >= ? AND term < ? AND length(term) <= ? ORDER BY df DESC, term LIMIT ?",
+            (prefix, prefix + "\uffff", max_len, limit),
+        )
         return [TermInfo(r["term"], int(r["tid"]), int(r["df"])) for r in rows]
 
     def common_terms(self, limit: int) -> list[str]:

@@ -97,8 +97,8 @@ def derived(index: Index, term: str) -> TermInfo | None:
     for suffix in DERIVATIONAL:
         root = term[: -len(suffix)]
         if term.endswith(suffix) and len(root) >= DERIVED_MIN_ROOT:
-            found = [t for t in index.terms_with_prefix(root) if len(t.term) - len(root) <= DERIVED_TAIL and t.df > 0]
-            return max(found, key=lambda t: (t.df, t.term)) if found else None
+            found = [t for t in index.terms_with_prefix(root, len(root) + DERIVED_TAIL, limit=1) if t.df > 0]
+            return found[0] if found else None
     return None
 
 
