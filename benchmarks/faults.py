@@ -42,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import hook_latency  # noqa: E402 - the corpus copy, the hook command and the summary are shared
+from emit import emit  # noqa: E402
 
 QUESTION = "where is the session cookie signed"
 BUDGET_S = 1.5  # rag_prompt_budget's default
@@ -265,10 +266,7 @@ def main() -> None:
                 result[name] = {**probe(), "probe_seconds": round(time.perf_counter() - started, 1)}
                 print(name, json.dumps(result[name]), flush=True)
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

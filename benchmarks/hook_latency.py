@@ -38,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from emit import emit
+
 HERE = Path(__file__).resolve().parent
 CORPORA = HERE / ".cache" / "corpora"
 GIT_ID = ["-c", "user.name=paqad bench", "-c", "user.email=bench@paqad.invalid", "-c", "commit.gpgsign=false"]
@@ -300,10 +302,7 @@ def main() -> None:
     parser.add_argument("--json", dest="out", default=None, help="Also write the result to this file.")
     args = parser.parse_args()
     result = run(args.corpus, args.runs, args.commits, args.provider, args.rounds)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ host itself spends to start a command or to write a JSON-RPC request. Prints one
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -33,6 +32,7 @@ import anyio
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hook_latency  # noqa: E402 - the corpus copy, the payload, the timing, the log reading
+from emit import emit  # noqa: E402
 
 BLOCK = "Retrieved context (paqad)"
 
@@ -111,10 +111,7 @@ def main() -> None:
     parser.add_argument("--provider", default="local", choices=["local", "none"])
     parser.add_argument("--json", dest="out", default=None)
     args = parser.parse_args()
-    text = json.dumps(run(args.corpus, args.runs, args.provider), indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    emit(run(args.corpus, args.runs, args.provider), args.out)
 
 
 if __name__ == "__main__":

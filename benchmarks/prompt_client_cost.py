@@ -18,7 +18,6 @@ modules it imports). Prints one JSON object (p50/p95 in ms) with the load averag
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
@@ -32,6 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import hook_latency  # noqa: E402 - the corpus copy, the payload, the timing, the log reading
+from emit import emit  # noqa: E402
 
 
 def export(rev: str, dest: Path, bytecode: bool) -> Path:
@@ -128,10 +128,7 @@ def main() -> None:
     parser.add_argument("--json", dest="out", default=None)
     args = parser.parse_args()
     result = run(args.before, args.after, args.corpus, args.runs, args.provider, args.bytecode)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import shutil
 import statistics
@@ -29,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hook_latency  # noqa: E402 - the same corpus copy, hook command and payload
+from emit import emit  # noqa: E402
 
 WRAPPER = """#!/bin/sh
 printf '%s %s\\n' "${{BENCH_GIT_FROM:-service}}" "$*" >> {log}
@@ -98,10 +98,7 @@ def main() -> None:
         "paths": {p: paths.count(p) for p in sorted(set(paths))},
         "load_after": os.getloadavg()[0],
     }
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":
