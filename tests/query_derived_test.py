@@ -75,3 +75,32 @@ def test_search_answers_through_the_derived_form_and_not_without_it(params, monk
     monkeypatch.setattr(query, "DERIVE", False)
     refused = pipeline.search(params.root, q)  # "query" and "parameter" alone are this repository's everyday words
     assert not refused.answered and refused.results == [] and refused.diagnosis["reason"] == "only_ubiquitous_terms_matched"
+
+
+def test_an_absent_function_word_is_left_out_and_a_present_one_is_kept(params):
+    index = Index.shared(params.root)
+    text = "how hooks execute across the request"
+    analyzed = query.analyze(index, text, index.meta().n_units)
+    statuses = {t.term: t.status for t in analyzed.terms}
+    assert "across" not in statuses  # a preposition this repository never uses says nothing
+    assert "the" in statuses  # used in the docstrings: the corpus judges it like any word
+    assert statuses["hook"] != "absent" and statuses["request"] != "absent"
+
+
+
+def test_an_absent_function_word_no_longer_refuses_an_answerable_question(tmp_path, monkeypatch):
+    # 600 more units, so that an absent word weighs fully (evidence.ABSENCE_FULL_WEIGHT_UNITS)
+    repo = Repo.init(tmp_path / "repo")
+    repo.write("client/params.py", PARAMS)
+    for f in range(3):
+        repo.write(f"client/pad{f}.py", "\n\n".join(f"def pad_{f}_{i}(value):\n    return value + {i}\n" for i in range(200)))
+    repo.commit("params")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    q = "serialize query params whether or not"
+    monkeypatch.setattr(query, "DROP_ABSENT_FUNCTION_WORDS", False)
+    before = pipeline.search(repo.root, q)
+    assert not before.answered and before.diagnosis["reason"] == "too_little_of_the_query_matched"
+    assert {"whether", "or", "not"} <= set(before.diagnosis["absent_terms"])
+    monkeypatch.setattr(query, "DROP_ABSENT_FUNCTION_WORDS", True)
+    after = pipeline.search(repo.root, q)
+    assert after.answered and after.results[0].name == "serialize_params"

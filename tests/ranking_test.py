@@ -69,6 +69,30 @@ def test_a_file_named_for_the_query_words_is_lifted(store, monkeypatch):
     assert after.results[0].path == "shop/templating.py"
 
 
+def test_a_file_glued_from_the_query_words_counts_as_named_for_them():
+    words = ranking.shape("which filter drops secrets files from the index").words
+    assert {"secret", "fil"} <= ranking.path_words("paqad/eligibility/secretfiles.py", words)
+    assert ranking.path_words("gin/routergroup.go", ranking.shape("router group").words) >= {"router", "group"}
+    # only a whole split into query words: "profile" holds "file" but is not made of query words
+    assert "fil" not in ranking.path_words("app/profile.py", ranking.shape("user file").words)
+    assert ranking.path_words("x/secretfiles.py", ranking.shape("secret").words) == ranking._path_words("x/secretfiles.py")
+
+
+def test_a_glued_file_name_lifts_its_file_only_with_the_split(repo, monkeypatch):
+    repo.write("app/secretfiles.py", "def matches(path):\n    '''True for key stores and dotenv paths.'''\n    return path.endswith('.env')\n")
+    repo.write("app/secrets.py", "def get_secret(name):\n    '''Read one secret value by name from the secret files.'''\n    return name\n")
+    repo.write("app/format.py", FILLER)
+    repo.commit("glued")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+    monkeypatch.setattr(ranking, "COMPOUND_PATHS", False)
+    before = _ask(repo.root, "secret files paths")
+    monkeypatch.setattr(ranking, "COMPOUND_PATHS", True)
+    after = _ask(repo.root, "secret files paths")
+    assert before.results[0].path == "app/secrets.py"
+    assert after.results[0].path == "app/secretfiles.py"
+
+
 def test_several_hits_in_one_file_lift_that_file(store, monkeypatch):
     monkeypatch.setattr(ranking, "PATH_BOOST", 0.0)
     monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)

@@ -87,6 +87,25 @@ DERIVED_MIN_ROOT = 5
 DERIVED_TAIL = 4
 DERIVE = True
 
+#: English function words (the closed classes: articles, pronouns, prepositions, conjunctions,
+#: auxiliaries, determiners, wh-words and a few sentence adverbs). Not a stopword list for ranking:
+#: a function word the index uses is scored and judged by the corpus like any other word. One the
+#: index never uses is dropped instead of counting as *absent*: "across", "through" or "whether"
+#: missing from a repository says nothing about whether it implements the question's subject,
+#: yet an absent word weighs as much as the rarest one in the coverage test.
+FUNCTION_WORDS = frozenset(terms(
+    "a an the this that these those it its they them their there here we us our you your he him his "
+    "she her i me my what which who whom whose how when where why whether "
+    "about above across after against along among around at before behind below beneath beside besides "
+    "between beyond by down during for from in inside into near of off on onto out outside over per since "
+    "through throughout to toward towards under underneath until unto up upon via with within without "
+    "and or but nor so yet if then than because although though while unless whereas whereby wherein "
+    "am is are was were be been being do does did doing done have has had having can could may might must "
+    "shall should will would all any each every some no not both either neither such other another "
+    "also only just very too again already ever never once still even however thus therefore instead rather"
+))
+DROP_ABSENT_FUNCTION_WORDS = True
+
 
 def derived(index: Index, term: str) -> TermInfo | None:
     """The index's commonest term that is ``term`` with a different derivational ending (see
@@ -104,7 +123,8 @@ def derived(index: Index, term: str) -> TermInfo | None:
 
 def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
     """The query's terms, each with its id, document frequency, rarity and status in this index.
-    A term the index lacks is looked up in its derivational forms (``derived``) before it is absent."""
+    A term the index lacks is looked up in its derivational forms (``derived``) before it is absent;
+    an absent function word (``FUNCTION_WORDS``) is left out."""
     counts = Counter(terms(text))
     known = index.terms(list(counts))
     for term in [t for t in counts if t not in known]:
@@ -118,6 +138,8 @@ def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
         entry = known.get(term)
         tid, df = (entry.tid, entry.df) if entry is not None else (None, 0)
         if tid is None or df <= 0:
+            if DROP_ABSENT_FUNCTION_WORDS and term in FUNCTION_WORDS:
+                continue
             out.terms.append(QueryTerm(term, count, None, 0, unseen_idf, "absent"))
             continue
         ubiq = df >= MIN_UBIQUITOUS_DF and df > UBIQUITY * n_units

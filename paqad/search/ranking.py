@@ -35,7 +35,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from paqad.search import pointers
-from paqad.tokenize import terms
+from paqad.tokenize import stem, terms
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
@@ -51,6 +51,8 @@ PART_ONE_BONUS = 0.2  # extra share for the part of a split declaration that hol
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
 PATH_MIN_SHARE = 0.1
+COMPOUND_PATHS = True  # a file stem glued from query words (``secretfiles.py``) carries them too
+COMPOUND_MIN_PIECE = 3  # letters in each glued word
 PATH_SYMBOL_SCALE = 0.3  # path words in a bare-symbol query (the definition signal speaks there)
 COHERENCE_BOOST = 0.2
 PRIORS = ""  # comma-separated names of PATH_PRIORS in use
@@ -138,6 +140,44 @@ def _path_words(path: str) -> frozenset[str]:
 @lru_cache(maxsize=50_000)
 def _stem_terms(path: str) -> frozenset[str]:
     return frozenset(terms(PurePosixPath(path).name.split(".", 1)[0]))
+
+
+@lru_cache(maxsize=50_000)
+def _glued_runs(path: str) -> tuple[str, ...]:
+    """Lowercase letter runs of a file's stem and folder that the tokenizer keeps whole (no case
+    change or separator inside), long enough to hold two words: ``secretfiles``, ``routergroup``."""
+    p = PurePosixPath(path)
+    text = f"{p.name.split('.', 1)[0]} {p.parent.name}"
+    return tuple(r for r in re.findall(r"[a-z]+", re.sub(r"[A-Z]", " ", text)) if len(r) >= 2 * COMPOUND_MIN_PIECE)
+
+
+def _glued_words(run: str, words: frozenset[str]) -> frozenset[str]:
+    """The query words a glued run is made of, when it splits wholly into two or more of them
+    (their stems, as the index folds them); otherwise nothing. A whole split, not a substring
+    search: ``profile`` holds ``file`` but is not made of query words."""
+    n, low = len(run), COMPOUND_MIN_PIECE
+    best: list[tuple[str, ...] | None] = [None] * (n + 1)
+    best[0] = ()
+    for end in range(low, n + 1):
+        for start in range(0, end - low + 1):
+            head = best[start]
+            if head is None:
+                continue
+            piece = stem(run[start:end])
+            if piece in words:
+                best[end] = (*head, piece)
+                break
+    found = best[n]
+    return frozenset(found) if found and len(found) >= 2 else frozenset()
+
+
+def path_words(path: str, words: frozenset[str]) -> frozenset[str]:
+    """The words a file's name and folder carry, glued compounds split on the query's words."""
+    plain = _path_words(path)
+    if not COMPOUND_PATHS:
+        return plain
+    glued = [_glued_words(r, words) for r in _glued_runs(path)]
+    return plain.union(*glued) if any(glued) else plain
 
 
 def path_prior(path: str, words: frozenset[str]) -> float:
@@ -269,7 +309,7 @@ def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, be
         u = info.get(c.uid)
         if u is None:
             continue
-        share = len(q.words & _path_words(u.path)) / len(q.words)
+        share = len(q.words & path_words(u.path, q.words)) / len(q.words)
         if share >= PATH_MIN_SHARE:
             add[c.uid] += PATH_BOOST * best * share
 
