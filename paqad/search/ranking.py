@@ -142,13 +142,16 @@ def _stem_terms(path: str) -> frozenset[str]:
     return frozenset(terms(PurePosixPath(path).name.split(".", 1)[0]))
 
 
+_LOWER_RUN = re.compile(r"(?<![A-Za-z])[a-z]+(?![A-Za-z])")  # a whole lowercase word, not the tail of a camelCase one
+
+
 @lru_cache(maxsize=50_000)
 def _glued_runs(path: str) -> tuple[str, ...]:
     """Lowercase letter runs of a file's stem and folder that the tokenizer keeps whole (no case
     change or separator inside), long enough to hold two words: ``secretfiles``, ``routergroup``."""
     p = PurePosixPath(path)
     text = f"{p.name.split('.', 1)[0]} {p.parent.name}"
-    return tuple(r for r in re.findall(r"[a-z]+", re.sub(r"[A-Z]", " ", text)) if len(r) >= 2 * COMPOUND_MIN_PIECE)
+    return tuple(r for r in _LOWER_RUN.findall(text) if len(r) >= 2 * COMPOUND_MIN_PIECE)
 
 
 def _glued_words(run: str, words: frozenset[str]) -> frozenset[str]:
