@@ -154,11 +154,14 @@ def _glued_runs(path: str) -> tuple[str, ...]:
     return tuple(r for r in _LOWER_RUN.findall(text) if len(r) >= 2 * COMPOUND_MIN_PIECE)
 
 
+@lru_cache(maxsize=4096)
 def _glued_words(run: str, words: frozenset[str]) -> frozenset[str]:
     """The query words a glued run is made of, when it splits wholly into two or more of them
     (their stems, as the index folds them); otherwise nothing. A whole split, not a substring
     search: ``profile`` holds ``file`` but is not made of query words."""
     n, low = len(run), COMPOUND_MIN_PIECE
+    if not any(len(w) >= low and run.startswith(w) for w in words):
+        return frozenset()  # the first piece's stem is a prefix of it: most runs stop here
     best: list[tuple[str, ...] | None] = [None] * (n + 1)
     best[0] = ()
     for end in range(low, n + 1):
