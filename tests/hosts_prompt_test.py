@@ -21,6 +21,7 @@ from paqad import config
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
 from paqad.hooks import runner
+from paqad.hooks.hosts import turns
 from paqad.index import build, store
 from testing.env import BIN, wait_for
 from testing.hosts import host_json, run_host
@@ -361,6 +362,18 @@ def test_copilot_prompt_after_a_session_start_that_answered_it_is_not_delivered_
     last = [e for e in runner.read_log(shop.root) if e["action"] == "context:copilot"][-1]
     assert last["status"] == "skipped" and last["detail"].startswith("duplicate: this session's start")
     assert "shop/sessions.py:L" in run_host(shop.root, "copilot", prompt=QUESTION, session_id="c-1").stdout  # asked again
+
+
+def test_a_slow_session_start_still_covers_the_same_sessions_prompt_event(tmp_path):
+    """CI saw Copilot's userPromptSubmitted arrive more than WINDOW_S after its sessionStart on a
+    loaded machine: the same session still gets one block; another session, or no ids, does not."""
+    later = time.time() + turns.WINDOW_S + 20
+    assert turns.claim(tmp_path, QUESTION, "copilot", kind="session-start", session="c-1") is None
+    assert (turns.claim(tmp_path, QUESTION, "copilot", now=later, kind="prompt", session="c-1") or "").startswith("duplicate: this session's start")
+    assert turns.claim(tmp_path, "how is a refund issued", "copilot", kind="session-start", session="c-2") is None
+    assert turns.claim(tmp_path, "how is a refund issued", "copilot", now=later, kind="prompt", session="c-3") is None
+    assert turns.claim(tmp_path, "where are coupons applied", "copilot", kind="session-start") is None
+    assert turns.claim(tmp_path, "where are coupons applied", "copilot", now=later, kind="prompt") is None
 
 
 def test_qwen_searches_the_submitted_prompt_not_the_tool_result_continuation(shop):
