@@ -114,6 +114,34 @@ def test_diversity_shows_other_files_before_a_files_further_units(store, monkeyp
     assert mixed.count("shop/client.py") == plain.count("shop/client.py")  # reordered, not dropped
 
 
+def test_diversity_leaves_the_best_files_next_units_free_only_when_asked():
+    items = [("a", 1.0), ("a", 0.9), ("a", 0.8), ("b", 0.7), ("c", 0.6)]
+    order = lambda free: [f"{p}{s}" for p, s in ranking.diversify(items, lambda x: x[1], lambda x: x[0], free)]  # noqa: E731
+    assert order(0) == ["a1.0", "b0.7", "c0.6", "a0.9", "a0.8"]
+    assert order(2) == ["a1.0", "a0.9", "a0.8", "b0.7", "c0.6"]
+    assert order(1) == ["a1.0", "a0.9", "b0.7", "c0.6", "a0.8"]
+
+
+REPORT = (
+    "Bug report: since upgrading, every dispatch of a prepared request through the Session "
+    "hangs. Steps to reproduce: start an interpreter, construct the session, prepare a request, "
+    "send it twice, then watch the dispatch queue grow without bound while nothing reaches the "
+    "remote server. Expected behaviour: one send per call. Linux, version three point twelve."
+)
+
+
+def test_a_report_keeps_the_best_files_next_units_together(store, monkeypatch):
+    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+    assert len(ranking.shape(REPORT).words) >= ranking.TOP_FILE_MIN_WORDS > len(ranking.shape("dispatch").words)
+    report = [r.path for r in _ask(store.root, REPORT).results]
+    assert report[:3] == ["shop/client.py"] * 3
+    short = [r.path for r in _ask(store.root, "dispatch").results]
+    assert short[0] == "shop/client.py" and short[1] != "shop/client.py"  # a short query still mixes files
+    monkeypatch.setattr(ranking, "TOP_FILE_FREE", 0)
+    plain = [r.path for r in _ask(store.root, REPORT).results]
+    assert plain[:2] == report[:2] and plain[2] != "shop/client.py"  # diversity counts from the second unit
+
+
 def test_switching_the_stack_off_restores_plain_bm25f_order(store, monkeypatch):
     on = [r.id for r in _ask(store.root, "Session").results]
     monkeypatch.setattr(ranking, "ENABLED", False)

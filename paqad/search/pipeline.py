@@ -162,7 +162,7 @@ def _search(
         # more when the pool is larger than top_n), then the floor decides on the kept scores.
         pool = rerank.pool if rerank is not None and rerank.mode != "off" else top_n
         top = _dedupe_parts(index, ranked, max(top_n * ranking.DIVERSITY_WIDEN, pool))
-        top = _diversify(index, top)
+        top = _diversify(index, top, text)
         top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(index, uids))
         top = top[:top_n]
         resp.rerank = outcome.to_dict() if outcome else None
@@ -281,14 +281,15 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
     return out
 
 
-def _diversify(index: Index, top: list[fusion.Fused]) -> list[fusion.Fused]:
+def _diversify(index: Index, top: list[fusion.Fused], text: str) -> list[fusion.Fused]:
     """The deduplicated pool in delivery order: further passages of one file behind other files'
     (``ranking.diversify``); scores unchanged."""
     if ranking.DIVERSITY >= 1.0:
         return top
     paths = index.units([c.uid for c in top], ("uid", "path"))
     missing = StoredUnit()
-    return ranking.diversify(top, lambda c: c.fused, lambda c: paths.get(c.uid, missing).path)
+    free = ranking.TOP_FILE_FREE if len(ranking.shape(text).words) >= ranking.TOP_FILE_MIN_WORDS else 0
+    return ranking.diversify(top, lambda c: c.fused, lambda c: paths.get(c.uid, missing).path, free)
 
 
 def _rerank_texts(index: Index, uids: list[int]) -> list[str]:

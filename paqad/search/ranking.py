@@ -22,7 +22,11 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
   Tests are demoted at index time (``paqad.index.fields.TEST_PRIOR``).
 - **diversity** (:func:`diversify`): the delivered order gives each further unit of a file already
   shown ``DIVERSITY`` to the power of how many came before it, so ten results cover more than one
-  file; the scores themselves are kept (a second passage of a file is no less confident).
+  file; the scores themselves are kept (a second passage of a file is no less confident). A report
+  (an issue text of at least ``TOP_FILE_MIN_WORDS`` distinct terms) is usually about one file and
+  the function to change is often its second or third best unit: the best file's next
+  ``TOP_FILE_FREE`` units go before diversity starts counting (SWE-bench sympy function Acc@5
+  28.8 -> 34.8, file Acc unchanged; no semble query is that long).
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ COHERENCE_BOOST = 0.2
 PRIORS = ""  # comma-separated names of PATH_PRIORS in use
 DIVERSITY = 0.6
 DIVERSITY_WIDEN = 3  # the pool diversity draws from, in multiples of top_n
+TOP_FILE_FREE = 2  # further units of the best file placed before diversity starts counting
+TOP_FILE_MIN_WORDS = 25  # ... for a report (this many distinct terms, as evidence.LONG_QUERY_TERMS)
 RANK_POOL = 100  # candidates the signals read (paths and names: one query)
 DECLARED_MAX = 32  # declarations of a queried symbol looked up by name
 POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted module
@@ -335,16 +341,17 @@ def _coherence(head: list[Fused], info: dict[int, Any], best: float, add: dict[i
         add[c.uid] += COHERENCE_BOOST * best * total[path] / most
 
 
-def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T], str]) -> list[T]:
+def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T], str], top_free: int = 0) -> list[T]:
     """``items`` (best first) reordered so that each further item of a file already placed counts
-    at ``DIVERSITY`` ** (items of that file placed before it); a stable greedy pass."""
+    at ``DIVERSITY`` ** (items of that file placed before it); a stable greedy pass. The best
+    file's next ``top_free`` items count as if none of it were placed yet."""
     if DIVERSITY >= 1.0 or len(items) < 2:
         return list(items)
     remaining = list(items)
-    seen: dict[str, int] = {}
+    seen: dict[str, int] = {path(items[0]): -top_free} if top_free else {}
     out: list[T] = []
     while remaining:
-        best_i = max(range(len(remaining)), key=lambda i: (score(remaining[i]) * DIVERSITY ** seen.get(path(remaining[i]), 0), -i))
+        best_i = max(range(len(remaining)), key=lambda i: (score(remaining[i]) * DIVERSITY ** max(0, seen.get(path(remaining[i]), 0)), -i))
         item = remaining.pop(best_i)
         seen[path(item)] = seen.get(path(item), 0) + 1
         out.append(item)
