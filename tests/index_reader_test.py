@@ -157,3 +157,17 @@ def test_no_module_outside_the_index_package_executes_sql() -> None:
     assert scanned > 50  # the scan really read the package
     index_sql = [p for p in (package / "index").glob("*.py") if ".execute(" in p.read_text(encoding="utf-8")]
     assert {p.name for p in index_sql} >= {"reader.py", "build.py", "store.py"}  # ...and it would see SQL where there is some
+
+
+def test_a_common_name_cannot_crowd_out_a_rare_one_in_a_name_lookup(repo: Repo):
+    repo.write("calc/ops.py", "\n\n".join(
+        f"class Op{i}:\n    def __mul__(self, other):\n        return ('mul', {i}, other)\n" for i in range(6)
+    ) + "\n\nclass Matrix:\n    def __matmul__(self, other):\n        return ('matmul', other)\n\n    def _print_Matrix(self):\n        return 'M'\n")
+    repo.commit("ops")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    index = Index.shared(repo.root)
+    found = index.units_named({"__mul__", "__matmul__"}, ("name", "qualified_name"), limit=3)
+    names = sorted(u.qualified_name for u in found.values())
+    assert "Matrix.__matmul__" in names and sum(n.endswith(".__mul__") for n in names) == 3  # the limit is per name
+    after = index.units_named_after({"Matrix"}, ("method",), ("name", "qualified_name"))
+    assert [u.qualified_name for u in after.values()] == ["Matrix._print_Matrix"]

@@ -142,6 +142,63 @@ def test_a_report_keeps_the_best_files_next_units_together(store, monkeypatch):
     assert plain[:2] == report[:2] and plain[2] != "shop/client.py"  # diversity counts from the second unit
 
 
+PRINTER = "class LatexPrinter:\n    \'\'\'Render expressions as LaTeX strings.\'\'\'\n\n" + "\n".join(
+    f"    def _print_{t}(self, expr):\n        parts = [self._print(a) for a in expr.args]\n        return r'\\{t.lower()}' + ' '.join(parts)\n"
+    for t in ("Sum", "Integral", "Limit", "Derivative", "Product", "Piecewise")
+)
+
+
+def test_a_report_lifts_the_function_named_for_a_type_it_builds(repo, monkeypatch):
+    repo.write("calc/latex.py", PRINTER)
+    repo.write("calc/products.py", "class Product:\n    \'\'\'A product of terms over a range; rendering shows the bounds under the symbol.\'\'\'\n"
+               "    def __init__(self, term, limits):\n        self.args = (term, limits)\n")
+    repo.write("calc/render.py", "def render(expr, unicode=True):\n    \'\'\'Render an expression for the terminal, with bounds, symbol and range.\'\'\'\n    return str(expr)\n")
+    repo.write("calc/format.py", FILLER)
+    repo.commit("printers")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    report = ("The LaTeX rendering of a product looks wrong. Running latex(Product(1/n, (n, 1, oo))) shows "
+              "the bounds in the wrong place and the symbol is far too wide compared with the sum symbol; "
+              "the range should sit under it, as printed books and journals typeset it, and the output "
+              "should be compact enough to fit inline in notebooks.")
+    assert "Product" in ranking.report_types(report, ranking.shape(report))
+    monkeypatch.setattr(ranking, "NAMED_FOR_BOOST", 0.0)
+    before = [r.id for r in _ask(repo.root, report).results]
+    monkeypatch.setattr(ranking, "NAMED_FOR_BOOST", 0.8)
+    after = [r.id for r in _ask(repo.root, report).results]
+    assert "calc/latex.py::LatexPrinter._print_Product" not in before[:3]
+    assert after[0] == "calc/latex.py::LatexPrinter._print_Product"
+    short = [r.id for r in _ask(repo.root, "latex Product bounds").results]  # not a report: no lift
+    monkeypatch.setattr(ranking, "NAMED_FOR_BOOST", 0.0)
+    assert short == [r.id for r in _ask(repo.root, "latex Product bounds").results]
+
+
+def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo, monkeypatch):
+    repo.write("calc/simplify.py", "\n\n".join([
+        "def simplify(expr):\n    '''Simplify an expression by trying the rewrite rules in turn.'''\n    return rewrite(expr, 'power')\n",
+        "def rewrite(expr, rule):\n    '''Apply one rewrite rule.'''\n    return _apply(expr, rule)\n",
+        "def _apply(e, r):\n    # one step on the arguments\n    if r is None:\n        return e\n    args = [a for a in e.args]\n    return e.func(*args)\n",
+        *(f"def rule_{i}(expr):\n    '''Simplify rule {i}: rewrite an expression with power {i}.'''\n    return expr\n" for i in range(8)),
+    ]))
+    repo.write("calc/format.py", FILLER)
+    repo.commit("frames")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    report = ("simplify raises TypeError on a power expression with a complex exponent; expected the "
+              "expression back unchanged, or a simpler equivalent, instead of a crash deep inside the rules.\n"
+              "Traceback (most recent call last):\n"
+              '  File "/home/me/calc/simplify.py", line 2, in simplify\n'
+              '  File "/home/me/calc/simplify.py", line 6, in rewrite\n'
+              '  File "/home/me/calc/simplify.py", line 9, in _apply\n'
+              "TypeError: invalid comparison of complex I")
+    monkeypatch.setattr(ranking, "FRAMES_ALL", False)
+    before = [r.id for r in _ask(repo.root, report).results]
+    monkeypatch.setattr(ranking, "FRAMES_ALL", True)
+    after = [r.id for r in _ask(repo.root, report).results]
+    # only the first frame's function took the lift before; now each frame's does, and _apply,
+    # which shares no word with the report, joins the candidates by its name
+    assert before[0] == "calc/simplify.py::simplify" and not {"calc/simplify.py::rewrite", "calc/simplify.py::_apply"} & set(before[:6])
+    assert set(after[:2]) == {"calc/simplify.py::simplify", "calc/simplify.py::rewrite"} and "calc/simplify.py::_apply" in after[:4]
+
+
 def test_switching_the_stack_off_restores_plain_bm25f_order(store, monkeypatch):
     on = [r.id for r in _ask(store.root, "Session").results]
     monkeypatch.setattr(ranking, "ENABLED", False)

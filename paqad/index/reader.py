@@ -246,13 +246,32 @@ class Index:
         return out
 
     def units_named(self, names: Iterable[str], fields: tuple[str, ...], limit: int = 64) -> dict[int, StoredUnit]:
-        """Up to ``limit`` units whose ``name`` is exactly one of ``names`` (the ``units_name`` index;
-        an index built before it has none and finds nothing here rather than scanning every row)."""
+        """Up to ``limit`` units *per name* whose ``name`` is exactly one of ``names`` (the
+        ``units_name`` index; an index built before it has none and finds nothing here rather than
+        scanning every row). Per name, so a common name (``__mul__``) cannot crowd out a rare one
+        asked beside it (``__matmul__``)."""
         wanted = sorted(set(names))
         if not wanted or not self.cached("name_index", lambda: bool(self._rows("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'units_name'"))):
             return {}
         cols = ", ".join(_with("uid", fields))
-        rows = self._rows(f"SELECT {cols} FROM units WHERE name IN ({_marks(wanted)}) ORDER BY uid LIMIT ?", [*wanted, limit])
+        out: dict[int, StoredUnit] = {}
+        for name in wanted:
+            for r in self._rows(f"SELECT {cols} FROM units WHERE name = ? ORDER BY uid LIMIT ?", [name, limit]):
+                out[int(r["uid"])] = StoredUnit.from_row(r)
+        return out
+
+    def units_named_after(self, names: Iterable[str], kinds: Iterable[str], fields: tuple[str, ...], limit: int = 64) -> dict[int, StoredUnit]:
+        """Up to ``limit`` units of ``kinds`` whose ``name`` ends in ``_<name>`` for one of
+        ``names`` (``_print_Product``, ``visit_Call``: code named for a type it handles). A scan
+        of the name column (no index serves a suffix), so callers ask it only for reports."""
+        wanted = sorted({n for n in names if n and "%" not in n and "_" not in n})
+        kind_list = sorted(set(kinds))
+        if not wanted or not kind_list:
+            return {}
+        cols = ", ".join(_with("uid", fields))
+        likes = " OR ".join("name LIKE ? ESCAPE '!'" for _ in wanted)
+        rows = self._rows(f"SELECT {cols} FROM units WHERE kind IN ({_marks(kind_list)}) AND ({likes}) ORDER BY uid LIMIT ?",
+                          [*kind_list, *(f"%!_{n}" for n in wanted), limit])
         return {int(r["uid"]): StoredUnit.from_row(r) for r in rows}
 
     def units_by_id(self, ids: Iterable[str], fields: tuple[str, ...]) -> dict[str, StoredUnit]:

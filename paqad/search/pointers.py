@@ -1,7 +1,8 @@
 """Pointers a query carries to files of this repository: paths, traceback frames, dotted modules.
 
 An issue pasted as a query names its own places: ``File ".../sympy/core/basic.py", line 1035, in
-subs``, ``see src/flask/app.py:812``, ``sympy.printing.mathematica``. Each is matched against the
+subs`` (or pytest's ``sympy/core/expr.py:124: in __eq__``), ``see src/flask/app.py:812``,
+``sympy.printing.mathematica``. Each is matched against the
 indexed paths by suffix (a traceback's absolute prefix, ``site-packages/`` or a checkout folder,
 falls away; so does a path relative to a subfolder), and the ranking stack lifts the files found
 (``paqad.search.ranking.POINTER_BOOST``). Text only: nothing is read from disk, and a path that
@@ -18,6 +19,8 @@ from functools import lru_cache
 # a/b/c.ext, optionally :line; at least one folder or an extension of letters, no URL scheme
 _PATH = re.compile(r"(?<![\w:/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5})(?::(\d+))?(?![\w/])")
 _FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?')
+# pytest's short traceback: ``sympy/core/expr.py:124: in __eq__``
+_PYTEST_FRAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.py):(\d+): in ([\w<>]+)")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,8})(?![\w(])")
 MAX_POINTERS = 40  # a pasted log can name hundreds; the first ones are the report's own
 MAX_FILES = 12  # files one query may point at
@@ -34,18 +37,22 @@ class Pointer:
 @lru_cache(maxsize=256)
 def extract(text: str) -> tuple[Pointer, ...]:
     """The pointers in ``text``, frames first, each once, at most ``MAX_POINTERS``."""
-    out: dict[tuple[str, bool], Pointer] = {}
+    out: dict[tuple[str, bool, str], Pointer] = {}  # frames of one file in several functions are kept apart
     for m in _FRAME.finditer(text):
         p = m.group(1).replace("\\", "/")
-        out.setdefault((p, False), Pointer(p, int(m.group(2)), m.group(3)))
+        out.setdefault((p, False, m.group(3) or ""), Pointer(p, int(m.group(2)), m.group(3)))
+    for m in _PYTEST_FRAME.finditer(text):
+        p = m.group(1).lstrip("./")
+        out.setdefault((p, False, m.group(3) or ""), Pointer(p, int(m.group(2)), m.group(3)))
+    framed = {k[0] for k in out}
     for m in _PATH.finditer(text):
         p = m.group(1).replace("\\", "/").lstrip("./")
-        if "/" in p or _looks_like_file(p):
-            out.setdefault((p, False), Pointer(p, int(m.group(2)) if m.group(2) else None))
+        if ("/" in p or _looks_like_file(p)) and p not in framed:
+            out.setdefault((p, False, ""), Pointer(p, int(m.group(2)) if m.group(2) else None))
     for m in _DOTTED.finditer(text):
         dotted = m.group(1)
         if not _looks_like_file(dotted):
-            out.setdefault((dotted.replace(".", "/"), True), Pointer(dotted.replace(".", "/"), dotted=True))
+            out.setdefault((dotted.replace(".", "/"), True, ""), Pointer(dotted.replace(".", "/"), dotted=True))
     return tuple(list(out.values())[:MAX_POINTERS])
 
 
@@ -94,6 +101,19 @@ def resolve(pointers: Iterable[Pointer], table: PathTable) -> dict[str, Pointer]
         if len(out) >= MAX_FILES:
             break
     return out
+
+
+def frame_names(pointers: Iterable[Pointer], table: PathTable) -> dict[str, frozenset[str]]:
+    """Indexed path -> the functions traceback frames name in it (every frame, not only the
+    first: the function to fix is as often the caller as the place that raised)."""
+    out: dict[str, set[str]] = {}
+    for ptr in pointers:
+        if not ptr.name or ptr.name.startswith("<"):
+            continue
+        hits = table.matches(ptr)
+        if len(hits) == 1:
+            out.setdefault(hits[0], set()).add(ptr.name.rsplit(".", 1)[-1])
+    return {p: frozenset(n) for p, n in out.items()}
 
 
 def _suffix(longer: str, shorter: str) -> bool:

@@ -27,6 +27,14 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
   the function to change is often its second or third best unit: the best file's next
   ``TOP_FILE_FREE`` units go before diversity starts counting (SWE-bench sympy function Acc@5
   28.8 -> 34.8, file Acc unchanged; no semble query is that long).
+- **pointers** (``paqad.search.pointers``): a file the query names by path, traceback frame or
+  dotted module lifts its best unit by ``POINTER_BOOST``; where frames name functions in it, each
+  of those functions takes the lift instead, looked up by name when BM25F missed it
+  (``FRAMES_ALL``).
+- **named for a type** (reports only): a function or method whose name ends in ``_<Type>`` for a
+  type the report names or builds in its code (``_print_Product`` for ``Product(1, (n, 1, oo))``:
+  printers, visitors and handlers keep one type's code so) joins the candidates and gains
+  ``NAMED_FOR_BOOST``.
 """
 
 from __future__ import annotations
@@ -67,6 +75,10 @@ TOP_FILE_MIN_WORDS = 25  # ... for a report (this many distinct terms, as eviden
 RANK_POOL = 100  # candidates the signals read (paths and names: one query)
 DECLARED_MAX = 32  # declarations of a queried symbol looked up by name
 POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted module
+NAMED_FOR_BOOST = 0.0  # a report's function named for a type it names (``_print_Product`` for ``Product(...)``)
+NAMED_FOR_MAX = 64
+REPORT_CALLS = True  # a report's ``Type.method(`` names that method, as a backticked name would
+FRAMES_ALL = True  # every traceback frame of a pointed file names a function that takes the lift  # such functions looked up per report
 
 #: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
 DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro", "constant", "variable", "object", "protocol", "record", "module_def", "impl"})
@@ -77,6 +89,10 @@ _SEPARATORS = re.compile(r"::|\.|\\|->|#")
 # Identifiers inside a sentence: camelCase, PascalCase with an inner capital, snake_case, or
 # anything in backticks.
 _EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Za-z]+_\w+)\b")
+# A method called on a type in a report (``Point.vel() should calculate the velocity``)
+_METHOD_CALL = re.compile(r"(?<![\w.])([A-Z]\w*\.[a-z_]\w*)\(")
+# A capitalised name called in a report's code (``Product(1, (n, 1, oo))``): a type it builds.
+_TYPE_CALL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]{2,})\(")
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(terms(text))
@@ -110,6 +126,8 @@ def shape(text: str) -> QueryShape:
     if _SYMBOL.match(stripped) and _looks_like_symbol(stripped):
         return QueryShape((stripped,), False, words)
     found = [a or b for a, b in _EMBEDDED.findall(text)]
+    if REPORT_CALLS and len(words) >= TOP_FILE_MIN_WORDS:
+        found += _METHOD_CALL.findall(text)
     names = tuple(dict.fromkeys(n.strip("()") for n in found if _SYMBOL.match(n.strip("()"))))
     return QueryShape(names, bool(names), words)
 
@@ -249,9 +267,20 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         extra = index.first_units(missing, INFO_FIELDS) if missing else {}
         head += [Fused(uid) for uid in extra if uid not in have]
         info.update(extra)
+    frames, framed = frame_units(index, text, pointed)
     q = shape(text)
+    named_for = _named_for(index, text, q) if NAMED_FOR_BOOST and len(q.words) >= TOP_FILE_MIN_WORDS else {}
+    if framed or named_for:  # looked up by name: they join the head, from the tail if ranked there
+        joining = {**framed, **named_for}
+        in_head = {c.uid for c in head}
+        moved = {c.uid: c for c in tail if c.uid in joining}
+        tail = [c for c in tail if c.uid not in moved]
+        head += [moved.get(uid) or Fused(uid) for uid in joining if uid not in in_head]
+        info.update(joining)
     best = max(c.fused for c in head) or 1.0
     add = dict.fromkeys((c.uid for c in head), 0.0)
+    for uid in named_for:
+        add[uid] += NAMED_FOR_BOOST * best
     if q.symbols and DEFINITION_BOOST:
         _definitions(head, info, q, best, add)
     if q.words and PATH_BOOST:
@@ -259,7 +288,7 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
     if COHERENCE_BOOST:
         _coherence(head, info, best, add)
     if pointed and POINTER_BOOST:
-        _pointer_boost(head, info, pointed, best, add)
+        _pointer_boost(head, info, pointed, frames, best, add)
     for c in head:
         u = info.get(c.uid)
         prior = path_prior(u.path, q.words) if PRIORS and u is not None else 1.0
@@ -291,6 +320,24 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
             lifted.add(u.path)
 
 
+def report_types(text: str, q: QueryShape) -> frozenset[str]:
+    """Type names a report speaks of: its capitalised identifiers (``SeqFormula``, ``BlockMatrix``)
+    and the capitalised names its code calls (``Product(...)``)."""
+    named = {_segments(s)[-1] for s in q.symbols if _segments(s)}
+    named |= set(_TYPE_CALL.findall(text))
+    return frozenset(n for n in named if n[:1].isupper() and n.isidentifier() and "_" not in n)
+
+
+def _named_for(index: Index, text: str, q: QueryShape) -> dict[int, Any]:
+    """Functions and methods named for a type the report names (``_print_Product``, ``visit_Call``):
+    where a visitor, printer or handler keeps the code for that one type."""
+    types = report_types(text, q)
+    if not types:
+        return {}
+    found = index.units_named_after(types, ("function", "method"), INFO_FIELDS, NAMED_FOR_MAX)
+    return {uid: u for uid, u in found.items() if any(u.name.endswith("_" + t) for t in types)}
+
+
 def pointed_files(index: Index, text: str) -> dict[str, pointers.Pointer]:
     """Indexed files the query names (``paqad.search.pointers``): path -> pointer."""
     if not POINTER_BOOST:
@@ -298,20 +345,43 @@ def pointed_files(index: Index, text: str) -> dict[str, pointers.Pointer]:
     found = pointers.extract(text)
     if not found:
         return {}
-    return pointers.resolve(found, index.cached("path_table", lambda: pointers.PathTable(index.paths())))
+    return pointers.resolve(found, _path_table(index))
 
 
-def _pointer_boost(head: list[Fused], info: dict[int, Any], pointed: dict[str, pointers.Pointer], best: float, add: dict[int, float]) -> None:
-    """A file the query names lifts its best unit (the frame's function, when a traceback names one)."""
+def _path_table(index: Index) -> pointers.PathTable:
+    return index.cached("path_table", lambda: pointers.PathTable(index.paths()))
+
+
+def frame_units(index: Index, text: str, pointed: dict[str, pointers.Pointer]) -> tuple[dict[str, frozenset[str]], dict[int, Any]]:
+    """The functions the query's traceback frames name in its pointed files (path -> names), and
+    their units (looked up by name, so a frame's function joins the candidates even when BM25F
+    missed it)."""
+    if not FRAMES_ALL or not pointed:
+        return {}, {}
+    frames = {p: n for p, n in pointers.frame_names(pointers.extract(text), _path_table(index)).items() if p in pointed}
+    if not frames:
+        return {}, {}
+    found = index.units_named(set().union(*frames.values()), INFO_FIELDS, DECLARED_MAX)
+    return frames, {uid: u for uid, u in found.items() if u.name in frames.get(u.path, ())}
+
+
+def _pointer_boost(head: list[Fused], info: dict[int, Any], pointed: dict[str, pointers.Pointer], frames: dict[str, frozenset[str]],
+                   best: float, add: dict[int, float]) -> None:
+    """A file the query names lifts its best unit, or, when traceback frames name functions in
+    it, each of those functions instead."""
     done: set[str] = set()
     by_name = {(u.path, u.name) for u in info.values()}
     for c in head:  # best first
         u = info.get(c.uid)
-        if u is None or u.path not in pointed or u.path in done:
+        if u is None or u.path not in pointed:
             continue
-        frame = pointed[u.path].name
-        if frame and (u.path, frame) in by_name and u.name != frame:
-            continue  # the frame's own function is among the candidates: it takes the lift
+        named = frames.get(u.path) or frozenset(n for n in (pointed[u.path].name,) if n)
+        if any((u.path, n) in by_name for n in named):
+            if u.name in named:  # a frame's own function among the candidates: it takes the lift
+                add[c.uid] += POINTER_BOOST * best
+            continue
+        if u.path in done:
+            continue
         add[c.uid] += POINTER_BOOST * best
         done.add(u.path)
 
