@@ -76,9 +76,9 @@ RANK_POOL = 100  # candidates the signals read (paths and names: one query)
 DECLARED_MAX = 32  # declarations of a queried symbol looked up by name
 POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted module
 NAMED_FOR_BOOST = 0.5  # a report's function named for a type it names (``_print_Product`` for ``Product(...)``)
-NAMED_FOR_MAX = 64
+NAMED_FOR_MAX = 64  # such functions looked up per report
 REPORT_CALLS = True  # a report's ``Type.method(`` names that method, as a backticked name would
-FRAMES_ALL = True  # every traceback frame of a pointed file names a function that takes the lift  # such functions looked up per report
+FRAMES_ALL = True  # every traceback frame of a pointed file names a function that takes the lift
 
 #: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
 DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro", "constant", "variable", "object", "protocol", "record", "module_def", "impl"})
