@@ -295,3 +295,13 @@ def test_a_report_naming_a_file_lifts_it(repo, monkeypatch):
     monkeypatch.setattr(ranking, "POINTER_BOOST", 1.0)
     top = pipeline.search(repo.root, report, top_n=5, gate=False).results[0]
     assert (top.path, top.name) == ("pkg/core/basic.py", "subs")
+
+
+def test_a_reports_calls_name_methods_a_short_querys_do_not():
+    report = ("`expr.atoms()` with no arguments returns subclasses of Atom in expr, but the correct "
+              "definition of a leaf node should be that it has no args; Point.vel() should also "
+              "calculate the velocity if possible when positions are set, as orientations already do.")
+    assert len(ranking.shape(report).words) >= ranking.TOP_FILE_MIN_WORDS
+    assert {"Point.vel", "atoms"} <= set(ranking.shape(report).symbols)
+    short = ranking.shape("why does `expr.atoms()` differ from Point.vel()")
+    assert "atoms" not in short.symbols and "Point.vel" not in short.symbols

@@ -78,6 +78,7 @@ POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted
 NAMED_FOR_BOOST = 0.5  # a report's function named for a type it names (``_print_Product`` for ``Product(...)``)
 NAMED_FOR_MAX = 64  # such functions looked up per report
 REPORT_CALLS = True  # a report's ``Type.method(`` names that method, as a backticked name would
+REPORT_VARIABLE_CALLS = True  # ... and a backticked ``variable.method(`` names ``method``
 FRAMES_ALL = True  # every traceback frame of a pointed file names a function that takes the lift
 
 #: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
@@ -91,6 +92,8 @@ _SEPARATORS = re.compile(r"::|\.|\\|->|#")
 _EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Za-z]+_\w+)\b")
 # A method called on a type in a report (``Point.vel() should calculate the velocity``)
 _METHOD_CALL = re.compile(r"(?<![\w.])([A-Z]\w*\.[a-z_]\w*)\(")
+# ... and on a variable, inside backticks (```expr.atoms()``` names the method ``atoms``)
+_VARIABLE_CALL = re.compile(r"`[a-z_]\w*\.([a-z_]\w*)\([^`]*`")
 # A capitalised name called in a report's code (``Product(1, (n, 1, oo))``): a type it builds.
 _TYPE_CALL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]{2,})\(")
 
@@ -128,6 +131,8 @@ def shape(text: str) -> QueryShape:
     found = [a or b for a, b in _EMBEDDED.findall(text)]
     if REPORT_CALLS and len(words) >= TOP_FILE_MIN_WORDS:
         found += _METHOD_CALL.findall(text)
+        if REPORT_VARIABLE_CALLS:
+            found += [m for m in _VARIABLE_CALL.findall(text) if len(m) >= 4]
     names = tuple(dict.fromkeys(n.strip("()") for n in found if _SYMBOL.match(n.strip("()"))))
     return QueryShape(names, bool(names), words)
 
