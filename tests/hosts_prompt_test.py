@@ -376,6 +376,17 @@ def test_a_slow_session_start_still_covers_the_same_sessions_prompt_event(tmp_pa
     assert turns.claim(tmp_path, "where are coupons applied", "copilot", now=later, kind="prompt") is None
 
 
+def test_a_session_start_after_its_own_prompt_event_is_the_duplicate(tmp_path):
+    """A full CI run saw Copilot's userPromptSubmitted hook claim the prompt before its sessionStart
+    hook did: the model got two blocks. The second of the pair is skipped, in either order; the
+    user asking the same words again afterwards is answered."""
+    assert turns.claim(tmp_path, QUESTION, "copilot", kind="prompt", session="c-1") is None
+    assert (turns.claim(tmp_path, QUESTION, "copilot", kind="session-start", session="c-1") or "").startswith("duplicate: this session's prompt event")
+    assert turns.claim(tmp_path, QUESTION, "copilot", kind="prompt", session="c-1") is None  # asked again
+    assert turns.claim(tmp_path, "how is a refund issued", "copilot", kind="prompt", session="c-2") is None
+    assert turns.claim(tmp_path, "how is a refund issued", "copilot", kind="session-start", session="c-3") is None  # another session
+
+
 def test_qwen_searches_the_submitted_prompt_not_the_tool_result_continuation(shop):
     payload = host_json("qwen", prompt="[function_response: ok]", cwd=shop.root)
     payload["submitted_prompt"] = QUESTION

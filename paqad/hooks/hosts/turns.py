@@ -19,7 +19,11 @@ Three rules, each learnt from a real host (issue 13):
   apart, same ``sessionId`` (seen by tests/hosts_e2e_test.py), and the model got the block twice.
   On a loaded machine the gap between the two can pass ``WINDOW_S`` (a CI run saw the block twice
   again), so a session start's claim is honoured for ``SESSION_WINDOW_S`` when both events name the
-  same session; without session ids the short window stays the rule. The claim is an ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot both win.
+  same session; without session ids the short window stays the rule. The two events can also
+  arrive the other way round (a full CI run saw ``userPromptSubmitted``'s hook claim the prompt
+  before ``sessionStart``'s hook, started first, got to it): whichever of the pair comes second is
+  skipped. The claim is an ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot
+  both win.
 """
 
 from __future__ import annotations
@@ -85,9 +89,10 @@ def claim(root: Path, prompt: str, host: str, now: float | None = None, kind: st
                 return f"duplicate: the {first} hook answered this prompt {age:.1f}s ago"
             same_session = bool(first_session and session and first_session == session)
             window = SESSION_WINDOW_S if same_session else WINDOW_S
-            if 0 <= age < window and first_kind == "session-start" and kind == "prompt" and (same_session or not (first_session and session)):
-                _write(path, host, kind, session)  # consumed: the same words once more are asked again
-                return f"duplicate: this session's start answered this prompt {age:.1f}s ago"
+            if 0 <= age < window and {first_kind, kind} == {"session-start", "prompt"} and (same_session or not (first_session and session)):
+                _write(path, host, "prompt", session)  # consumed: the same words once more are asked again
+                which = "start" if first_kind == "session-start" else "prompt event"
+                return f"duplicate: this session's {which} answered this prompt {age:.1f}s ago"
             path.unlink(missing_ok=True)  # an old turn: this is a new one with the same words
             continue
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
