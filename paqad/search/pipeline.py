@@ -288,7 +288,7 @@ def _diversify(index: Index, top: list[fusion.Fused], text: str) -> list[fusion.
         return top
     paths = index.units([c.uid for c in top], ("uid", "path"))
     missing = StoredUnit()
-    free = ranking.TOP_FILE_FREE if len(ranking.shape(text).words) >= ranking.TOP_FILE_MIN_WORDS else 0
+    free = ranking.TOP_FILE_FREE if ranking.shape(text).report else 0
     return ranking.diversify(top, lambda c: c.fused, lambda c: paths.get(c.uid, missing).path, free)
 
 

@@ -121,6 +121,15 @@ class QueryShape:
     embedded: bool = False  # the symbols were written inside a sentence (lift at EMBEDDED_SCALE)
     words: frozenset[str] = field(default_factory=frozenset)  # the query's index terms
 
+    @property
+    def report(self) -> bool:
+        """A pasted report (an issue text), not a question: the report signals apply."""
+        return is_report(self.words)
+
+
+def is_report(words: frozenset[str]) -> bool:
+    return len(words) >= TOP_FILE_MIN_WORDS
+
 
 @lru_cache(maxsize=512)
 def shape(text: str) -> QueryShape:
@@ -129,7 +138,7 @@ def shape(text: str) -> QueryShape:
     if _SYMBOL.match(stripped) and _looks_like_symbol(stripped):
         return QueryShape((stripped,), False, words)
     found = [a or b for a, b in _EMBEDDED.findall(text)]
-    if REPORT_CALLS and len(words) >= TOP_FILE_MIN_WORDS:
+    if REPORT_CALLS and is_report(words):
         found += _METHOD_CALL.findall(text)
         if REPORT_VARIABLE_CALLS:
             found += [m for m in _VARIABLE_CALL.findall(text) if len(m) >= 4]
@@ -274,7 +283,7 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         info.update(extra)
     frames, framed = frame_units(index, text, pointed)
     q = shape(text)
-    named_for = _named_for(index, text, q) if NAMED_FOR_BOOST and len(q.words) >= TOP_FILE_MIN_WORDS else {}
+    named_for = _named_for(index, text, q) if NAMED_FOR_BOOST and q.report else {}
     if framed or named_for:  # looked up by name: they join the head, from the tail if ranked there
         joining = {**framed, **named_for}
         in_head = {c.uid for c in head}
