@@ -87,6 +87,15 @@ BM25_PACKAGES = ["chonkie[code]==1.6.2", "bm25s==0.3.3", "pathspec>=0.12", "nump
 # and the sources the annotations name (src/MessagePack/MessagePackSerializer.cs, ...) lived in
 # the Unity client folder; indexing that folder keeps the annotated paths' suffixes.
 SUBSTITUTE_ROOTS = {"messagepack-csharp": "src/MessagePack.UnityClient/Assets/Scripts/MessagePack"}
+# A repository whose git directory cannot be had, but whose benchmark_root ships inside a PyPI wheel:
+# (requirement, folder of the wheel that is the benchmark_root, why this release). zig's snapshot is
+# over the fetch tool's size limit; its GitHub master froze at the pinned 738d2be when the project
+# moved to Codeberg (November 2025), after the 0.15.2 release, so 0.15.2 is the newest release
+# before the pinned commit. Every annotated zig target is a whole file, present in that wheel.
+WHEEL_SUBSTITUTES = {
+    "zig": ("ziglang==0.15.2", "ziglang/lib/std",
+            "the newest ziglang release on PyPI before the pinned commit (its wheel carries lib/std)"),
+}
 PUBLISHED = {  # semble's benchmarks/README.md at UPSTREAM_COMMIT, NDCG@10
     "semble hybrid": 0.854, "CodeRankEmbed hybrid": 0.862, "semble BM25 + ranking": 0.834, "BM25 raw": 0.675,
 }
@@ -264,6 +273,42 @@ def write_tree(gdir: Path, rev: str, root: str | None, dest: Path) -> list[str]:
     return missing
 
 
+def wheel_substitute(name: str, dest: Path) -> dict[str, str] | None:
+    """Write the benchmark_root of `name` from its PyPI wheel (WHEEL_SUBSTITUTES) into dest.
+
+    The wheel is downloaded once into ``<cache>/wheels/`` with pip (the x86_64 manylinux build: the
+    library sources are the same in every platform's wheel); None when pip cannot get it."""
+    import zipfile
+
+    requirement, folder, why = WHEEL_SUBSTITUTES[name]
+    wheels = CACHE / "wheels" / requirement.replace("==", "-")
+    have = sorted(wheels.glob("*.whl")) if wheels.is_dir() else []
+    if not have:
+        wheels.mkdir(parents=True, exist_ok=True)
+        p = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                            "--platform", "manylinux_2_12_x86_64", "--python-version", "3.11", requirement,
+                            "-d", str(wheels)], capture_output=True, text=True)
+        have = sorted(wheels.glob("*.whl"))
+        if p.returncode != 0 or not have:
+            log(f"{name}: pip could not download {requirement}: {p.stderr.strip()[-300:]}")
+            return None
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    prefix = folder.rstrip("/") + "/"
+    with zipfile.ZipFile(have[0]) as z:
+        for info in z.infolist():
+            if info.is_dir() or not info.filename.startswith(prefix):
+                continue
+            rel = Path(info.filename[len(prefix):])
+            if rel.is_absolute() or ".." in rel.parts:
+                continue
+            out = dest / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(z.read(info))
+    sha = hashlib.sha256(have[0].read_bytes()).hexdigest()
+    return {"requirement": requirement, "folder": folder, "file": have[0].name, "sha256": sha, "why": why}
+
+
 def path_matches(file_path: str, target_path: str) -> bool:
     a, b = file_path.replace("\\", "/"), target_path.replace("\\", "/")
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
@@ -292,7 +337,19 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         entry: dict[str, Any] = {"language": spec["language"], "url": spec["url"], "pinned": spec["revision"],
                                  "benchmark_root": spec.get("benchmark_root")}
         gdir = git_dir_for(owner_name, mirrors, clone=not args.no_clone)
-        if gdir is None:
+        wheel = wheel_substitute(name, dest) if gdir is None and name in WHEEL_SUBSTITUTES else None
+        if wheel is not None:
+            fp, n = corpora.fingerprint(dest)
+            corpora.git_init_one_commit(dest, f"semble benchmark {name} {wheel['requirement']} {wheel['folder']}")
+            files = list(repo_files(dest))
+            n_t = sum(len(t["targets"]) for t in tasks if t["repo"] == name)
+            lost = sum(1 for t in tasks if t["repo"] == name for tg in t["targets"]
+                       if not any(path_matches(f, tg[0]) for f in files))
+            entry.update(used=wheel["requirement"],
+                         substitution=(f"absent: no git directory could be had (over the snapshot size limit); used "
+                                       f"{wheel['folder']} of {wheel['file']} (sha256 {wheel['sha256']}), {wheel['why']}"),
+                         fingerprint=fp, files=n, blobs_missing=[], targets=n_t, targets_without_file=lost)
+        elif gdir is None:
             entry.update(used=None, substitution="absent: no git directory could be had (e.g. over the snapshot size limit)",
                          fingerprint=None, files=0)
             shutil.rmtree(dest, ignore_errors=True)
