@@ -36,6 +36,16 @@ POOL = 200  # candidates materialised for evidence, dedupe and output
 # Ranking weight of a term by status: words this corpus uses everywhere or only in prose still
 # rank, but count for less than the distinctive ones. Chosen on the rulers.
 STATUS_WEIGHT = {"distinctive": 1.0, "ubiquitous": 1.0, "prose": 0.3}
+
+
+def _weight(status: str) -> float:
+    """A term's ranking weight; another form of a query word (``query.VARIANTS``) counts at
+    ``query.VARIANT_WEIGHT``."""
+    if status == "variant":
+        from paqad.search import query as query_mod
+
+        return query_mod.VARIANT_WEIGHT
+    return STATUS_WEIGHT.get(status, 1.0)
 _CREDIT = [FIELD_CREDIT[best_field(m)] if m else 0.0 for m in range(1 << len(FIELDS))]
 # Postings a process without numpy may sum in plain Python, over all its queries: ~1 µs each, so
 # at most about what importing numpy costs (~0.1 s). A one-shot CLI or hook process on a small
@@ -86,11 +96,12 @@ def _score_numpy(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
     size = 1 + max((int(p[0].max()) for p in postings.values() if p[0].size), default=0)
     bm25, rel, rarity = np.zeros(size), np.zeros(size), np.zeros(size)
     credit = np.array(_CREDIT)
-    total_rarity = sum(t.idf for t in scored) or 1.0
+    total_rarity = sum(t.idf for t in scored if t.status != "variant") or 1.0
     for qt in scored:
         uids, w, mask = postings[qt.term]
-        bm25[uids] += qt.idf * STATUS_WEIGHT.get(qt.status, 1.0) * w
-        rel[uids] += qt.idf * credit[mask] / total_rarity
+        k = _weight(qt.status)
+        bm25[uids] += qt.idf * k * w
+        rel[uids] += qt.idf * (k if qt.status == "variant" else 1.0) * credit[mask] / total_rarity
         if qt.status == "distinctive":
             rarity[uids] += qt.idf
     matched = np.flatnonzero(bm25)
@@ -107,14 +118,15 @@ def _score_plain(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
     bm25: dict[int, float] = {}
     rel: dict[int, float] = {}
     rarity: dict[int, float] = {}
-    total_rarity = sum(t.idf for t in scored) or 1.0
+    total_rarity = sum(t.idf for t in scored if t.status != "variant") or 1.0
     for qt in scored:
         uids, ws, masks = postings[qt.term]
-        k = qt.idf * STATUS_WEIGHT.get(qt.status, 1.0)
+        k = qt.idf * _weight(qt.status)
+        r = qt.idf * (_weight(qt.status) if qt.status == "variant" else 1.0)
         distinctive = qt.status == "distinctive"
         for u, w, m in zip(uids, ws, masks):
             bm25[u] = bm25.get(u, 0.0) + k * w
-            rel[u] = rel.get(u, 0.0) + qt.idf * _CREDIT[m] / total_rarity
+            rel[u] = rel.get(u, 0.0) + r * _CREDIT[m] / total_rarity
             if distinctive:
                 rarity[u] = rarity.get(u, 0.0) + qt.idf
     matched = [u for u, v in bm25.items() if v != 0.0]

@@ -50,6 +50,7 @@ class AnalyzedQuery:
     text: str
     n_units: int
     terms: list[QueryTerm] = field(default_factory=list)
+    variants: list[QueryTerm] = field(default_factory=list)  # other forms of present words: rank only
 
     @property
     def distinctive(self) -> list[QueryTerm]:
@@ -73,8 +74,8 @@ class AnalyzedQuery:
         count as evidence."""
         limit = SCORE_CUTOFF * self.n_units
         present = [t for t in self.terms if t.status not in ("absent",) and (t.df <= limit or t.df < MIN_UBIQUITOUS_DF)]
-        ranked = sorted(present, key=lambda t: (-t.idf, t.term))
-        return ranked[:MAX_SCORED_TERMS]
+        ranked = sorted(present, key=lambda t: (-t.idf, t.term))[:MAX_SCORED_TERMS]
+        return ranked + [t for t in self.variants if t.df <= limit or t.df < MIN_UBIQUITOUS_DF]
 
 
 #: Derivational endings (after ``tokenize.stem``) that an absent query word may lose to find the
@@ -86,6 +87,12 @@ DERIVATIONAL = ("abiliti", "ization", "isation", "ation", "ition", "ment", "ness
 DERIVED_MIN_ROOT = 5
 DERIVED_TAIL = 4
 DERIVE = True
+#: A query word the index *does* use may still be written differently in the code it is about:
+#: "validation" occurs in a few comments while the helpers are named ``Validate``/``validate``
+#: (``validat``). Its derived form (``derived``) joins the ranking as a *variant* at
+#: ``VARIANT_WEIGHT`` of its rarity; variants are never evidence (the gate reads ``terms`` only).
+VARIANTS = True
+VARIANT_WEIGHT = 0.3
 
 #: English function words (the closed classes: articles, pronouns, prepositions, conjunctions,
 #: auxiliaries, determiners, wh-words and a few sentence adverbs). Not a stopword list for ranking:
@@ -144,5 +151,28 @@ def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
             continue
         ubiq = df >= MIN_UBIQUITOUS_DF and df > UBIQUITY * n_units
         out.terms.append(QueryTerm(term, count, tid, df, idf(df, n_units), "ubiquitous" if ubiq else "distinctive"))
+    if VARIANTS and len(out.terms) < LONG_QUERY_WORDS:
+        out.variants = _variants(index, out.terms, n_units)
+    return out
+
+
+#: Reports are not given variants: they carry many forms of their words already, and each variant
+#: costs a range scan of the terms.
+LONG_QUERY_WORDS = 25
+
+
+def _variants(index: Index, present: list[QueryTerm], n_units: int) -> list[QueryTerm]:
+    """Other forms the index uses of the query's present words (``derived``), not already in the
+    query: scored at ``VARIANT_WEIGHT`` of their rarity, never evidence."""
+    have = {t.term for t in present}
+    out: list[QueryTerm] = []
+    for qt in present:
+        if qt.status == "absent" or qt.term in FUNCTION_WORDS:
+            continue
+        alt = derived(index, qt.term)
+        if alt is None or alt.term in have:
+            continue
+        have.add(alt.term)
+        out.append(QueryTerm(alt.term, qt.count, alt.tid, alt.df, idf(alt.df, n_units), "variant"))
     return out
 
