@@ -86,3 +86,10 @@ def test_reports_get_no_variants(checks):
     long = "validation " + words  # a report: more distinct terms than query.LONG_QUERY_WORDS
     assert len(set(words.split())) + 1 >= query.LONG_QUERY_WORDS
     assert query.analyze(index, long, index.meta().n_units).variants == []
+
+
+def test_a_bare_name_gets_no_variants_and_a_bare_word_does(checks):
+    index = Index.shared(checks.root)
+    n = index.meta().n_units
+    assert query.analyze(index, "Validation_Rules", n).variants == []  # a name: looked up as written
+    assert [v.term for v in query.analyze(index, "validation", n).variants] == ["validat"]

@@ -151,7 +151,7 @@ def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
             continue
         ubiq = df >= MIN_UBIQUITOUS_DF and df > UBIQUITY * n_units
         out.terms.append(QueryTerm(term, count, tid, df, idf(df, n_units), "ubiquitous" if ubiq else "distinctive"))
-    if VARIANTS and len(out.terms) < LONG_QUERY_WORDS:
+    if VARIANTS and len(out.terms) < LONG_QUERY_WORDS and not _bare_name(text):
         out.variants = _variants(index, out.terms, n_units)
     return out
 
@@ -159,6 +159,13 @@ def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
 #: Reports are not given variants: they carry many forms of their words already, and each variant
 #: costs a range scan of the terms.
 LONG_QUERY_WORDS = 25
+
+
+def _bare_name(text: str) -> bool:
+    """One identifier-like token (``HTTPDigestAuth``, ``parse_args``, ``flask.Blueprint``): a name,
+    looked up as written, so no other forms of its words join it."""
+    token = text.strip().strip("`'\"")
+    return bool(token) and len(token.split()) == 1 and any(c.isupper() or c in "_.:#" for c in token[1:])
 
 
 def _variants(index: Index, present: list[QueryTerm], n_units: int) -> list[QueryTerm]:
