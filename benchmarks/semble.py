@@ -273,6 +273,17 @@ def write_tree(gdir: Path, rev: str, root: str | None, dest: Path) -> list[str]:
     return missing
 
 
+def seal_tree(dest: Path, message: str, name: str, tasks: list[dict[str, Any]]) -> tuple[str, int, int, int]:
+    """Fingerprint a written tree, commit it, and count its targets and those with no file:
+    (fingerprint, files, targets, targets without a file)."""
+    fp, n = corpora.fingerprint(dest)
+    corpora.git_init_one_commit(dest, message)
+    files = list(repo_files(dest))
+    n_t = sum(len(t["targets"]) for t in tasks if t["repo"] == name)
+    lost = sum(1 for t in tasks if t["repo"] == name for tg in t["targets"] if not any(path_matches(f, tg[0]) for f in files))
+    return fp, n, n_t, lost
+
+
 def wheel_substitute(name: str, dest: Path) -> dict[str, str] | None:
     """Write the benchmark_root of `name` from its PyPI wheel (WHEEL_SUBSTITUTES) into dest.
 
@@ -339,12 +350,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         gdir = git_dir_for(owner_name, mirrors, clone=not args.no_clone)
         wheel = wheel_substitute(name, dest) if gdir is None and name in WHEEL_SUBSTITUTES else None
         if wheel is not None:
-            fp, n = corpora.fingerprint(dest)
-            corpora.git_init_one_commit(dest, f"semble benchmark {name} {wheel['requirement']} {wheel['folder']}")
-            files = list(repo_files(dest))
-            n_t = sum(len(t["targets"]) for t in tasks if t["repo"] == name)
-            lost = sum(1 for t in tasks if t["repo"] == name for tg in t["targets"]
-                       if not any(path_matches(f, tg[0]) for f in files))
+            fp, n, n_t, lost = seal_tree(dest, f"semble benchmark {name} {wheel['requirement']} {wheel['folder']}", name, tasks)
             entry.update(used=wheel["requirement"],
                          substitution=(f"absent: no git directory could be had (over the snapshot size limit); used "
                                        f"{wheel['folder']} of {wheel['file']} (sha256 {wheel['sha256']}), {wheel['why']}"),
@@ -363,12 +369,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             shutil.rmtree(dest, ignore_errors=True)
             dest.mkdir(parents=True)
             missing = write_tree(gdir, used, root, dest)
-            fp, n = corpora.fingerprint(dest)
-            corpora.git_init_one_commit(dest, f"semble benchmark {name} {used[:12]} {root or '.'}")
-            files = list(repo_files(dest))
-            n_t = sum(len(t["targets"]) for t in tasks if t["repo"] == name)
-            lost = sum(1 for t in tasks if t["repo"] == name for tg in t["targets"]
-                       if not any(path_matches(f, tg[0]) for f in files))
+            fp, n, n_t, lost = seal_tree(dest, f"semble benchmark {name} {used[:12]} {root or '.'}", name, tasks)
             entry.update(used=used, substitution=why, fingerprint=fp, files=n, blobs_missing=missing,
                          targets=n_t, targets_without_file=lost)
         old = lock["repos"].get(name)

@@ -76,10 +76,7 @@ RANK_POOL = 100  # candidates the signals read (paths and names: one query)
 DECLARED_MAX = 32  # declarations of a queried symbol looked up by name
 CENTRAL_BOOST = 0.1  # a file whose name the code refers to from many units (``Logger.php``, ``mux.go``)
 CENTRAL_SHARE = 0.02  # ... full lift when that many of all units refer to it
-CENTRAL_RELATIVE = False  # the lift in proportion to the file's own best score, not the query's best
 RELATIONS_BIT = 1 << 3  # the "relations" field's bit in a posting's mask (paqad.index.fields.FIELDS)
-TITLE_PATH_BOOST = 0.0  # a report's title words carried by a file's name or folder (the issue's subject)
-TITLE_MAX_WORDS = 20  # a first line longer than this is not a title
 POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted module
 NAMED_FOR_BOOST = 0.5  # a report's function named for a type it names (``_print_Product`` for ``Product(...)``)
 NAMED_FOR_MAX = 64  # such functions looked up per report
@@ -309,8 +306,6 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         _coherence(head, info, best, add)
     if CENTRAL_BOOST and not (q.symbols and not q.embedded) and not q.report:
         _central_boost(index, head, info, best, add)
-    if TITLE_PATH_BOOST and q.report:
-        _title_path_boost(head, info, text, best, add)
     if pointed and POINTER_BOOST:
         _pointer_boost(head, info, pointed, frames, best, add)
     for c in head:
@@ -439,56 +434,13 @@ def _central_boost(index: Index, head: list[Fused], info: dict[int, Any], best: 
             continue
         if info_t.tid not in cache:
             cache[info_t.tid] = index.posting_counts(info_t.tid, RELATIONS_BIT)[1]
-        base = c.fused if CENTRAL_RELATIVE else best
-        add[c.uid] += CENTRAL_BOOST * base * min(1.0, cache[info_t.tid] / (CENTRAL_SHARE * n))
+        add[c.uid] += CENTRAL_BOOST * best * min(1.0, cache[info_t.tid] / (CENTRAL_SHARE * n))
 
 
 def _name_term(path: str) -> str | None:
     """The index term of a file's whole name (``GsonBuilder.java`` -> ``gsonbuilder``)."""
     found = terms(PurePosixPath(path).name.split(".", 1)[0])
     return max(found, key=len) if found else None
-
-
-def report_title(text: str) -> frozenset[str]:
-    """The index terms of a report's first line when it reads as a title (2 to ``TITLE_MAX_WORDS``
-    words, not code): an issue's title names its subject in a few words, where the body's many
-    words dilute the path-word share to nothing."""
-    for line in text.strip().splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        words = line.split()
-        if not 2 <= len(words) <= TITLE_MAX_WORDS or line.startswith(("```", ">>>", "In [")):
-            return frozenset()
-        from paqad.search.query import FUNCTION_WORDS
-
-        return frozenset(terms(line)) - FUNCTION_WORDS
-    return frozenset()
-
-
-@lru_cache(maxsize=50_000)
-def _all_path_words(path: str) -> frozenset[str]:
-    """The words of every folder of a path and of its file name (``sympy/printing/pretty/pretty.py``:
-    print, pretti, sympy)."""
-    p = PurePosixPath(path)
-    return frozenset(terms(p.name.split(".", 1)[0])).union(*(terms(part) for part in p.parent.parts))
-
-
-def _title_path_boost(head: list[Fused], info: dict[int, Any], text: str, best: float, add: dict[int, float]) -> None:
-    """Each file whose name or folder carries the report title's words lifts its best unit by
-    ``TITLE_PATH_BOOST`` times the share of the title it carries."""
-    title = report_title(text)
-    if not title:
-        return
-    done: set[str] = set()
-    for c in head:  # best first
-        u = info.get(c.uid)
-        if u is None or u.path in done:
-            continue
-        done.add(u.path)
-        share = len(title & (_all_path_words(u.path) | path_words(u.path, title))) / len(title)
-        if share >= PATH_MIN_SHARE:
-            add[c.uid] += TITLE_PATH_BOOST * best * share
 
 
 def _coherence(head: list[Fused], info: dict[int, Any], best: float, add: dict[int, float]) -> None:
