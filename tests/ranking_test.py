@@ -305,3 +305,26 @@ def test_a_reports_calls_name_methods_a_short_querys_do_not():
     assert {"Point.vel", "atoms"} <= set(ranking.shape(report).symbols)
     short = ranking.shape("why does `expr.atoms()` differ from Point.vel()")
     assert "atoms" not in short.symbols and "Point.vel" not in short.symbols
+
+
+def test_a_file_the_code_is_built_around_is_lifted_for_a_how_question(repo, monkeypatch):
+    """Centrality: ``cart.py`` is what thirty handlers call (``cart.total(...)`` in their relations);
+    ``notes.py`` matches the question's words a little better. Switched on, the central file leads."""
+    repo.write("shop/format.py", FILLER)
+    repo.write("shop/cart.py", (
+        "def total(items):\n    '''Sum the item prices.'''\n    return sum(i.price for i in items)\n\n\n"
+        "def add_item(items, item):\n    '''Put an item in.'''\n    return items + [item]\n"
+    ))
+    repo.write("shop/notes.py", "def price_note(items):\n    '''Explain how item prices sum into a total price.'''\n    return 'prices'\n")
+    repo.write("shop/handlers.py", "\n\n".join(
+        f"def handle_{i}(request):\n    import cart\n    return cart.total(request.items)\n" for i in range(30)
+    ))
+    repo.commit("shop")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    question = "how are item prices summed"
+    monkeypatch.setattr(ranking, "CENTRAL_BOOST", 0.0)
+    assert _ask(repo.root, question).results[0].path == "shop/notes.py"
+    monkeypatch.setattr(ranking, "CENTRAL_BOOST", 1.0)
+    assert _ask(repo.root, question).results[0].path == "shop/cart.py"
+    # a bare symbol is looked up by name, never by how central its file is
+    assert ranking.CENTRAL_BOOST and _ask(repo.root, "price_note").results[0].path == "shop/notes.py"
