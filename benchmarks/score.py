@@ -288,6 +288,7 @@ REGISTRY: dict[str, Callable[[int], Retriever]] = {
     "paqad-lexical": lambda k: PaqadRetriever("paqad-lexical", k, overrides=dict(LEXICAL)),
     "paqad-probe": lambda k: PaqadRetriever("paqad-probe", k, overrides=dict(LEXICAL), gate=False),
     "paqad-hybrid": lambda k: PaqadRetriever("paqad-hybrid", k, overrides={"rag_embedding_provider": "local"}),
+    "paqad-hybrid-probe": lambda k: PaqadRetriever("paqad-hybrid-probe", k, overrides={"rag_embedding_provider": "local"}, gate=False),
     # A cross-encoder folder (model.onnx + tokenizer.json) named by PAQAD_BENCH_RERANK_MODEL; run only when it is set.
     "paqad-rerank": lambda k: PaqadRetriever(
         "paqad-rerank", k, overrides={**LEXICAL, "rag_rerank": "local", "rag_rerank_model": os.environ.get(RERANK_ENV, ""), "rag_rerank_timeout": "120"}
@@ -302,6 +303,7 @@ DESCRIPTIONS = {
     "paqad-lexical": "paqad in-process, default config, evidence gate on (`search`)",
     "paqad-probe": "same index, gate off (`probe`): ranking alone",
     "paqad-hybrid": "paqad in-process with `rag_embedding_provider=local` (MiniLM vectors blended with BM25F), gate and floor on",
+    "paqad-hybrid-probe": "the hybrid index, gate off: lexical and vector ranking alone",
     "paqad-rerank": "paqad-lexical plus `rag_rerank=local` with the cross-encoder in $PAQAD_BENCH_RERANK_MODEL (pool 50, before the floor)",
     "grep": "content words of the question, one case-insensitive grep each, files by words hit; paqad's files",
     "bm25": "bm25s defaults over whole files, English stopwords; paqad's files",

@@ -462,7 +462,10 @@ def macro(rows: list[dict[str, Any]], repos: Iterable[str]) -> dict[str, Any]:
 
 
 def paqad_cmd(root: Path, settings: dict[str, str], *rest: str) -> list[str]:
-    cmd = [shutil.which("paqad") or "paqad", "--root", str(root)]
+    # rag_serve off: every door answers in-process, with this checkout's code. A resident service
+    # left by an earlier run (idle timeout 30 min) would otherwise answer a later run with the code
+    # it started with: seen 2026-12-03, a re-run of half A scored the old cosine bars.
+    cmd = [shutil.which("paqad") or "paqad", "--root", str(root), "-c", "rag_serve=false"]
     for k, v in settings.items():
         cmd += ["-c", f"{k}={v}"]
     return cmd + list(rest)

@@ -107,16 +107,43 @@ VECTOR_MARGIN_BAR = 0.2
 VECTOR_VETO_BAR = 0.35
 
 
-def vector_veto(ev: Evidence, top: float) -> bool:
+@dataclass(frozen=True)
+class VectorBars:
+    """The cosine bars of one embedding model. Cosines are a property of the model (a static
+    model's averaged token vectors sit closer together than a transformer's sentence vectors), so
+    a provider may carry its own (``cosine_bars``); the defaults are MiniLM-L6's, chosen above."""
+
+    top: float
+    margin: float
+    veto: float
+
+
+def default_bars() -> VectorBars:
+    """MiniLM-L6's bars, read from the module constants at call time (so a tuning run that sets
+    ``VECTOR_TOP_BAR`` moves them)."""
+    return VectorBars(VECTOR_TOP_BAR, VECTOR_MARGIN_BAR, VECTOR_VETO_BAR)
+
+
+def bars_of(provider: object) -> VectorBars:
+    """The provider's own bars (its ``cosine_bars``: top, margin, veto), or MiniLM-L6's."""
+    bars = getattr(provider, "cosine_bars", None)
+    if isinstance(bars, tuple) and len(bars) == 3 and all(isinstance(b, float) for b in bars):
+        return VectorBars(*bars)
+    return default_bars()
+
+
+def vector_veto(ev: Evidence, top: float, bars: VectorBars | None = None) -> bool:
     """Should the vectors overrule this lexical pass? Only for a short query that left words
     unmatched and is not a declared name (a bare ``Request`` says little to a sentence model)."""
-    return ev.passed and not ev.long_query and not ev.declared and ev.coverage < 1.0 and top < VECTOR_VETO_BAR
+    veto = (bars or default_bars()).veto
+    return ev.passed and not ev.long_query and not ev.declared and ev.coverage < 1.0 and top < veto
 
 
-def vector_evidence(top: float, median: float) -> bool:
+def vector_evidence(top: float, median: float, bars: VectorBars | None = None) -> bool:
     """May a result stand on vector evidence? The best cosine must be high and stand clear of the
     query's cosine distribution over the whole corpus (top − median)."""
-    return top >= VECTOR_TOP_BAR and top - median >= VECTOR_MARGIN_BAR
+    bars = bars or default_bars()
+    return top >= bars.top and top - median >= bars.margin
 
 
 # --------------------------------------------------------------------------- calibrated score and floor
@@ -144,7 +171,7 @@ def lexical_strength(ev: Evidence) -> float:
     return min(ev.coverage / ev_mod.COVERAGE_BAR, ev.concentration / ev_mod.CONCENTRATION_BAR)
 
 
-def calibrate(ranked: list[Fused], lex_strength: float, lexical_passed: bool, top_cos: float | None = None) -> None:
+def calibrate(ranked: list[Fused], lex_strength: float, lexical_passed: bool, top_cos: float | None = None, bars: VectorBars | None = None) -> None:
     """Set ``score`` in [0, 1] on every candidate: the query's confidence, less the distance of the
     candidate behind the best one.
 
@@ -164,8 +191,8 @@ def calibrate(ranked: list[Fused], lex_strength: float, lexical_passed: bool, to
         return
     if lexical_passed:
         confidence = LEXICAL_CONF + LEXICAL_CONF_GAIN * min(1.0, max(0.0, (lex_strength - 1.0) / 0.5))
-    elif top_cos is not None and top_cos >= VECTOR_TOP_BAR:
-        confidence = min(VECTOR_CONF_MAX, VECTOR_CONF + (top_cos - VECTOR_TOP_BAR))
+    elif top_cos is not None and top_cos >= (bar := (bars or default_bars()).top):
+        confidence = min(VECTOR_CONF_MAX, VECTOR_CONF + (top_cos - bar))
     else:
         confidence = NO_EVIDENCE_CONF * min(1.0, max(0.0, lex_strength))
     best = ranked[0].fused or 1.0

@@ -140,11 +140,11 @@ def _search(
         late = False
     except vector.DeadlinePassed:
         hits, late = None, True
-    vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median)
+    vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median, hits.bars)
     # The veto needs every unit's vector: while embedding is still under way (``rag init`` made
     # lexical search ready first) the passage that answers may simply have none yet.
     complete = mat is not None and mat.size >= n_units
-    if gate and hits is not None and complete and fusion.vector_veto(ev, hits.top):
+    if gate and hits is not None and complete and fusion.vector_veto(ev, hits.top, hits.bars):
         ev.passed, ev.reason = False, "meaning_matches_nothing_here"
     answered = ev.passed or vector_ok
     resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
@@ -153,7 +153,7 @@ def _search(
         resp.vector_note = "the query embedding did not finish before the deadline; answered from the lexical index alone"
     resp.vectors_pending = max(0, n_units - mat.size) if mat is not None else 0
     ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage), text, found)
-    fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None)
+    fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None, hits.bars if hits else None)
     best = max((c.score for c in ranked[:top_n]), default=0.0)
     if gate and not answered:
         resp.diagnosis = _diagnosis(ev, hits, vector_ok, best)
@@ -209,7 +209,7 @@ def _vector_hits(
     if gate and not ev.passed and ev.reason not in fusion.VECTOR_RESCUE_REASONS:
         return None
     qvec = vector.embed_query(index, text, deadline)
-    return None if qvec is None else vector.similarities(mat, qvec)
+    return None if qvec is None else vector.similarities(mat, qvec, fusion.bars_of(index.query_provider()))
 
 
 def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: float) -> list[fusion.Fused]:
@@ -233,7 +233,7 @@ def _vector_summary(hits: vector.VectorHits, vector_ok: bool) -> dict:
     return {
         "passed": vector_ok, "top_cosine": round(hits.top, 4), "median_cosine": round(hits.median, 4),
         "margin": round(hits.top - hits.median, 4), "z": round(hits.z, 3),
-        "bars": {"top_cosine": fusion.VECTOR_TOP_BAR, "margin": fusion.VECTOR_MARGIN_BAR},
+        "bars": {"top_cosine": hits.bars.top, "margin": hits.bars.margin},
     }
 
 

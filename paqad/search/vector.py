@@ -11,12 +11,13 @@ settings, so a query is always embedded in the space the index was built in).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from paqad.deadline import remaining, run_within
 from paqad.errors import PaqadError
 from paqad.index import vectors
+from paqad.search.fusion import VectorBars, default_bars
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
     import numpy as np
@@ -47,6 +48,7 @@ class VectorHits:
     top: float
     median: float
     z: float  # (top − mean) / std over the corpus: how far the best unit stands out
+    bars: VectorBars = field(default_factory=default_bars)  # the query model's cosine bars
 
     def ranked(self, pool: int = POOL) -> list[tuple[int, float]]:
         """(uid, cosine), best first, at most ``pool``."""
@@ -118,12 +120,13 @@ def embed_query(index: Index, text: str, deadline: float | None = None) -> np.nd
     return np.asarray(outcome.value, dtype=np.float32)
 
 
-def similarities(mat: Matrix, qvec: np.ndarray) -> VectorHits:
+def similarities(mat: Matrix, qvec: np.ndarray, bars: VectorBars | None = None) -> VectorHits:
     import numpy as np
 
+    bars = bars or default_bars()
     cos = mat.vecs @ qvec if mat.size else np.zeros(0, np.float32)
     if not cos.size:
-        return VectorHits(cos, mat.uids, 0.0, 0.0, 0.0)
+        return VectorHits(cos, mat.uids, 0.0, 0.0, 0.0, bars)
     std = float(cos.std()) or 1e-6
     top = float(cos.max())
-    return VectorHits(cos, mat.uids, top, float(np.median(cos)), (top - float(cos.mean())) / std)
+    return VectorHits(cos, mat.uids, top, float(np.median(cos)), (top - float(cos.mean())) / std, bars)
