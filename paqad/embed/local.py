@@ -135,7 +135,17 @@ def _multilingual() -> Provider:
 
 #: Model name -> factory. The first is the default; ``multilingual-e5-small`` (paqad/embed/
 #: multilingual.py) reads questions in other languages than English, at a fraction of the speed.
-LOCAL_MODELS: dict[str, Callable[[], Provider]] = {MINILM.model: lambda: OnnxProvider(MINILM), "multilingual-e5-small": _multilingual}
+def _static() -> Provider:
+    from paqad.embed.static import MINILM_STATIC, StaticProvider
+
+    return StaticProvider(MINILM_STATIC)
+
+
+LOCAL_MODELS: dict[str, Callable[[], Provider]] = {
+    MINILM.model: lambda: OnnxProvider(MINILM),
+    "minilm-static": _static,
+    "multilingual-e5-small": _multilingual,
+}
 
 
 #: Model files of earlier paqad versions that still ship (as dependencies): an index built with
