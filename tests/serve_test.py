@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from paqad.hooks import runner
-from paqad.serve import client, paths
+from paqad.serve import client, paths, wire
 from testing import serve
 from testing.env import child_env, wait_for
 from testing.hosts import host_json, run_host
@@ -118,6 +118,35 @@ def test_a_newer_client_makes_an_older_service_exit_and_answers_in_process(shop:
     assert "a newer paqad asked (version 0.1.0" in serve_log(shop.root)
     assert serve.wait_ready(shop.root)  # the door started a current one
     assert client.request(shop.root, "status").reply["info"]["version"] == "0.1.0"
+
+
+def test_a_service_of_another_build_of_the_same_version_makes_way(shop: Repo) -> None:
+    """A checkout edited after its service started: same version, other code. The service exits
+    and the door answers with the current code (then starts a current service)."""
+    old = serve.start(shop.root, build="an-earlier-checkout")
+    done = run_host(shop.root, "claude", prompt=QUESTION)
+    assert done.returncode == 0 and "refund" in context_of(done.stdout)
+    assert last_prompt_log(shop.root)["detail"].endswith("service: refused:outdated")
+    assert wait_for(lambda: not serve.alive(old))
+    assert "another build of this paqad version" in serve_log(shop.root)
+    assert serve.wait_ready(shop.root)
+    assert client.request(shop.root, "status").answered, "the current build serves the next request"
+
+
+def test_a_checkout_has_a_build_fingerprint_that_moves_with_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "src" / "paqad"
+    (package / "serve").mkdir(parents=True)
+    (package / "serve" / "wire.py").write_text("# a stand-in\n")
+    (package / "core.py").write_text("x = 1\n")
+    monkeypatch.setattr(wire, "__file__", str(package / "serve" / "wire.py"))
+    monkeypatch.setattr(wire, "_BUILD", [])
+    assert wire.build_fingerprint() == "", "an installed release (no pyproject.toml beside it): the version decides"
+    (tmp_path / "src" / "pyproject.toml").write_text("[project]\nname = 'paqad'\n")
+    monkeypatch.setattr(wire, "_BUILD", [])
+    first = wire.build_fingerprint()
+    (package / "core.py").write_text("x = 22\n")
+    monkeypatch.setattr(wire, "_BUILD", [])
+    assert first and wire.build_fingerprint() not in ("", first)
 
 
 def test_a_successor_is_started_while_the_service_making_way_still_holds_the_lock(shop: Repo) -> None:

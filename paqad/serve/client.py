@@ -61,7 +61,7 @@ class Outcome:
 
 def base_request(op: str, **fields: Any) -> dict[str, Any]:
     """A request with the identity every request carries: version, protocol, environment hash."""
-    return {"op": op, "version": __version__, "protocol": wire.PROTOCOL, "env": wire.env_fingerprint(), **fields}
+    return {"op": op, "version": __version__, "build": wire.build_fingerprint(), "protocol": wire.PROTOCOL, "env": wire.env_fingerprint(), **fields}
 
 
 def request(root: Root, op: str, fields: dict[str, Any] | None = None, *, reply_timeout: float | None = None, ack_timeout: float = wire.ACK_TIMEOUT_S) -> Outcome:

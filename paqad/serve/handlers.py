@@ -141,6 +141,9 @@ def _gate(svc: Service, req: dict[str, Any], op: str) -> str | None:
         return "outdated"
     if protocol != wire.PROTOCOL:
         return "protocol"
+    if str(req.get("build", "")) != svc.build and version == __version__:
+        svc.stop("a client of another build of this paqad version asked (the checkout changed)")
+        return "outdated"
     if svc.stop_reason is not None:
         return "stopping"
     if req.get("env") != svc.env:

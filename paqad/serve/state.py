@@ -59,6 +59,7 @@ class Service:
     cfg: Config
     paths: paths_mod.ServicePaths
     env: str = field(default_factory=wire.env_fingerprint)
+    build: str = field(default_factory=wire.build_fingerprint)
     started: float = field(default_factory=time.time)
     last_active: float = field(default_factory=time.monotonic)
     requests: int = 0

@@ -10,8 +10,9 @@ the *reply* line. The ack lets a client tell a hung service (no ack within ``ACK
 a busy one, and carries the budget the service will answer within, so the client knows how long to
 wait. A refusal (``{"ack": false, "refused": reason}``) sends the client to its in-process path:
 
-- ``outdated``: the client's paqad is newer than the service's; the service exits after saying
-  so, and the next door starts a current one;
+- ``outdated``: the client's paqad is newer than the service's, or, in a source checkout, its
+  code differs from the code the service started with (``build_fingerprint``); the service exits
+  after saying so, and the next door starts a current one;
 - ``environment``: the client's ``PAQAD_*`` settings (or provider keys) differ from those the
   service was started with; the service exits too (the newest caller's settings win), so a
   service never answers with settings its caller does not have;
@@ -50,6 +51,31 @@ def env_fingerprint(environ: dict[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     items = sorted((k, v) for k, v in env.items() if (k.startswith("PAQAD_") and k not in ENV_PER_CALL) or k in ENV_KEYS)
     return digest(json.dumps(items).encode("utf-8"), 12)
+
+
+_BUILD: list[str] = []
+
+
+def build_fingerprint() -> str:
+    """In a source checkout (an editable install: ``pyproject.toml`` beside the package), a hash
+    of the package's files (path, size, modification time); "" for an installed release, whose
+    version says it all. A service started before an edit of the checkout would otherwise answer
+    with the code it started with until its idle timeout (seen in a benchmark: a re-run scored the
+    previous code). Computed once per process; a stat of a few hundred files, no reads."""
+    if not _BUILD:
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if not os.path.isfile(os.path.join(os.path.dirname(package), "pyproject.toml")):
+            _BUILD.append("")
+        else:
+            items = []
+            for folder, dirs, files in os.walk(package):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if not name.endswith(".pyc"):
+                        st = os.stat(os.path.join(folder, name))
+                        items.append(f"{os.path.relpath(os.path.join(folder, name), package)}:{st.st_size}:{st.st_mtime_ns}")
+            _BUILD.append(digest("\n".join(items).encode("utf-8"), 12))
+    return _BUILD[0]
 
 
 def version_tuple(text: str) -> tuple[int, ...]:

@@ -89,12 +89,16 @@ def stop_all(folder: Path) -> None:
                 pass
 
 
-def start(root: Path, version: str | None = None, **env: str) -> int:
+def start(root: Path, version: str | None = None, build: str | None = None, **env: str) -> int:
     """Start ``root``'s service as the doors do (detached), optionally claiming another paqad
-    ``version`` (an older install, for the upgrade tests); wait until it answers; its pid."""
+    ``version`` (an older install, for the upgrade tests) or another ``build`` of this version (a
+    checkout edited since); wait until it answers; its pid."""
     argv = client.serve_argv(root)
-    if version is not None:
-        code = f"import sys, paqad; paqad.__version__ = {version!r}; from paqad.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    if version is not None or build is not None:
+        code = ("import sys, paqad; from paqad.serve import wire; "
+                + (f"paqad.__version__ = {version!r}; " if version is not None else "")
+                + (f"wire._BUILD[:] = [{build!r}]; " if build is not None else "")
+                + "from paqad.cli.main import main; sys.exit(main(sys.argv[1:]))")
         argv = [sys.executable, "-c", code, *argv[3:]]
     proc = subprocess.Popen(argv, cwd=root, env=child_env(**env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
