@@ -49,6 +49,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -373,6 +374,27 @@ def test_cline_cli_runs_paqads_task_start_from_the_user_hooks_and_it_answers_thi
     # the session record the CLI has written, and answers this task. The CLI does not put that
     # answer into the model's request (a one-turn task: the request holds no paqad block), and it
     # sends no UserPromptSubmit for the task.
+    try:
+        _cline_task(books, paqad_cli, model)
+    finally:  # the CLI leaves a hub daemon behind for its work tree; it outlived the whole CI run
+        _stop_processes_naming(str(books.root), "--cline-hub-daemon")
+
+
+def _stop_processes_naming(*parts: str) -> None:
+    """SIGTERM every process whose command line holds all of ``parts``."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            continue
+        if all(p in cmdline for p in parts):
+            try:
+                os.kill(int(entry.name), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def _cline_task(books, paqad_cli, model):
     install(books, paqad_cli, "cline")
     hooks = Path(os.environ["HOME"]) / ".cline" / "hooks"
     hooks.mkdir(parents=True)
