@@ -76,7 +76,7 @@ def test_provider_contract_and_a_fingerprint_of_its_own(provider) -> None:
     assert isinstance(provider.text_prep_version, int)
     assert provider.fingerprint.startswith("local:multilingual-e5-small:q4-1571fc982750:prep")
     assert provider.fingerprint != get_provider("local", "all-MiniLM-L6-v2").fingerprint
-    assert list(LOCAL_MODELS) == ["all-MiniLM-L6-v2", MODEL]  # MiniLM stays the default
+    assert list(LOCAL_MODELS) == ["all-MiniLM-L6-v2", "minilm-static", MODEL]  # MiniLM stays the default
 
 
 def test_vectors_are_384_float32_unit_length_with_query_and_passage_prefixes(provider) -> None:
