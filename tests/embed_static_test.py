@@ -17,35 +17,10 @@ from paqad.errors import PaqadError
 from paqad.index import build
 from paqad.parse import parse_file
 from paqad.search import fusion, pipeline
-from testing.repos import Repo
+from testing.repos import CARDS, Repo
 
 PAQAD = Path(__file__).resolve().parents[1] / "paqad"
 
-CARDS = '''\
-"""Card processing for the shop."""
-
-
-class CardGateway:
-    """Talks to the card processor."""
-
-    def charge(self, amount_cents: int, card_token: str) -> str:
-        """Charge a card and return the processor's transaction id."""
-        return self._post("/charges", {"amount": amount_cents, "card": card_token})
-
-    def refund(self, transaction_id: str) -> None:
-        """Give the money back for an earlier charge."""
-        self._post("/refunds", {"id": transaction_id})
-
-
-def retry_charge(gateway: CardGateway, amount_cents: int, card_token: str, attempts: int = 3) -> str:
-    """Charge again after a temporary processor failure, sleeping with exponential backoff."""
-    for attempt in range(attempts):
-        try:
-            return gateway.charge(amount_cents, card_token)
-        except ProcessorTimeout:
-            time.sleep(2 ** attempt)
-    raise ProcessorTimeout("processor unavailable")
-'''
 PAGES = '''\
 def render_profile(user):
     """Render the settings page with the user's avatar, display name and colour theme."""

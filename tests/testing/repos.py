@@ -57,6 +57,39 @@ class Repo:
         return done.stdout.strip() or None
 
 
+# The shop again, but nothing in it shares a word with "resend a payment after a transient error":
+# only meaning connects the question to retry_charge.
+CARDS = '''\
+"""Card processing for the shop."""
+
+import time
+
+
+class CardGateway:
+    """Talks to the card processor."""
+
+    def charge(self, amount_cents: int, card_token: str) -> str:
+        """Charge a card and return the processor's transaction id."""
+        return self._post("/charges", {"amount": amount_cents, "card": card_token})
+
+    def refund(self, transaction_id: str) -> None:
+        """Give the money back for an earlier charge."""
+        self._post("/refunds", {"id": transaction_id})
+
+    def _post(self, route: str, body: dict) -> str:
+        return route + str(body)
+
+
+def retry_charge(gateway: CardGateway, amount_cents: int, card_token: str, attempts: int = 3) -> str:
+    """Charge again after a temporary processor failure, sleeping with exponential backoff."""
+    for attempt in range(attempts):
+        try:
+            return gateway.charge(amount_cents, card_token)
+        except ProcessorTimeout:
+            time.sleep(2 ** attempt)
+    raise ProcessorTimeout("processor unavailable")
+'''
+
 PAYMENTS = '''\
 """Payment processing for the shop."""
 
