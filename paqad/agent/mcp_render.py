@@ -37,7 +37,7 @@ def compact_search(answer: dict) -> dict:
         out["omitted_for_budget"] = answer["omitted_for_budget"]
     if not answer["answered"] and answer.get("diagnosis"):
         out["not_answered"] = _refusal(answer["diagnosis"])
-    for key in ("vectors_pending", "vector_note"):
+    for key in ("vectors_pending", "interim_vectors", "vector_note"):
         if answer.get(key):
             out[key] = answer[key]
     if answer.get("rerank"):
@@ -167,7 +167,7 @@ _SEARCH_PROPS: dict[str, Any] = {
     "query": {"type": "string"}, "answered": {"type": "boolean"}, "mode": {"type": "string"},
     "results": {"type": "array", "items": _PASSAGE}, "omitted_for_budget": {"type": "integer"},
     "not_answered": {"type": "object", "properties": {"reason": {"type": ["string", "null"]}, "hint": {"type": ["string", "null"]}}},
-    "vectors_pending": {"type": "integer"}, "vector_note": {"type": "string"}, "rerank": _OBJ,
+    "vectors_pending": {"type": "integer"}, "interim_vectors": {"type": "boolean"}, "vector_note": {"type": "string"}, "rerank": _OBJ,
 }
 SEARCH_SCHEMA = {"type": "object", "required": ["query", "answered", "mode", "results"], "properties": _SEARCH_PROPS}
 RESEARCH_SCHEMA = {

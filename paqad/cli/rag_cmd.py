@@ -53,7 +53,11 @@ def _with_progress(full: bool, root: Path, cfg: config_mod.Config, announce: boo
     bar = render.ProgressBar()
     try:
         if full:
-            return build.build_full(root, cfg, progress=bar, on_lexical=(lambda _r: _announce_lexical(root, cfg)) if announce else None)
+            return build.build_full(
+                root, cfg, progress=bar,
+                on_lexical=(lambda _r: _announce_lexical(root, cfg)) if announce else None,
+                on_interim=(lambda n: _announce_interim(root, cfg, n)) if announce else None,
+            )
         return build.update(root, cfg, progress=bar)
     finally:
         bar.close()
@@ -64,6 +68,16 @@ def _announce_lexical(root: Path, cfg: config_mod.Config) -> None:
     from paqad.index import vectors
 
     click.echo(render.lexical_ready_line(vectors.estimate(root, cfg) if cfg.rag_embedding_provider != "none" else None), err=True)
+
+
+def _announce_interim(root: Path, cfg: config_mod.Config, units: int) -> None:
+    """``hybrid search is ready with stand-in vectors ...`` (stderr), once they cover the index."""
+    from paqad.index import interim, vectors
+
+    stand_in = interim.stand_in_for(cfg, root)
+    model = vectors.provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)
+    if stand_in is not None and model is not None:
+        click.echo(render.interim_ready_line(units, stand_in.model, model.model), err=True)
 
 
 @rag_group.command("init")

@@ -86,6 +86,7 @@ def _refusal_text(d: dict) -> str:
 def _footer(resp: SearchResponse) -> str:
     ev = resp.evidence
     pending = f"; {resp.vectors_pending} units still without vectors" if resp.vectors_pending else ""
+    pending += " (stand-in vectors searched meanwhile)" if resp.interim_vectors else ""
     verdict = "passed" if ev.get("passed") else "failed: " + str(ev.get("reason"))
     return click.style(f"({resp.candidates} candidates, {resp.mode}, {resp.elapsed_ms:.1f} ms; evidence {verdict}{pending})", dim=True)
 
@@ -175,6 +176,11 @@ def lexical_ready_line(left: Estimate | None) -> str:
     cached = f" ({left.cached:,} more from the embedding cache)" if left.cached else ""
     when = f", about {_duration(left.seconds)} remaining" if left.seconds is not None else ""
     return f"lexical search is ready; embedding {todo:,} units{cached}{when} (hybrid search improves as they land)"
+
+
+def interim_ready_line(units: int, stand_in: str, model: str) -> str:
+    """What ``rag init`` says once stand-in vectors (``paqad.index.interim``) cover the index."""
+    return f"hybrid search is ready with {stand_in} stand-in vectors ({units:,} units); {model}'s replace them when its embedding completes"
 
 
 def _duration(seconds: float) -> str:

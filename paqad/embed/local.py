@@ -77,6 +77,9 @@ class LocalModel:
     #: with one scale per run, so in a batch a text's vector would depend on its neighbours (and on
     #: their padding); alone it is the same in every build, and no slower (no padding to compute).
     batch_size: int = BATCH_SIZE
+    #: A faster local model distilled from this one that serves while this one embeds a new index
+    #: (``paqad.index.interim``); "" for none.
+    stand_in: str = ""
 
 
 _MINILM_TOKENIZER = ShippedFile(
@@ -117,6 +120,7 @@ MINILM = LocalModel(
     ),
     tokenizer=_MINILM_TOKENIZER,
     batch_size=1,
+    stand_in="minilm-static",  # its own distillation (paqad/embed/static.py)
 )
 
 
@@ -187,6 +191,7 @@ class OnnxProvider:
         self.model = spec.model
         self.dims = spec.dims
         self.text_prep_version = TEXT_PREP_VERSION
+        self.stand_in = spec.stand_in
         self.batch_size = batch_size or spec.batch_size
         self.max_batch_tokens = max_batch_tokens
         self.threads = threads

@@ -32,7 +32,7 @@ from paqad import __version__, audit, describe, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, integrity, postings, reembed, store, vectors
+from paqad.index import edits, fields, integrity, interim, postings, reembed, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -71,6 +71,7 @@ class BuildReport:
     languages: dict[str, int] = field(default_factory=dict)
     active_packs: list[str] = field(default_factory=list)
     vectors: vectors.VectorReport | None = None
+    interim_vectors: int = 0  # stand-in vectors made before the model's (paqad.index.interim)
     descriptions_changed: int = 0  # units whose applied description changed (full build: applied)
 
 
@@ -95,9 +96,11 @@ def build_full(
     embed: bool = True,
     progress: vectors.Progress | None = None,
     on_lexical: Callable[[BuildReport], None] | None = None,
+    on_interim: Callable[[int], None] | None = None,
 ) -> BuildReport:
     """Rebuild from scratch into a new generation and swap it in; then fill its vectors.
-    ``on_lexical`` is called the moment the lexical index is live, before any embedding."""
+    ``on_lexical`` is called the moment the lexical index is live, before any embedding;
+    ``on_interim`` with the count of stand-in vectors made (``paqad.index.interim``), when any were."""
     lock = _locked(root, lock_timeout)
     try:
         audit.log(root, "INFO", "build-started", mode="full", provider=cfg.rag_embedding_provider)
@@ -106,7 +109,7 @@ def build_full(
         lock.release()
     if on_lexical is not None:
         on_lexical(report)
-    return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress))
+    return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress, on_interim))
 
 
 def _completed(root: Path, report: BuildReport) -> BuildReport:
@@ -117,10 +120,14 @@ def _completed(root: Path, report: BuildReport) -> BuildReport:
     return report
 
 
-def _embed_after(root: Path, cfg: Config, report: BuildReport, lock_timeout: float, embed: bool, progress: vectors.Progress | None) -> BuildReport:
-    """Step 7: the lexical index is live; embed what is pending (nothing without a provider)."""
+def _embed_after(
+    root: Path, cfg: Config, report: BuildReport, lock_timeout: float, embed: bool, progress: vectors.Progress | None,
+    on_interim: Callable[[int], None] | None = None,
+) -> BuildReport:
+    """Step 7: the lexical index is live; embed what is pending (nothing without a provider):
+    stand-in vectors first when the model has many to embed, then the model's (``paqad.index.interim``)."""
     if embed and cfg.rag_embedding_provider != "none":
-        report.vectors = vectors.fill(root, cfg, writer_lock(root, lock_timeout), progress)
+        report.interim_vectors, report.vectors = interim.fill_then_model(root, cfg, writer_lock(root, lock_timeout), progress, on_interim)
     return report
 
 
@@ -385,7 +392,7 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     elig = collect.Eligibility(root, cfg.rag_max_file_size)
     stored = {row[0]: row[1:] for row in con.execute("SELECT path, hash, size, mtime_ns FROM files")}
     sidecar = _sidecar(root, log=False)
-    redescribed, n_redescribed = _redescribed(con, sidecar)
+    redescribed, n_redescribed = edits.redescribed(con, sidecar)
     if redescribed and sidecar.error:
         _sidecar(root)  # log it once per change of the file, not on every update
     changed, unchanged, dropped, seen = [], 0, 0, set()
@@ -430,24 +437,6 @@ def _nothing_to_write(con: sqlite3.Connection, changed: list, removed: list[str]
     return same_meta and tables == {"descriptions", "vectors"}
 
 
-def _redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set[str], int]:
-    """Files holding a unit whose applicable description differs from the one indexed, and how
-    many such units. Nothing to do (no query) while the sidecar's sha256 is the one indexed."""
-    if store.get_meta(con).get("descriptions_sha", "") == sidecar.sha:
-        return set(), 0
-    applied: dict[str, str] = {}
-    if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'descriptions'").fetchone():
-        applied = dict(con.execute("SELECT u.id, d.text FROM descriptions d JOIN units u ON u.uid = d.uid"))
-    paths: set[str] = set()
-    count = 0
-    for unit_id in set(applied) | set(sidecar.entries):
-        row = con.execute("SELECT path, content_hash FROM units WHERE id = ?", (unit_id,)).fetchone()
-        if row and describe.description_for(sidecar, unit_id, row[1]) != applied.get(unit_id, ""):
-            paths.add(row[0])
-            count += 1
-    return paths, count
-
-
 class FileState(enum.Enum):
     """What an update found for a listed file that did not change or cannot be indexed."""
 
@@ -483,6 +472,7 @@ def _apply_changes(con: sqlite3.Connection, changed: list[ParsedFile], removed: 
     for path in removed + [c.path for c in changed]:
         gone.extend(edits.delete_file(con, path, totals))
     n_units -= len(gone)
+    interim.forget(con, gone)
     for tid, n in postings.remove_units(con, gone).items():
         con.execute("UPDATE terms SET df = df - ? WHERE tid = ?", (n, tid))
     for item in changed:

@@ -1,5 +1,5 @@
 """Row edits of an open index during an incremental update (``paqad.index.build.update``): a
-file's rows removed, a changed file's terms registered. Kept apart from the builder so each stays
+file's rows removed, a changed file's terms registered, the files whose descriptions changed. Kept apart from the builder so each stays
 small; both run inside the update's one transaction."""
 
 from __future__ import annotations
@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+
+from paqad import describe
+from paqad.index import store
 
 
 def delete_file(con: sqlite3.Connection, path: str, totals: list[int]) -> list[int]:
@@ -37,3 +40,21 @@ def ensure_terms(con: sqlite3.Connection, unit_counts: list[list[Counter[str]]])
         else:
             tids[term] = int(con.execute("INSERT INTO terms(term, df) VALUES (?, ?)", (term, df[term])).lastrowid or 0)
     return tids
+
+
+def redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set[str], int]:
+    """Files holding a unit whose applicable description differs from the one indexed, and how
+    many such units. Nothing to do (no query) while the sidecar's sha256 is the one indexed."""
+    if store.get_meta(con).get("descriptions_sha", "") == sidecar.sha:
+        return set(), 0
+    applied: dict[str, str] = {}
+    if con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'descriptions'").fetchone():
+        applied = dict(con.execute("SELECT u.id, d.text FROM descriptions d JOIN units u ON u.uid = d.uid"))
+    paths: set[str] = set()
+    count = 0
+    for unit_id in set(applied) | set(sidecar.entries):
+        row = con.execute("SELECT path, content_hash FROM units WHERE id = ?", (unit_id,)).fetchone()
+        if row and describe.description_for(sidecar, unit_id, row[1]) != applied.get(unit_id, ""):
+            paths.add(row[0])
+            count += 1
+    return paths, count

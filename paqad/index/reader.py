@@ -343,6 +343,16 @@ class Index:
         rows = self._rows("SELECT uid, vec FROM vectors ORDER BY uid")
         return VectorRows([int(r["uid"]) for r in rows], [r["vec"] for r in rows])
 
+    def interim_rows(self) -> VectorRows | None:
+        """Every stand-in vector (``paqad.index.interim``) in uid order, or None without the table."""
+        from paqad.index import interim
+
+        with self.guard():
+            if not interim.has_table(self._connection()):
+                return None
+        rows = self._rows(f"SELECT uid, vec FROM {interim.TABLE} ORDER BY uid")
+        return VectorRows([int(r["uid"]) for r in rows], [r["vec"] for r in rows])
+
     def query_provider(self) -> Provider | None:
         """The provider that embeds queries in this index's vector space (the one its ``meta``
         names, never the current settings); None for a lexical index. Held for the ``Index``'s

@@ -34,6 +34,7 @@ def status(root: Path, index: Index | None = None) -> dict[str, Any]:
         "embedding_model": meta.get("embedding_model") or None,
         "vectors": vectors_text(meta, counts.vectors_pending),
         "vectors_pending": counts.vectors_pending,
+        "interim_model": meta.get("interim_model") or None,
         "active_packs": meta.active_packs,
         "embedding_cache": cache_facts(),
         "versions": {k: meta.get(k) for k in ("schema_version", "tokenizer_version", "parser_version", "paqad_version")},
@@ -46,6 +47,8 @@ def vectors_text(meta: IndexMeta, pending: int) -> str:
         return "none (lexical only)"
     units = meta.n_units
     tail = f", {pending} pending (run `paqad rag update`)" if pending else ""
+    if pending and meta.get("interim_model"):
+        tail += f"; {meta.get('interim_model')} stand-in vectors serve hybrid search meanwhile"
     return f"{units - pending}/{units} units embedded ({meta.get('embedding_model')}, {meta.get('embedding_dims')} dims){tail}"
 
 

@@ -171,7 +171,7 @@ def estimate(root: Path, cfg: Config) -> Estimate:
         todo = [r[0] for r in con.execute(f"SELECT uid FROM units{vec_filter}")]
         key = cache_key(fingerprint(provider))
         for _, chunk in chunks(todo, 500):
-            shas = [text_sha(embedded_text(r.unit, r.description)) for r in _unit_rows(con, chunk)]
+            shas = [text_sha(embedded_text(r.unit, r.description)) for r in unit_rows(con, chunk)]
             cached += len(cache.get(key, shas, provider.dims))
     except sqlite3.Error:  # an index without the descriptions table yet: no cache figure
         pass
@@ -254,7 +254,7 @@ def _fill_batches(
         con.execute(store.DESCRIPTIONS_SCHEMA)
     todo = [r[0] for r in con.execute("SELECT uid FROM units WHERE uid NOT IN (SELECT uid FROM vectors) ORDER BY uid")]
     for done, chunk in chunks(todo, batch):
-        rows = _unit_rows(con, chunk)
+        rows = unit_rows(con, chunk)
         blobs = _vectors_for(rows, provider, report, cache)
         with lock:
             if store.current_path(root) != path:
@@ -278,7 +278,7 @@ class _Pending:
     description: str
 
 
-def _unit_rows(con: sqlite3.Connection, uids: list[int]) -> list[_Pending]:
+def unit_rows(con: sqlite3.Connection, uids: list[int]) -> list[_Pending]:
     marks = ",".join("?" * len(uids))
     cur = con.cursor()
     cur.row_factory = sqlite3.Row
@@ -294,7 +294,7 @@ def _unit_rows(con: sqlite3.Connection, uids: list[int]) -> list[_Pending]:
 
 def texts_of(con: sqlite3.Connection, uids: list[int]) -> list[str]:
     """The exact texts embedded for these units of an index (descriptions applied)."""
-    return [embedded_text(r.unit, r.description) for r in _unit_rows(con, uids)]
+    return [embedded_text(r.unit, r.description) for r in unit_rows(con, uids)]
 
 
 def embedded_text(unit: StoredUnit, description: str = "") -> str:

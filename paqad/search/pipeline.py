@@ -63,6 +63,7 @@ class SearchResponse:
     elapsed_ms: float = 0.0
     mode: str = "lexical"
     vectors_pending: int = 0
+    interim_vectors: bool = False  # the vector side used the stand-in's vectors (paqad.index.interim)
     vector_note: str | None = None  # why a query of a hybrid index was answered lexically (a deadline)
     rerank: dict | None = None  # what reranking did (None when off or not reached: a refused query)
 
@@ -124,9 +125,9 @@ def _search(
 ) -> SearchResponse:
     n_units = index.meta().n_units
     analyzed = query_mod.analyze(index, text, n_units)
-    mat = vector.matrix(index)
+    where = vector.space(index)
     found = ranking.declared(index, ranking.shape(text))
-    early = None if found else _early_refusal(index, analyzed, gate, mat)
+    early = None if found else _early_refusal(index, analyzed, gate, where)
     if early is not None:
         resp = SearchResponse(query=text, answered=False, evidence=_evidence_summary(early), diagnosis=_diagnosis(early, None, False, 0.0))
         resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
@@ -136,22 +137,22 @@ def _search(
     if found and not ranking.shape(text).embedded:
         evidence_mod.declared(ev, sorted({u.name for u in found.values()}))
     try:
-        hits = _vector_hits(index, mat, text, ev, gate, deadline)
+        hits = _vector_hits(where, text, ev, gate, deadline)
         late = False
     except vector.DeadlinePassed:
         hits, late = None, True
     vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median, hits.bars)
     # The veto needs every unit's vector: while embedding is still under way (``rag init`` made
     # lexical search ready first) the passage that answers may simply have none yet.
-    complete = mat is not None and mat.size >= n_units
-    if gate and hits is not None and complete and fusion.vector_veto(ev, hits.top, hits.bars):
+    if gate and hits is not None and where is not None and where.complete and fusion.vector_veto(ev, hits.top, hits.bars):
         ev.passed, ev.reason = False, "meaning_matches_nothing_here"
     answered = ev.passed or vector_ok
     resp = SearchResponse(query=text, answered=answered or not gate, candidates=scored.total, evidence=_evidence_summary(ev, hits, vector_ok))
     resp.mode = "hybrid" if hits is not None else "lexical"
     if late:
         resp.vector_note = "the query embedding did not finish before the deadline; answered from the lexical index alone"
-    resp.vectors_pending = max(0, n_units - mat.size) if mat is not None else 0
+    resp.vectors_pending = _pending(index, where, n_units)
+    resp.interim_vectors = where is not None and where.interim and hits is not None
     ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage), text, found)
     fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None, hits.bars if hits else None)
     best = max((c.score for c in ranked[:top_n]), default=0.0)
@@ -183,13 +184,23 @@ def _search(
 EARLY_REASONS = ("no_query_term_in_index", "only_ubiquitous_terms_matched", "too_little_of_the_query_matched")
 
 
-def _early_refusal(index: Index, analyzed: query_mod.AnalyzedQuery, gate: bool, mat: vector.Matrix | None) -> evidence_mod.Evidence | None:
+def _pending(index: Index, where: vector.Space | None, n_units: int) -> int:
+    """Units still without the model's vector (the stand-in's may cover them meanwhile)."""
+    if where is not None and not where.interim:
+        return max(0, n_units - where.matrix.size)
+    if not index.meta().has_vectors:
+        return 0
+    mat = vector.matrix(index)
+    return max(0, n_units - (mat.size if mat is not None else 0))
+
+
+def _early_refusal(index: Index, analyzed: query_mod.AnalyzedQuery, gate: bool, where: vector.Space | None) -> evidence_mod.Evidence | None:
     """Refuse before reading any posting when the answer is already known from document
     frequencies alone: coverage computed before prose-only terms are marked is an upper bound,
     so a query that fails it now fails it after scoring too. Prose-only terms are then marked from
     per-term counts computed inside SQLite, so the reason is the one full scoring would give.
     Only for lexical-only indexes (with vectors, the vector-side test may still rescue it)."""
-    if not gate or (mat is not None and mat.size):
+    if not gate or where is not None:
         return None
     ev = evidence_mod.assess(analyzed, lexical.Scored([], 0))
     if ev.reason not in EARLY_REASONS:
@@ -200,16 +211,16 @@ def _early_refusal(index: Index, analyzed: query_mod.AnalyzedQuery, gate: bool, 
 
 
 def _vector_hits(
-    index: Index, mat: vector.Matrix | None, text: str, ev: evidence_mod.Evidence, gate: bool, deadline: float | None = None,
+    where: vector.Space | None, text: str, ev: evidence_mod.Evidence, gate: bool, deadline: float | None = None,
 ) -> vector.VectorHits | None:
     """Cosines of the query, when the index has vectors and the answer could still use them.
     The model is not loaded when the lexical gate refused for a reason vectors may not overrule."""
-    if mat is None or not mat.size:
+    if where is None or not where.matrix.size:
         return None
     if gate and not ev.passed and ev.reason not in fusion.VECTOR_RESCUE_REASONS:
         return None
-    qvec = vector.embed_query(index, text, deadline)
-    return None if qvec is None else vector.similarities(mat, qvec, fusion.bars_of(index.query_provider()))
+    qvec = vector.embed_query(where, text, deadline)
+    return None if qvec is None else vector.similarities(where.matrix, qvec, where.bars)
 
 
 def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: float) -> list[fusion.Fused]:

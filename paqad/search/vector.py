@@ -6,7 +6,8 @@ publishes a new file, so a long-lived process pays the load once. At 10,000 vect
 pay for its build time past a few hundred thousand units (see benchmarks/README.md).
 
 The query vector comes from the provider named in the index's ``meta`` (never from the current
-settings, so a query is always embedded in the space the index was built in).
+settings, so a query is always embedded in the space the index was built in), or, while that
+model's vectors are still being made, from the stand-in that made the interim ones (:func:`space`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from typing import TYPE_CHECKING
 from paqad.deadline import remaining, run_within
 from paqad.errors import PaqadError
 from paqad.index import vectors
-from paqad.search.fusion import VectorBars, default_bars
+from paqad.search.fusion import VectorBars, bars_of, default_bars
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
     import numpy as np
 
+    from paqad.embed import Provider
     from paqad.index.reader import Index
+    from paqad.index.records import VectorRows
 
 #: Vector candidates taken into fusion (the lexical side brings its own pool).
 POOL = 200
@@ -73,18 +76,71 @@ class VectorHits:
         return {int(u): float(self.cos[p]) for u, p, ok in zip(want, pos, found) if ok}
 
 
+@dataclass
+class Space:
+    """What a query is searched against: a matrix, the provider that embeds the query in its space
+    (None when that model is not available here), and whether every unit has a vector in it."""
+
+    matrix: Matrix
+    provider: Provider | None
+    complete: bool
+    interim: bool = False  # stand-in vectors while the model's own are still being made
+
+    @property
+    def bars(self) -> VectorBars:
+        return bars_of(self.provider)
+
+
 def matrix(index: Index) -> Matrix | None:
     """The index's vectors (cached by the ``Index`` per generation), or None for a lexical-only index."""
     meta = index.meta()
     if not meta.has_vectors or not index.has_vectors_table():
         return None
-    return index.cached("vector-matrix", lambda: _load(index, meta.embedding_dims))
+    return index.cached("vector-matrix", lambda: _load(index.vector_rows(), meta.embedding_dims))
 
 
-def _load(index: Index, dims: int) -> Matrix:
+def space(index: Index) -> Space | None:
+    """The vectors to search: the model's when they cover every unit; while they do not, the
+    stand-in's (``paqad.index.interim``) when those cover more units; else the model's partial
+    ones. None for a lexical-only index or one with no vector yet."""
+    meta = index.meta()
+    if not meta.has_vectors:
+        return None
+    main = matrix(index)
+    n_units = meta.n_units
+    if main is not None and main.size >= n_units:
+        return Space(main, _model_provider(index), complete=True)
+    stand = index.cached("interim-space", lambda: _interim_space(index))
+    if stand is not None and stand.matrix.size > (main.size if main is not None else 0):
+        return stand
+    return Space(main, _model_provider(index), complete=False) if main is not None and main.size else None
+
+
+def _model_provider(index: Index) -> Provider | None:
+    provider = index.query_provider()
+    return provider if provider is not None and vectors.fingerprint(provider) == index.meta().embedding_fingerprint else None
+
+
+def _interim_space(index: Index) -> Space | None:
+    from paqad.index import interim
+
+    meta = index.meta()
+    rows = index.interim_rows()
+    if rows is None:
+        return None
+    try:  # the model name comes from an untrusted index: an unknown one means no stand-in
+        provider = vectors.provider_for("local", meta.get(interim.META_MODEL) or "")
+    except PaqadError:
+        return None
+    if provider is None or vectors.fingerprint(provider) != meta.get(interim.META_FINGERPRINT):
+        return None
+    mat = _load(rows, provider.dims)
+    return Space(mat, provider, complete=mat.size >= meta.n_units, interim=True)
+
+
+def _load(rows: VectorRows, dims: int) -> Matrix:
     import numpy as np
 
-    rows = index.vector_rows()
     kept = [(u, b) for u, b in zip(rows.uids, rows.blobs) if len(b) == 4 * dims]  # the index is untrusted
     uids = np.array([u for u, _ in kept], dtype=np.int64)
     vecs = np.frombuffer(b"".join(b for _, b in kept), dtype="<f4").reshape(len(kept), dims) if kept else np.zeros((0, dims), np.float32)
@@ -95,9 +151,9 @@ class DeadlinePassed(PaqadError):
     """The query embedding did not finish before the caller's deadline (the answer goes lexical)."""
 
 
-def embed_query(index: Index, text: str, deadline: float | None = None) -> np.ndarray | None:
-    """The query in the index's vector space (loads the model on first use), or None if the
-    provider that built the index is not available here.
+def embed_query(where: Space, text: str, deadline: float | None = None) -> np.ndarray | None:
+    """The query in ``where``'s vector space (loads the model on first use), or None if the
+    provider that made those vectors is not available here.
 
     With ``deadline`` (``time.monotonic()``), the embedding runs in a worker thread joined until
     then; if it has not finished (a model still loading in a fresh prompt-hook process, a slow
@@ -106,9 +162,8 @@ def embed_query(index: Index, text: str, deadline: float | None = None) -> np.nd
     """
     import numpy as np
 
-    meta = index.meta()  # read here, not in the worker: the index is this thread's
-    provider = index.query_provider()
-    if provider is None or vectors.fingerprint(provider) != meta.embedding_fingerprint:
+    provider = where.provider
+    if provider is None:
         return None
     if deadline is None:
         return np.asarray(provider.embed_query(text), dtype=np.float32)

@@ -62,8 +62,9 @@ def warm(svc: Service) -> None:
     try:
         index = Index.shared(svc.root)
         index.refresh()
-        if vector.matrix(index) is not None:
-            vector.embed_query(index, "warm up")
+        where = vector.space(index)
+        if where is not None:
+            vector.embed_query(where, "warm up")
     except Exception as exc:  # noqa: BLE001 - no index yet, a damaged one: the requests will say so
         log(svc.root, f"warm-up incomplete: {type(exc).__name__}: {str(exc)[:200]}")
 
