@@ -109,6 +109,24 @@ def test_batch_equals_one_by_one(provider: OnnxProvider) -> None:
     assert np.allclose(provider.embed_query("short"), batched[5], atol=1e-5)  # no query prefix for MiniLM
 
 
+def test_documents_on_parallel_sessions_are_the_same_vectors_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long list of documents runs on several single-threaded sessions (``PARALLEL_SESSIONS``):
+    one text a run still, so every vector is exactly what one session gives, in the input's order."""
+    from paqad.embed import local
+
+    texts = [unit_text(RETRY), UNRELATED, "short", "", "数据库连接池", "word " * 300] * 4
+    monkeypatch.setattr(local.os, "sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)  # three cores to use
+    parallel = OnnxProvider(MINILM)
+    assert parallel._parallel_sessions(len(texts)) == 3 and parallel._parallel_sessions(local.PARALLEL_MIN_TEXTS - 1) == 1
+    got = parallel.embed_documents(texts)
+    assert len(parallel._workers) == 3  # the sessions were made and used
+    serial = OnnxProvider(MINILM, threads=2)  # explicit threads: the one-session path
+    assert serial._parallel_sessions(len(texts)) == 1
+    want = np.stack([serial.embed_documents([t])[0] for t in texts])
+    assert np.array_equal(got, want)
+    assert np.array_equal(parallel.embed_documents(texts[:3]), want[:3]) and len(parallel._workers) == 3  # short list: the main session
+
+
 @pytest.mark.parametrize(
     "text",
     ["", "   \n\t", "🚀🔥👩‍💻", "数据库连接池的最大连接数", "Привет, мир", "control \x00\x07\x1b[31m", "[CLS] [SEP]", "lone \udc80 surrogate", "x" * 1_000_000, "word " * 100_000],

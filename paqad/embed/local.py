@@ -60,6 +60,15 @@ MAX_BATCH_TOKENS = 1024
 #: Characters of one input kept before tokenizing. 256 tokens never span more in real text; the
 #: cap only bounds the tokenizer's work on a pathological (megabyte) input.
 MAX_INPUT_CHARS = 32_768
+#: A model run one text at a time (``batch_size`` 1) embeds a list of documents on this many
+#: single-threaded sessions at once (at most; never more than the cores): the same vectors bit for
+#: bit as one session with one thread a core, since each text is still one run, at 1.3x its
+#: throughput (benchmarks/README.md, "Parallel sessions": a 256-token MiniLM run keeps two
+#: intra-op threads waiting on each other). Each extra session holds another copy of the
+#: weights (about 25 MB for MiniLM), so few, and only for lists of ``PARALLEL_MIN_TEXTS`` or more
+#: (a query, a prompt hook's few texts, never start them).
+PARALLEL_SESSIONS = 4
+PARALLEL_MIN_TEXTS = 8
 
 
 @dataclass(frozen=True)
@@ -199,6 +208,7 @@ class OnnxProvider:
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
         self._lock = threading.Lock()
+        self._workers: list[Any] = []  # single-threaded sessions for documents (PARALLEL_SESSIONS)
 
     def __repr__(self) -> str:
         return f"OnnxProvider(name={self.name!r}, model={self.model!r}, dims={self.dims})"
@@ -218,7 +228,9 @@ class OnnxProvider:
         return f"{self.name}:{self.model}:{self.spec.onnx.sha256[:12]}{window}:prep{self.text_prep_version}"
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        return self._embed([self.spec.document_prefix + t for t in texts])
+        texts = [self.spec.document_prefix + t for t in texts]
+        n = self._parallel_sessions(len(texts))
+        return self._embed_parallel(texts, n) if n > 1 else self._embed(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([self.spec.query_prefix + text])[0]
@@ -261,7 +273,38 @@ class OnnxProvider:
             out[picked] = self._run([ids[i] for i in picked])
         return out
 
-    def _run(self, batch: list[list[int]]) -> np.ndarray:
+    def _parallel_sessions(self, n_texts: int) -> int:
+        """How many single-threaded sessions embed ``n_texts`` documents (1: the ordinary path):
+        only for a one-text-a-run model with onnxruntime's default threads, and a list long enough."""
+        if self.batch_size != 1 or self.threads is not None or n_texts < PARALLEL_MIN_TEXTS:
+            return 1
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return max(1, min(PARALLEL_SESSIONS, cores, n_texts))
+
+    def _embed_parallel(self, texts: list[str], n: int) -> np.ndarray:
+        """``_embed`` on ``n`` single-threaded sessions, longest texts dealt first (one text a run)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.load()
+        with self._lock:
+            from paqad.embed.onnx_session import cpu_session
+
+            while len(self._workers) < n:
+                self._workers.append(cpu_session(self.spec.onnx.locate(), 1))
+            sessions = self._workers[:n]
+        ids = [self._tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+
+        def work(k: int) -> None:
+            for i in order[k::n]:
+                out[i] = self._run([ids[i]], sessions[k])[0]
+
+        with ThreadPoolExecutor(n, thread_name_prefix="paqad-embed") as pool:
+            list(pool.map(work, range(n)))  # list(): a worker's exception is raised here
+        return out
+
+    def _run(self, batch: list[list[int]], session: Any = None) -> np.ndarray:
         width = max(len(row) for row in batch)
         ids = np.zeros((len(batch), width), dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -271,7 +314,7 @@ class OnnxProvider:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feeds)[0]
+        hidden = (session or self._session).run(None, feeds)[0]
         return mean_pool_normalise(hidden, mask)
 
 
