@@ -38,10 +38,10 @@ import semble_probes  # noqa: E402
 from paqad import config  # noqa: E402
 from paqad.index import build, store  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
-from paqad.search import evidence, fusion, lexical, pipeline, query  # noqa: E402
+from paqad.search import evidence, fusion, lexical, paths, pipeline, query  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
 
-MODULES = {"evidence": evidence, "fusion": fusion, "query": query, "lexical": lexical}
+MODULES = {"evidence": evidence, "fusion": fusion, "query": query, "lexical": lexical, "paths": paths}
 RULERS = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
 WORK = HERE / ".cache" / "score-work"
 LEXICAL = {"rag_embedding_provider": "none"}
@@ -52,6 +52,9 @@ def set_const(spec: str) -> None:
     mod, const = name.split(".", 1)
     old = getattr(MODULES[mod], const)
     setattr(MODULES[mod], const, type(old)(value) if not isinstance(old, bool) else value.lower() in ("1", "true", "yes"))
+    from paqad.search import ranking
+
+    ranking.shape.cache_clear()  # a query's shape reads some constants (TITLE_SCALE, REPORT_CALLS) when first made
 
 
 class Asker:

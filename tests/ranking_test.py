@@ -8,7 +8,7 @@ import pytest
 
 from paqad import config
 from paqad.index import build
-from paqad.search import pipeline, ranking
+from paqad.search import paths, pipeline, ranking
 from testing.env import LEXICAL
 
 FILLER = "\n\n".join(
@@ -71,11 +71,11 @@ def test_a_file_named_for_the_query_words_is_lifted(store, monkeypatch):
 
 def test_a_file_glued_from_the_query_words_counts_as_named_for_them():
     words = ranking.shape("which filter drops secrets files from the index").words
-    assert {"secret", "fil"} <= ranking.path_words("paqad/eligibility/secretfiles.py", words)
-    assert ranking.path_words("gin/routergroup.go", ranking.shape("router group").words) >= {"router", "group"}
+    assert {"secret", "fil"} <= paths.path_words("paqad/eligibility/secretfiles.py", words)
+    assert paths.path_words("gin/routergroup.go", ranking.shape("router group").words) >= {"router", "group"}
     # only a whole split into query words: "profile" holds "file" but is not made of query words
-    assert "fil" not in ranking.path_words("app/profile.py", ranking.shape("user file").words)
-    assert ranking.path_words("x/secretfiles.py", ranking.shape("secret").words) == ranking._path_words("x/secretfiles.py")
+    assert "fil" not in paths.path_words("app/profile.py", ranking.shape("user file").words)
+    assert paths.path_words("x/secretfiles.py", ranking.shape("secret").words) == paths._path_words("x/secretfiles.py")
 
 
 def test_a_glued_file_name_lifts_its_file_only_with_the_split(repo, monkeypatch):
@@ -85,9 +85,9 @@ def test_a_glued_file_name_lifts_its_file_only_with_the_split(repo, monkeypatch)
     repo.commit("glued")
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    monkeypatch.setattr(ranking, "COMPOUND_PATHS", False)
+    monkeypatch.setattr(paths, "COMPOUND_PATHS", False)
     before = _ask(repo.root, "secret files paths")
-    monkeypatch.setattr(ranking, "COMPOUND_PATHS", True)
+    monkeypatch.setattr(paths, "COMPOUND_PATHS", True)
     after = _ask(repo.root, "secret files paths")
     assert before.results[0].path == "app/secrets.py"
     assert after.results[0].path == "app/secretfiles.py"
@@ -233,15 +233,15 @@ def test_defines(name, qualified, symbol, want):
 
 
 def test_path_priors_demote_examples_unless_asked():
-    ranking_priors = ranking.PRIORS
+    ranking_priors = paths.PRIORS
     try:
-        ranking.PRIORS = "examples,stub"
-        assert ranking.path_prior("examples/app.py", frozenset()) < 1.0
-        assert ranking.path_prior("examples/app.py", frozenset(ranking.terms("examples"))) == 1.0
-        assert ranking.path_prior("src/types.d.ts", frozenset()) < 1.0
-        assert ranking.path_prior("src/app.py", frozenset()) == 1.0
+        paths.PRIORS = "examples,stub"
+        assert paths.path_prior("examples/app.py", frozenset()) < 1.0
+        assert paths.path_prior("examples/app.py", frozenset(ranking.terms("examples"))) == 1.0
+        assert paths.path_prior("src/types.d.ts", frozenset()) < 1.0
+        assert paths.path_prior("src/app.py", frozenset()) == 1.0
     finally:
-        ranking.PRIORS = ranking_priors
+        paths.PRIORS = ranking_priors
 
 
 def test_a_declaration_outside_the_candidates_is_found_by_name_and_answers(repo, monkeypatch):
@@ -328,3 +328,89 @@ def test_a_file_the_code_is_built_around_is_lifted_for_a_how_question(repo, monk
     assert _ask(repo.root, question).results[0].path == "shop/cart.py"
     # a bare symbol is looked up by name, never by how central its file is
     assert ranking.CENTRAL_BOOST and _ask(repo.root, "price_note").results[0].path == "shop/notes.py"
+
+
+CSE = "\n\n".join([
+    "def cse(exprs, symbols=None):\n    '''Common subexpression elimination over a list of expressions.'''\n    return tree_cse(exprs, symbols)\n",
+    "def tree_cse(exprs, symbols):\n    '''Walk the expression trees once, counting repeated subtrees.'''\n    return exprs, symbols\n",
+])
+MATRICES = "\n\n".join(
+    f"def matrix_entry_{i}(matrix, i, j):\n    '''Index a matrix symbol: entry {i} of the matrix expression, with symbols substituted.'''\n"
+    f"    return matrix.subs(symbols(matrix.name), matrix[i, j])\n" for i in range(12)
+)
+
+
+def test_a_report_title_lifts_the_declarations_it_names(repo, monkeypatch):
+    """A report's first line names its subject (``cse() has strange behaviour ...``): the body talks
+    about matrices and symbols, so BM25F ranks the matrix helpers first; the title's ``cse`` is a
+    declaration here and takes the full definition lift. A short question gets no title lookup,
+    and a title's names never make the gate count the report as a bare declared name."""
+    repo.write("calc/cse_main.py", CSE)
+    repo.write("calc/matrices.py", MATRICES)
+    repo.write("calc/format.py", FILLER)
+    repo.commit("calc")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    report = ("cse() has strange behaviour for MatrixSymbol indexing\n"
+              "Substituting the matrix entries of a symbols matrix and indexing each entry gives copies of the "
+              "whole matrix in the output: every entry of the matrix expression is repeated, the symbols are "
+              "substituted twice, and the index of each matrix symbol entry is wrong after substitution of "
+              "the symbols into the expression.")
+    q = ranking.shape(report)
+    assert q.report and q.title == ("cse", "MatrixSymbol") and "cse" not in q.symbols
+    assert ranking.shape("cse() has strange behaviour").title == ()  # not a report
+    monkeypatch.setattr(ranking, "TITLE_SCALE", 0.0)
+    ranking.shape.cache_clear()
+    before = [r.name for r in _ask(repo.root, report).results]
+    monkeypatch.setattr(ranking, "TITLE_SCALE", 1.0)
+    ranking.shape.cache_clear()
+    after = [r.name for r in _ask(repo.root, report).results]
+    assert "cse" not in before[:3] and after[0] == "cse", (before, after)
+    plain = report.replace("cse() has strange behaviour for MatrixSymbol indexing", "cse() repeats entries when indexing")
+    assert ranking.shape(plain).title == ("cse",) and not ranking.shape(plain).symbols
+    gated = pipeline.search(repo.root, plain, top_n=10)
+    assert not gated.evidence.get("declared"), gated.evidence
+    assert gated.answered == gated.evidence["passed"] and (not gated.answered or gated.results[0].name == "cse"), (gated.evidence, gated.diagnosis)
+
+
+def test_a_capitalised_name_finds_its_type_before_methods_named_so(repo, monkeypatch):
+    """Go's ``Engine`` struct against three interface methods ``Engine()``: all four declare the
+    name; the type is what a bare capitalised name asks for (``TYPE_BONUS``)."""
+    repo.write("gin.go", "package gin\n\n// Engine is the framework's instance: the muxer, middleware and settings.\ntype Engine struct {\n\tRouterGroup\n\ttrees methodTrees\n}\n")
+    for name in ("binding", "validator", "render"):
+        repo.write(f"{name}/{name}.go", f"package {name}\n\n// Engine returns the engine that powers the {name} engine.\n"
+                   f"type Hook interface {{\n\tEngine() any\n}}\n\nfunc (h *impl) Engine() any {{ return h.engine }}\n")
+    repo.write("format.py", FILLER)
+    repo.commit("go")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    monkeypatch.setattr(ranking, "TYPE_BONUS", 0.0)
+    before = [(r.path, r.kind) for r in _ask(repo.root, "Engine").results]
+    monkeypatch.setattr(ranking, "TYPE_BONUS", 0.3)
+    after = [(r.path, r.kind) for r in _ask(repo.root, "Engine").results]
+    assert before[0] != ("gin.go", "struct") and after[0] == ("gin.go", "struct"), (before, after)
+    # lower case is a function's or method's name: no type preference
+    assert ranking.shape("engine").symbols == () and _ask(repo.root, "engine").results
+
+
+def test_an_older_api_copy_kept_beside_the_current_one_ranks_below_it(repo, monkeypatch):
+    """``v3/`` beside ``v4/`` (and a lone ``v1/`` whose files are also one level up) is an old copy
+    (``paths.older_copies``); its units rank below the current API's unless the query names it."""
+    schema = "export class ZodType {{\n  // parse and validate input values ({v})\n  parse(input) {{ return input }}\n}}\n"
+    repo.write("v3/types.ts", schema.format(v="v3 parse validate parse validate"))
+    repo.write("v4/core/schemas.ts", schema.format(v="current"))
+    repo.write("lib/v1/fields.py", "def Field(default=None):\n    '''A model field.'''\n    return default\n")
+    repo.write("lib/v1/main.py", "class BaseModel:\n    '''Old models.'''\n")
+    repo.write("lib/fields.py", "def Field(default=None):\n    '''A model field.'''\n    return default\n")
+    repo.write("lib/main.py", "class BaseModel:\n    '''Models.'''\n")
+    repo.write("exposed/v1/core/Table.kt", "class Table\n")
+    repo.write("exposed/v1/core/Column.kt", "class Column\n")
+    repo.commit("versions")
+    assert paths.older_copies(["v3/a.ts", "v4/a.ts", "lib/v1/fields.py", "lib/v1/main.py", "lib/fields.py", "lib/main.py",
+                               "exposed/v1/core/Table.kt", "exposed/v1/core/Column.kt"]) == {"v3/": "3", "lib/v1/": "1"}
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    question = "how ZodType parses and validates input values"
+    monkeypatch.setattr(ranking, "OLDER_COPY_PRIOR", 1.0)
+    assert _ask(repo.root, question).results[0].path == "v3/types.ts"
+    monkeypatch.setattr(ranking, "OLDER_COPY_PRIOR", 0.5)
+    assert _ask(repo.root, question).results[0].path == "v4/core/schemas.ts"
+    assert _ask(repo.root, "v3 " + question).results[0].path == "v3/types.ts"  # asked for by version
+    assert _ask(repo.root, "Field").results[0].path == "lib/fields.py"

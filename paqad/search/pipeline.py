@@ -134,7 +134,7 @@ def _search(
         return resp
     scored = lexical.score(index, analyzed)
     ev = evidence_mod.assess(analyzed, scored, index)
-    if found and not ranking.shape(text).embedded:
+    if found and ranking.shape(text).symbols and not ranking.shape(text).embedded:
         evidence_mod.declared(ev, sorted({u.name for u in found.values()}))
     try:
         hits = _vector_hits(where, text, ev, gate, deadline)
