@@ -414,3 +414,28 @@ def test_an_older_api_copy_kept_beside_the_current_one_ranks_below_it(repo, monk
     assert _ask(repo.root, question).results[0].path == "v4/core/schemas.ts"
     assert _ask(repo.root, "v3 " + question).results[0].path == "v3/types.ts"  # asked for by version
     assert _ask(repo.root, "Field").results[0].path == "lib/fields.py"
+
+
+def test_a_report_title_words_name_the_file_its_body_does_not(repo, monkeypatch):
+    """``TITLE_PATHS``: a report's path words are its title's (``pretty printing`` names
+    ``pretty.py``); over the whole report the file's one word is too small a share to count."""
+    repo.write("calc/pretty.py", "def draw_power(expr):\n    '''Draw a power: the base, and its exponent raised above it.'''\n    return expr\n")
+    repo.write("calc/basis.py", "\n\n".join(
+        f"def basis_{i}(system):\n    '''The unit basis vector {i} of a coordinate system, with its base scalars.'''\n    return system.base_vectors()[{i}]\n"
+        for i in range(6)))
+    repo.write("calc/format.py", FILLER)
+    repo.commit("calc")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    report = ("vectors break pretty printing\n"
+              "With a coordinate system and its basis vector, a power of a fraction times the basis vector prints "
+              "the base vector twice and the exponent sits too low; the unit basis vector should appear once, "
+              "centred after the scalar, and the baseline of the whole expression should stay where it is.")
+    q = ranking.shape(report)
+    assert q.report and set(ranking.terms("pretty printing")) <= q.title_words and not set(ranking.terms("baseline")) & q.title_words
+    monkeypatch.setattr(ranking, "TITLE_PATHS", False)
+    ranking.shape.cache_clear()
+    before = [r.path for r in _ask(repo.root, report).results]
+    monkeypatch.setattr(ranking, "TITLE_PATHS", True)
+    ranking.shape.cache_clear()
+    after = [r.path for r in _ask(repo.root, report).results]
+    assert before[0] == "calc/basis.py" and after[0] == "calc/pretty.py", (before, after)

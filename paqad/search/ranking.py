@@ -42,8 +42,9 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
   version. Half A 0.8411 -> 0.8433 ungated (0.7 -> 0.5 chosen there), half B 0.8335 -> 0.8350.
 - **title** (reports only): a report's first line names its subject (``cse() has strange
   behaviour``, ``Wrong Derivative kind attribute``): a declaration named there (called or
-  capitalised) gets the full definition lift (``TITLE_SCALE``), its head part only. SWE-bench
-  Lite sympy file Acc@5 76.6 -> 79.2, Acc@1 55.8 -> 58.4, function Acc@5 43.9 -> 42.4.
+  capitalised) gets the full definition lift (``TITLE_SCALE``), its head part only; and file
+  paths are matched against the title's words, not the whole report's (``TITLE_PATHS``). SWE-bench
+  Lite sympy file Acc@5 76.6 -> 79.2, Acc@1 55.8 -> 58.4 -> 59.7, function Acc@5 43.9 -> 42.4.
 - **named for a type** (reports only): a function or method whose name ends in ``_<Type>`` for a
   type the report names or builds in its code (``_print_Product`` for ``Product(1, (n, 1, oo))``:
   printers, visitors and handlers keep one type's code so) joins the candidates and gains
@@ -97,6 +98,7 @@ FRAMES_ALL = True  # every traceback frame of a pointed file names a function th
 TYPE_BONUS = 0.3  # a bare capitalised symbol: extra share for a type declared so (Go's ``Engine`` struct over ``Engine()`` methods)
 OLDER_COPY_PRIOR = 0.5  # a file in an older API copy kept beside the current one (``pydantic/v1/``, zod's ``v3/``), unless asked for
 TITLE_SCALE = 1.0  # a report's title names what it is about: a declaration named there gets the full lift (0: off)
+TITLE_PATHS = True  # ... and its words, not the whole report's, are what file paths are matched against
 TITLE_MAX_CHARS = 160  # ... the title: a first line this short, with the report's body below it
 
 #: Declarations of types: what a bare capitalised name asks for first (``TYPE_BONUS``).
@@ -127,6 +129,7 @@ class QueryShape:
     embedded: bool = False  # the symbols were written inside a sentence (lift at EMBEDDED_SCALE)
     words: frozenset[str] = field(default_factory=frozenset)  # the query's index terms
     title: tuple[str, ...] = ()  # names a report's first line calls or capitalises (looked up as declarations)
+    title_words: frozenset[str] = field(default_factory=frozenset)  # a report title's index terms (TITLE_PATHS)
 
     @property
     def report(self) -> bool:
@@ -150,16 +153,16 @@ def shape(text: str) -> QueryShape:
         if REPORT_VARIABLE_CALLS:
             found += [m for m in _VARIABLE_CALL.findall(text) if len(m) >= 4]
     names = tuple(dict.fromkeys(n.strip("()") for n in found if _SYMBOL.match(n.strip("()"))))
-    return QueryShape(names, bool(names), words, _title_names(text) if TITLE_SCALE and is_report(words) else ())
+    head = _title(text) if is_report(words) else ""
+    title = tuple(dict.fromkeys(a or b for a, b in _TITLE_NAME.findall(head))) if TITLE_SCALE else ()
+    return QueryShape(names, bool(names), words, title, frozenset(terms(head)) if TITLE_PATHS else frozenset())
 
 
-def _title_names(text: str) -> tuple[str, ...]:
-    """The names a report's title calls or capitalises; a title is a first line of at most
-    ``TITLE_MAX_CHARS`` with more text below it (a one-paragraph report has none)."""
+def _title(text: str) -> str:
+    """A report's title: its first line, at most ``TITLE_MAX_CHARS``, with more text below it (a
+    one-paragraph report has none: "")."""
     head, _, body = text.strip().partition("\n")
-    if not body.strip() or len(head) > TITLE_MAX_CHARS:
-        return ()
-    return tuple(dict.fromkeys(a or b for a, b in _TITLE_NAME.findall(head)))
+    return head if body.strip() and len(head) <= TITLE_MAX_CHARS else ""
 
 
 def _looks_like_symbol(token: str) -> bool:
@@ -375,7 +378,8 @@ def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, be
         u = info.get(c.uid)
         if u is None:
             continue
-        share = len(q.words & path_words(u.path, q.words)) / len(q.words)
+        words = q.title_words or q.words  # a report's title says what it is about; its body mostly how
+        share = len(words & path_words(u.path, words)) / len(words)
         if share >= PATH_MIN_SHARE:
             add[c.uid] += PATH_BOOST * best * share
 
