@@ -245,18 +245,20 @@ class Index:
                 out[int(r["uid"])] = StoredUnit.from_row(r)
         return out
 
-    def units_named(self, names: Iterable[str], fields: tuple[str, ...], limit: int = 64) -> dict[int, StoredUnit]:
+    def units_named(self, names: Iterable[str], fields: tuple[str, ...], limit: int = 64, paths: Iterable[str] = ()) -> dict[int, StoredUnit]:
         """Up to ``limit`` units *per name* whose ``name`` is exactly one of ``names`` (the
         ``units_name`` index; an index built before it has none and finds nothing here rather than
         scanning every row). Per name, so a common name (``__mul__``) cannot crowd out a rare one
-        asked beside it (``__matmul__``)."""
+        asked beside it (``__matmul__``); declarations' first parts first, so the continuations of
+        a split class cannot crowd out its head. With ``paths``, only units in those files."""
         wanted = sorted(set(names))
         if not wanted or not self.cached("name_index", lambda: bool(self._rows("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'units_name'"))):
             return {}
         cols = ", ".join(_with("uid", fields))
         out: dict[int, StoredUnit] = {}
         for name in wanted:
-            for r in self._rows(f"SELECT {cols} FROM units WHERE name = ? ORDER BY uid LIMIT ?", [name, limit]):
+            where = f" AND path IN ({_marks(within)})" if (within := sorted(set(paths))) else ""
+            for r in self._rows(f"SELECT {cols} FROM units WHERE name = ?{where} ORDER BY part > 1, uid LIMIT ?", [name, *within, limit]):
                 out[int(r["uid"])] = StoredUnit.from_row(r)
         return out
 

@@ -33,6 +33,9 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
   dotted module lifts its best unit by ``POINTER_BOOST``; where frames name functions in it, each
   of those functions takes the lift instead, looked up by name when BM25F missed it
   (``FRAMES_ALL``).
+- **split declarations**: a name lookup reads declarations' first parts first and searches the
+  file named after the name for it (C# partial classes over dozens of files); the later parts of a
+  split declaration take ``CONTINUATION_SCALE`` of the lift, so the head answers the bare name.
 - **types first**: a bare capitalised symbol (``Engine``) gives its type declarations (struct,
   class, interface...) ``TYPE_BONUS`` more than methods or functions of the same name (Go's
   interface methods ``Engine()``). Half A unchanged, half B 0.8335 -> 0.8350 ungated.
@@ -75,6 +78,7 @@ DEFINITION_BOOST = 0.5
 DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symbol too
 EMBEDDED_SCALE = 0.5
 PART_ONE_BONUS = 0.2  # extra share for the part of a split declaration that holds its first line
+CONTINUATION_SCALE = 0.5  # share of the lift for a split declaration's later parts (its head is the declaration)
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
 PATH_MIN_SHARE = 0.1
@@ -199,11 +203,13 @@ def declared(index: Index, q: QueryShape) -> dict[int, Any]:
         return {}
     names = {_segments(s)[-1] for s in q.symbols if _segments(s)}
     asked = q.symbols + q.title
+    keys = {_squash(n) for n in names}
+    files = [p for p in index.paths() if _file_key(p) in keys][:DECLARED_MAX] if STEM_FILE_SCALE and keys else []
     found = index.units_named(names | set(q.title), INFO_FIELDS, DECLARED_MAX)
+    if files:  # the file named after it holds its declaration, however many other files declare it too (C# partial classes)
+        found.update(index.units_named(names, INFO_FIELDS, DECLARED_MAX, paths=files))
     out = {uid: u for uid, u in found.items() if u.kind in DEFINITION_KINDS and any(defines(u.name, u.qualified_name, s) for s in asked)}
-    if STEM_FILE_SCALE:
-        keys = {_squash(n) for n in names}
-        files = [p for p in index.paths() if _file_key(p) in keys][:DECLARED_MAX]
+    if files:
         out.update(index.first_units(files, INFO_FIELDS))
     return out
 
@@ -289,7 +295,7 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
         u = info.get(c.uid)
         if u is None or u.kind not in DEFINITION_KINDS:
             continue
-        scale = unit if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
+        scale = unit * (1.0 if u.part == 1 else CONTINUATION_SCALE) if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
         if q.title and u.name in q.title and u.part == 1:  # the title's subject (its head: a split class's other parts stay put)
             scale = max(scale, DEFINITION_BOOST * best * TITLE_SCALE)
         if not scale:
