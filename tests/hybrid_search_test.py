@@ -47,7 +47,7 @@ def test_meaning_reaches_retry_charge_with_local_and_not_with_none(cards, monkey
     report = build.build_full(cards.root, cfg(cards.root, "local"))
     assert report.vectors and report.vectors.pending == 0 and report.vectors.embedded == report.units
     # MiniLM puts this paraphrase (no shared word) at a cosine of about 0.46: below the shipped
-    # vector bar, chosen on semble half A where probes about absent subjects reached 0.47-0.51
+    # vector bar (0.475), chosen on semble half A where probes about absent subjects reached 0.47-0.51
     # (benchmarks/README.md), so the default stays silent and ungated probe still finds it first.
     shipped = pipeline.search(cards.root, QUESTION)
     assert not shipped.answered and shipped.evidence["vector"]["top_cosine"] < fusion.VECTOR_TOP_BAR
