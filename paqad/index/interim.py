@@ -102,8 +102,8 @@ def fill(root: Path, cfg: Config, lock: Any) -> int:
         if meta.get("embedding_fingerprint") != vectors.fingerprint(vectors.provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)):
             return 0  # the index is of another space; its rebuild comes first
         if not has_table(con):
-            if vectors.pending_count(con) == 0:
-                return 0
+            if vectors.pending_count(con) < MIN_UNITS:
+                return 0  # too few even before the cache is asked (an everyday update: no cache or store opened)
             est = vectors.estimate(root, cfg)
             if est.pending - est.cached < MIN_UNITS:
                 return 0
