@@ -1,0 +1,67 @@
+"""What the hooks' door delivers for an issue text: SWE-bench Lite sympy through ``rag search``.
+
+    python benchmarks/swebench_gated.py [--set SETTING=VALUE ...]
+
+``swebench.py`` scores the ranking (gate off, top 50 units). This asks the same 77 issues through
+the request the default settings make (``SearchRequest.from_settings``: the gate, the confidence
+floor, ``rag_top_n``), lexical, on the checkouts and indexes a ``swebench.py --keep`` run left in
+``benchmarks/.cache/swebench/<instance>/``, and prints file Acc@1 / Acc@5 over the delivered
+passages, how many issues were answered, and how many passages a delivered answer holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from paqad import config  # noqa: E402
+from paqad.index.reader import Index  # noqa: E402
+from paqad.search import pipeline  # noqa: E402
+from paqad.search.request import SearchRequest  # noqa: E402
+
+RULER = HERE / "rulers" / "swebench" / "sympy.json"
+CHECKOUTS = HERE / ".cache" / "swebench"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = ap.parse_args()
+    overrides = {"rag_embedding_provider": "none", **dict(kv.split("=", 1) for kv in args.set)}
+    n = acc1 = acc5 = answered = passages = 0
+    sizes: list[int] = []
+    refused: list[str] = []
+    for inst in json.loads(RULER.read_text(encoding="utf-8"))["instances"]:
+        root = CHECKOUTS / inst["instance_id"]
+        if not (root / ".paqad").is_dir():
+            continue
+        cfg = config.load(root, cli_overrides=overrides, environ={})
+        resp = pipeline.run(Index.shared(root), SearchRequest.from_settings(cfg, root, inst["problem_statement"]))
+        Index.forget(root)
+        n += 1
+        files = list(dict.fromkeys(r.path for r in resp.results))
+        gold = set(inst["gold_files"])
+        acc1 += bool(gold & set(files[:1]))
+        acc5 += bool(gold & set(files[:5]))
+        if resp.answered:
+            answered += 1
+            sizes.append(len(resp.results))
+            passages += sum(r.low_confidence for r in resp.results)
+        else:
+            refused.append(f"{inst['instance_id']} ({(resp.diagnosis or {}).get('reason')})")
+    if not n:
+        sys.exit(f"no kept checkouts under {CHECKOUTS}: run `python benchmarks/swebench.py --sympy-git PATH --keep` first")
+    print(f"{n} issues through `rag search` ({overrides}): file Acc@1 {100 * acc1 / n:.1f}, Acc@5 {100 * acc5 / n:.1f}; "
+          f"answered {answered}; passages per answer median {statistics.median(sizes) if sizes else 0}, "
+          f"{passages} of them low-confidence; refused: {', '.join(refused) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
