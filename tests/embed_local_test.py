@@ -112,10 +112,12 @@ def test_batch_equals_one_by_one(provider: OnnxProvider) -> None:
 def test_documents_on_parallel_sessions_are_the_same_vectors_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long list of documents runs on several single-threaded sessions (``PARALLEL_SESSIONS``):
     one text a run still, so every vector is exactly what one session gives, in the input's order."""
+    import os
+
     from paqad.embed import local
 
     texts = [unit_text(RETRY), UNRELATED, "short", "", "数据库连接池", "word " * 300] * 4
-    monkeypatch.setattr(local.os, "sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)  # three cores to use
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2}, raising=False)  # three cores to use
     parallel = OnnxProvider(MINILM)
     assert parallel._parallel_sessions(len(texts)) == 3 and parallel._parallel_sessions(local.PARALLEL_MIN_TEXTS - 1) == 1
     got = parallel.embed_documents(texts)

@@ -6,6 +6,7 @@ this, not the package that imports them: no import cycle between the registry an
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -13,6 +14,11 @@ if TYPE_CHECKING:
 
 #: Bumped whenever ``unit_text`` (or a provider's own text preparation) changes its output.
 TEXT_PREP_VERSION = 1
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the platform has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @runtime_checkable

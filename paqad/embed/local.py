@@ -21,7 +21,6 @@ pads to the longest in the batch, and so do we.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from paqad.embed.base import TEXT_PREP_VERSION, Provider
+from paqad.embed.base import TEXT_PREP_VERSION, Provider, usable_cores
 from paqad.embed.files import PackagedFile, ShippedFile
 from paqad.embed.inputs import clean_text
 from paqad.errors import ConfigError
@@ -62,7 +61,7 @@ MAX_BATCH_TOKENS = 1024
 MAX_INPUT_CHARS = 32_768
 #: A model run one text at a time (``batch_size`` 1) embeds a list of documents on this many
 #: single-threaded sessions at once (at most; never more than the cores): the same vectors bit for
-#: bit as one session with one thread a core, since each text is still one run, at 1.3x its
+#: bit as one session with one thread a core, since each text is still one run, at about 1.47x its
 #: throughput (benchmarks/README.md, "Parallel sessions": a 256-token MiniLM run keeps two
 #: intra-op threads waiting on each other). Each extra session holds another copy of the
 #: weights (about 25 MB for MiniLM), so few, and only for lists of ``PARALLEL_MIN_TEXTS`` or more
@@ -219,7 +218,7 @@ class OnnxProvider:
     def expected_units_per_s(self) -> float:
         """About how many unit texts a second this model embeds here, for the time ``rag init``
         announces: the per-core figure of its file times the cores it may use (at most 8)."""
-        cores = self.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        cores = self.threads or usable_cores()
         return EXPECTED_UNITS_PER_S_PER_CORE.get(self.spec.onnx.sha256, 10.0) * max(1, min(cores, 8))
 
     @property
@@ -264,38 +263,39 @@ class OnnxProvider:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         if not texts:
             return out
-        self.load()
-        # One by one, not encode_batch: tokenizing is well under 1% of the time, and the batch call
-        # starts a thread pool that makes tokenizers warn on stderr in any process forked after it.
-        ids = [self._tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
-        # Longest first, so each batch pads to lengths close to its own.
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        ids, order = self._encode(texts)
         for rows in _batches([len(ids[i]) for i in order], self.batch_size, self.max_batch_tokens):
             picked = [order[r] for r in rows]
             out[picked] = self._run([ids[i] for i in picked])
         return out
+
+    def _encode(self, texts: list[str]) -> tuple[list[list[int]], list[int]]:
+        """Token ids of each text, and the positions longest first (each batch then pads to lengths
+        close to its own; parallel sessions start on the longest and finish together)."""
+        self.load()
+        # One by one, not encode_batch: tokenizing is well under 1% of the time, and the batch call
+        # starts a thread pool that makes tokenizers warn on stderr in any process forked after it.
+        ids = [self._tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
+        return ids, sorted(range(len(ids)), key=lambda i: -len(ids[i]))
 
     def _parallel_sessions(self, n_texts: int) -> int:
         """How many single-threaded sessions embed ``n_texts`` documents (1: the ordinary path):
         only for a one-text-a-run model with onnxruntime's default threads, and a list long enough."""
         if self.batch_size != 1 or self.threads is not None or n_texts < PARALLEL_MIN_TEXTS:
             return 1
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return max(1, min(PARALLEL_SESSIONS, cores, n_texts))
+        return max(1, min(PARALLEL_SESSIONS, usable_cores(), n_texts))
 
     def _embed_parallel(self, texts: list[str], n: int) -> np.ndarray:
         """``_embed`` on ``n`` single-threaded sessions, longest texts dealt first (one text a run)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        self.load()
+        ids, order = self._encode(texts)
         with self._lock:
             from paqad.embed.onnx_session import cpu_session
 
             while len(self._workers) < n:
                 self._workers.append(cpu_session(self.spec.onnx.locate(), 1))
             sessions = self._workers[:n]
-        ids = [self._tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
 
         def work(k: int) -> None:

@@ -22,14 +22,13 @@ and checked against its pinned sha256, so a replaced file is a clear error rathe
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from paqad.embed.base import TEXT_PREP_VERSION
+from paqad.embed.base import TEXT_PREP_VERSION, usable_cores
 from paqad.embed.files import ShippedFile
 from paqad.embed.inputs import clean_text
 from paqad.errors import PaqadError
@@ -95,8 +94,7 @@ class StaticProvider:
     @property
     def expected_units_per_s(self) -> float:
         """Thousands a second on one core (a lookup and a mean); ``rag init`` shows no wait."""
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-        return 2000.0 * max(1, min(cores, 8))
+        return 2000.0 * max(1, min(usable_cores(), 8))
 
     def load(self) -> None:
         """Verify and read the files now (otherwise the first embed does)."""

@@ -1,10 +1,10 @@
 """Interim vectors: a fast stand-in model serves hybrid search while the real model embeds.
 
-Why: the default model (all-MiniLM-L6-v2) embeds about 24 unit texts a second a core here, so a
-new index of 10,000 units waits minutes for its vectors, and until then search is lexical (or,
+Why: the default model (all-MiniLM-L6-v2) embeds about 100 unit texts a second on two cores here,
+so a new index of 10,000 units waits minutes for its vectors, and until then search is lexical (or,
 worse for the evidence test, hybrid over the few units already embedded). ``minilm-static``, a
-token table distilled from that same model, embeds about 15,000 texts a second: the whole index
-in about a second. So when a fill has many units to send through the model, every unit first gets
+token table distilled from that same model, makes and stores about 4,500 vectors a second: the
+whole index in about two seconds. So when a fill has many units to send through the model, every unit first gets
 a stand-in vector in ``interim_vectors``, and :func:`paqad.search.vector.space` searches those,
 with the stand-in's own cosine bars, until the model's vectors cover the index; then the interim
 table is dropped and search uses the model's vectors alone (benchmarks/README.md, "Interim

@@ -194,7 +194,9 @@ def _cpu_share() -> float:
     fill on a machine busy with builds and editors runs several times slower than on an idle one)."""
     import os
 
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    from paqad.embed.base import usable_cores
+
+    cpus = usable_cores()
     try:
         load = os.getloadavg()[0]
     except OSError:
