@@ -171,3 +171,17 @@ def test_a_common_name_cannot_crowd_out_a_rare_one_in_a_name_lookup(repo: Repo):
     assert "Matrix.__matmul__" in names and sum(n.endswith(".__mul__") for n in names) == 3  # the limit is per name
     after = index.units_named_after({"Matrix"}, ("method",), ("name", "qualified_name"))
     assert [u.qualified_name for u in after.values()] == ["Matrix._print_Matrix"]
+
+
+def test_a_name_lookup_by_suffix_is_case_sensitive_so_lowercase_lookalikes_cannot_fill_its_limit(repo: Repo):
+    # sympy-14317: ``LIKE '%_Poly'`` also matched every ``to_poly`` and ``test_latex`` (SQLite's LIKE
+    # ignores ASCII case), and the limit filled with them before latex.py's ``_print_Poly``.
+    repo.write("calc/polys.py", "\n\n".join(f"def to{i}_poly(x):\n    return x + {i}\n" for i in range(8)) + "\n")
+    repo.write("calc/printer.py", "class LatexPrinter:\n    def _print_Poly(self, p):\n        return 'poly'\n")
+    repo.commit("polys")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    index = Index.shared(repo.root)
+    found = index.units_named_after({"Poly"}, ("function", "method"), ("name", "qualified_name"), limit=4)
+    assert [u.qualified_name for u in found.values()] == ["LatexPrinter._print_Poly"]
+    assert index.units_named_after({"poly"}, ("function", "method"), ("name",), limit=20)  # the lowercase name still finds its own
+    assert index.units_named_after({"Po*y", "P[o]ly"}, ("method",), ("name",)) == {}  # a glob character is not a name

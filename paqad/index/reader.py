@@ -265,15 +265,17 @@ class Index:
     def units_named_after(self, names: Iterable[str], kinds: Iterable[str], fields: tuple[str, ...], limit: int = 64) -> dict[int, StoredUnit]:
         """Up to ``limit`` units of ``kinds`` whose ``name`` ends in ``_<name>`` for one of
         ``names`` (``_print_Product``, ``visit_Call``: code named for a type it handles). A scan
-        of the name column (no index serves a suffix), so callers ask it only for reports."""
-        wanted = sorted({n for n in names if n and "%" not in n and "_" not in n})
+        of the name column (no index serves a suffix), so callers ask it only for reports. GLOB, not
+        LIKE: the match is case-sensitive as names are (``LIKE '%_latex'`` would also take every
+        ``test_latex`` and crowd the real ``_print_LaTeX`` out of the limit)."""
+        wanted = sorted({n for n in names if n and n.isidentifier() and "_" not in n})
         kind_list = sorted(set(kinds))
         if not wanted or not kind_list:
             return {}
         cols = ", ".join(_with("uid", fields))
-        likes = " OR ".join("name LIKE ? ESCAPE '!'" for _ in wanted)
-        rows = self._rows(f"SELECT {cols} FROM units WHERE kind IN ({_marks(kind_list)}) AND ({likes}) ORDER BY uid LIMIT ?",
-                          [*kind_list, *(f"%!_{n}" for n in wanted), limit])
+        globs = " OR ".join("name GLOB ?" for _ in wanted)
+        rows = self._rows(f"SELECT {cols} FROM units WHERE kind IN ({_marks(kind_list)}) AND ({globs}) ORDER BY uid LIMIT ?",
+                          [*kind_list, *(f"*_{n}" for n in wanted), limit])
         return {int(r["uid"]): StoredUnit.from_row(r) for r in rows}
 
     def units_by_id(self, ids: Iterable[str], fields: tuple[str, ...]) -> dict[str, StoredUnit]:
