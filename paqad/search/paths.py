@@ -18,6 +18,7 @@ from paqad.tokenize import stem, terms
 
 COMPOUND_PATHS = True  # a file stem glued from query words (``secretfiles.py``) carries them too
 COMPOUND_MIN_PIECE = 3  # letters in each glued word
+PREFIX_MIN = 4  # a path word this long that begins a longer query word stands for it (``impls`` for ``implementations``; 0: off)
 PRIORS = ""  # comma-separated names of PATH_PRIORS in use
 
 
@@ -87,10 +88,21 @@ def _glued_words(run: str, words: frozenset[str]) -> frozenset[str]:
 def path_words(path: str, words: frozenset[str]) -> frozenset[str]:
     """The words a file's name and folder carry, glued compounds split on the query's words."""
     plain = _path_words(path)
+    if PREFIX_MIN:
+        plain = plain | _abbreviated(plain, words, PREFIX_MIN)
     if not COMPOUND_PATHS:
         return plain
     glued = [_glued_words(r, words) for r in _glued_runs(path)]
     return plain.union(*glued) if any(glued) else plain
+
+
+@lru_cache(maxsize=8192)
+def _abbreviated(plain: frozenset[str], words: frozenset[str], least: int) -> frozenset[str]:
+    """The query words a path word abbreviates: file and folder names shorten what prose spells
+    out (``impls.rs``, ``auth/``, ``util.py``, ``config.py`` for implementations, authentication,
+    utilities, configuration), and the stemmer does not join them. A path word of ``PREFIX_MIN``
+    letters or more counts as each longer query word it begins."""
+    return frozenset(w for w in words for p in plain if len(p) >= least and len(w) > len(p) and p.isalpha() and w.startswith(p))
 
 
 def path_prior(path: str, words: frozenset[str]) -> float:
