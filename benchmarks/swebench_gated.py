@@ -24,11 +24,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from swebench import function_hit  # noqa: E402
+
 from paqad import config  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
 from paqad.search import pipeline  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
-from swebench import function_hit  # noqa: E402
 
 RULER = HERE / "rulers" / "swebench" / "sympy.json"
 CHECKOUTS = HERE / ".cache" / "swebench"
