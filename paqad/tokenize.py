@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2  # 2: a compound whose split dropped one-letter pieces is kept whole too
 
 _WORD = re.compile(r"[^\W\d_][\w]*|\d+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -62,11 +62,13 @@ def _word_terms(word: str) -> tuple[str, ...]:
     if not SPLIT_IDENTIFIERS:
         whole = word.lower()
         return (stem(whole) if STEM else whole,) if 1 < len(whole) <= _MAX_TERM else ()
-    parts = [p.lower() for seg in word.split("_") for p in (_CAMEL.findall(seg) if seg.isascii() else [seg]) if p]
-    parts = [p for p in parts if len(p) > 1 and not p.isdigit()]
+    pieces = [p.lower() for seg in word.split("_") for p in (_CAMEL.findall(seg) if seg.isascii() else [seg]) if p]
+    parts = [p for p in pieces if len(p) > 1 and not p.isdigit()]
     result = [stem(p) if STEM else p for p in parts if len(p) <= _MAX_TERM]
     whole = word.replace("_", "").lower()
-    if KEEP_COMPOUND and len(parts) > 1 and len(whole) <= _MAX_TERM:
+    # Whole when it split at all, counting the one-letter pieces dropped: ``HCursor`` and
+    # ``IDisposable`` keep ``hcursor``/``idisposable`` (else only ``cursor``/``dispos`` were left of them).
+    if KEEP_COMPOUND and len(pieces) > 1 and len(whole) <= _MAX_TERM and whole not in result:
         result.append(whole)
     return tuple(result)
 

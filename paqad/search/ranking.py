@@ -113,9 +113,10 @@ DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struc
 # One identifier, optionally qualified (``a.b``, ``a::b``, ``a\\b``, ``a->b``, ``a#b``).
 _SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:::|\.|\\|->|#)[A-Za-z_$][\w$]*)*[!?]?$")
 _SEPARATORS = re.compile(r"::|\.|\\|->|#")
-# Identifiers inside a sentence: camelCase, PascalCase with an inner capital, snake_case, or
-# anything in backticks.
-_EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Za-z]+_\w+)\b")
+# Identifiers inside a sentence: camelCase, PascalCase with an inner capital, a run of capitals
+# before a word (``HCursor``, ``IOException``; not ``IDs`` or ``URLs``), snake_case, or anything in
+# backticks.
+_EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}[a-z]{2,}\w*|[A-Za-z]+_\w+)\b")
 # A method called on a type in a report (``Point.vel() should calculate the velocity``)
 _METHOD_CALL = re.compile(r"(?<![\w.])([A-Z]\w*\.[a-z_]\w*)\(")
 # ... and on a variable, inside backticks (```expr.atoms()``` names the method ``atoms``)
