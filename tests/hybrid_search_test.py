@@ -293,3 +293,25 @@ def test_init_in_the_background_returns_after_the_lexical_index_and_fills_vector
     assert probe["mode"] == "hybrid" and probe["results"][0]["name"] == "retry_charge"
     lexical = paqad_cli("rag", "init", "--provider", "none", "--background", "--json", cwd=cards.root)
     assert json.loads(lexical.stdout)["embedding_in_background"] is None
+
+
+REPORT = (
+    "Bug report: after upgrading, a card payment that fails with a transient network error is never "
+    "attempted again. Steps to reproduce: configure the shop with a card gateway, make the gateway "
+    "drop the connection once, place an order, then check the order status and the payment log. "
+    "Expected: the charge is resent with backoff. Actual: the order stays pending forever."
+)
+
+
+def test_a_report_ranks_by_its_words_and_a_question_blends_in_meaning(cards, monkeypatch):
+    from paqad.search import ranking
+
+    assert ranking.shape(REPORT).report and not ranking.shape(QUESTION).report
+    build.build_full(cards.root, cfg(cards.root, "none"))
+    lexical = [r.id for r in pipeline.search(cards.root, REPORT, gate=False).results[:4]]
+    build.build_full(cards.root, cfg(cards.root, "local"))
+    monkeypatch.setattr(fusion, "BLEND_LEXICAL", 0.0)  # a question's blend, here all meaning: not a report's
+    hybrid = pipeline.search(cards.root, REPORT, gate=False)
+    assert hybrid.mode == "hybrid" and [r.id for r in hybrid.results[:4]] == lexical  # the words lead
+    monkeypatch.setattr(fusion, "BLEND_LEXICAL_REPORT", 0.0)  # the meaning alone would reorder them
+    assert [r.id for r in pipeline.search(cards.root, REPORT, gate=False).results[:4]] != lexical

@@ -153,7 +153,7 @@ def _search(
         resp.vector_note = "the query embedding did not finish before the deadline; answered from the lexical index alone"
     resp.vectors_pending = _pending(index, where, n_units)
     resp.interim_vectors = where is not None and where.interim and hits is not None
-    ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage), text, found)
+    ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage, ranking.shape(text).report), text, found)
     fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None, hits.bars if hits else None)
     best = max((c.score for c in ranked[:top_n]), default=0.0)
     if gate and not answered:
@@ -223,12 +223,12 @@ def _vector_hits(
     return None if qvec is None else vector.similarities(where.matrix, qvec, where.bars)
 
 
-def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: float) -> list[fusion.Fused]:
+def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: float, report: bool = False) -> list[fusion.Fused]:
     lex = [(c.uid, c.bm25f, c.relevance) for c in scored.ranked]
     if hits is None:
         out = [fusion.Fused(c.uid, c.bm25f, c.relevance, lexical_rank=i, fused=c.bm25f, matched=c.matched) for i, c in enumerate(scored.ranked, 1)]
         return out
-    return fusion.fuse(lex, hits.ranked(vector.POOL), hits.by_uid([u for u, _, _ in lex]), lexical_weight=fusion.blend_weight(coverage))
+    return fusion.fuse(lex, hits.ranked(vector.POOL), hits.by_uid([u for u, _, _ in lex]), lexical_weight=fusion.blend_weight(coverage, report))
 
 
 def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None = None, vector_ok: bool = False) -> dict:
