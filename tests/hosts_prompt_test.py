@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from paqad import config
+from paqad import workspace as paqad_workspace
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
 from paqad.hooks import runner
@@ -528,3 +529,18 @@ def test_a_prompt_answered_in_a_warm_process_syncs_nothing_to_disk_and_leaves_it
     assert json.loads(context.state_path(shop.root).read_text())["query"] == "how is a card charge retried"
     assert "claude:s2" in json.loads((shop.root / ".paqad" / "state" / hosts.DELIVERED_FILE).read_text())
     assert "how is a card charge retried" in context.context_path(shop.root).read_text()
+
+
+def test_a_claim_appears_whole_so_a_second_hook_of_the_same_host_never_reads_it_half_made(tmp_path):
+    """A CI run under load saw Cline's two TaskStart hooks (the user's and the project's) race: the
+    first had created its claim file but not yet written it, and the second read the empty file as
+    another host's claim and skipped the turn."""
+    folder = paqad_workspace.state_dir(tmp_path) / turns.TURNS_DIR
+    assert turns.claim(tmp_path, QUESTION, "cline", kind="session-start", session="t-1") is None
+    (claimed,) = [p for p in folder.iterdir()]
+    assert claimed.read_text(encoding="utf-8") == "cline\nsession-start\nt-1"  # the content arrived with the file
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # no private copy left behind
+    assert turns.claim(tmp_path, QUESTION, "cline", kind="session-start", session="t-1") is None  # the same host again: answered
+    claimed.write_text("", encoding="utf-8")  # what a hook that died mid-claim (or an older paqad, mid-write) leaves
+    assert turns.claim(tmp_path, QUESTION, "cline", kind="session-start", session="t-1") is None
+    assert (turns.claim(tmp_path, QUESTION, "copilot", kind="prompt") or "").startswith("duplicate: the cline hook")

@@ -22,8 +22,8 @@ Three rules, each learnt from a real host (issue 13):
   same session; without session ids the short window stays the rule. The two events can also
   arrive the other way round (a full CI run saw ``userPromptSubmitted``'s hook claim the prompt
   before ``sessionStart``'s hook, started first, got to it): whichever of the pair comes second is
-  skipped. The claim is an ``O_EXCL`` file per prompt hash, so two hooks racing each other cannot
-  both win.
+  skipped. The claim is a file per prompt hash, created exclusively with its content already in
+  it (``_publish``), so two hooks racing each other cannot both win, and none reads a half-made claim.
 """
 
 from __future__ import annotations
@@ -77,14 +77,17 @@ def claim(root: Path, prompt: str, host: str, now: float | None = None, kind: st
     path = folder / _key(prompt)
     for _ in range(2):
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            _publish(path, f"{host}\n{kind}\n{session}")
         except FileExistsError:
             try:
                 age = now - path.stat().st_mtime
                 first, first_kind, first_session = (path.read_text(encoding="utf-8").split("\n") + ["", ""])[:3]
             except OSError:
                 continue  # released meanwhile: try again
-            first = first.strip() or "another"
+            first = first.strip()
+            if not first:  # written by a hook that died mid-claim (or an older paqad's, still writing)
+                path.unlink(missing_ok=True)
+                continue
             if 0 <= age < WINDOW_S and first != host:
                 return f"duplicate: the {first} hook answered this prompt {age:.1f}s ago"
             same_session = bool(first_session and session and first_session == session)
@@ -95,11 +98,30 @@ def claim(root: Path, prompt: str, host: str, now: float | None = None, kind: st
                 return f"duplicate: this session's {which} answered this prompt {age:.1f}s ago"
             path.unlink(missing_ok=True)  # an old turn: this is a new one with the same words
             continue
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(f"{host}\n{kind}\n{session}")
         _prune(folder, now)
         return None
     return None
+
+
+def _publish(path: Path, content: str) -> None:
+    """Create ``path`` holding ``content``, or raise FileExistsError: the claim appears whole. An
+    ``O_EXCL`` create followed by a write left an empty file for a moment, and a second hook of the
+    same host reading it then took it for another host's claim (a CI run under load saw Cline's
+    two TaskStart hooks, the user's and the project's, skip one turn that way). The content goes
+    to a private file first and is hard-linked into place; where links are not allowed, the old
+    create-then-write (an empty claim read meanwhile is then taken as stale, not as another host's)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}")
+    tmp.write_text(content, encoding="utf-8")
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(content)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _write(path: Path, host: str, kind: str, session: str) -> None:
