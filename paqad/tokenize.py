@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-TOKENIZER_VERSION = 2  # 2: a compound whose split dropped one-letter pieces is kept whole too
+TOKENIZER_VERSION = 3  # 3: a compound whose split dropped one-letter pieces is kept whole too (not a letter with digits)
 
 _WORD = re.compile(r"[^\W\d_][\w]*|\d+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -68,7 +68,9 @@ def _word_terms(word: str) -> tuple[str, ...]:
     whole = word.replace("_", "").lower()
     # Whole when it split at all, counting the one-letter pieces dropped: ``HCursor`` and
     # ``IDisposable`` keep ``hcursor``/``idisposable`` (else only ``cursor``/``dispos`` were left of them).
-    if KEEP_COMPOUND and len(pieces) > 1 and len(whole) <= _MAX_TERM and whole not in result:
+    # Not when nothing but one letter and digits is left: ``M1``, ``x2``, ``T3`` are a report's or a
+    # signature's throwaway names, and as terms they matched every other ``m1`` (SWE sympy-13031).
+    if KEEP_COMPOUND and len(pieces) > 1 and parts and len(whole) <= _MAX_TERM and whole not in result:
         result.append(whole)
     return tuple(result)
 

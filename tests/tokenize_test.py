@@ -17,11 +17,12 @@ def test_identifiers_split_and_stay_whole():
 
 def test_a_name_whose_split_drops_a_one_letter_piece_is_still_kept_whole():
     # ``HCursor`` split into ``h`` + ``cursor``; the one-letter piece is dropped, and before
-    # tokenizer version 2 so was the whole name: only ``cursor`` was left of it.
+    # tokenizer version 3 so was the whole name: only ``cursor`` was left of it.
     assert terms("HCursor") == ["cursor", "hcursor"]
     assert terms("IDisposable") == ["disposabl", "idisposable"]
     assert terms("utf8 sha256") == ["utf", "utf8", "sha", "sha256"]
     assert terms("Cursor") == ["cursor"] and terms("x") == [] and terms("h cursor") == ["cursor"]
+    assert terms("M1 x2 T3") == []  # a letter and digits is a throwaway name, not one to look up
 
 
 def test_a_run_of_capitals_before_a_word_is_a_name_in_a_sentence():
