@@ -423,6 +423,20 @@ def settings_label(settings: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(settings.items())) or "defaults"
 
 
+def fresh_rows_path(stamp: str) -> Path:
+    """A rows file no other run has: two runs started in the same second (a curve run in parallel)
+    once wrote into one file. Created here, exclusively; ``-2``, ``-3`` ... when the stamp is taken."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 100):
+        path = RESULTS / f"swebench-sympy-{stamp}{'' if n == 1 else f'-{n}'}.jsonl"
+        try:
+            path.open("x", encoding="utf-8").close()
+            return path
+        except FileExistsError:
+            continue
+    raise SystemExit(f"no free rows file for stamp {stamp} in {RESULTS}")
+
+
 def run_paqad(
     root: Path, text: str, gold_files: list[str], rev: str, settings: dict[str, str] | None = None,
     seed: Path | None = None, any_source: bool = False,
@@ -642,7 +656,7 @@ def main() -> None:
         print(f"resuming {out_path}: {len(seen)} instances already scored, {len(instances)} to go", file=sys.stderr)
     else:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        out_path = RESULTS / f"swebench-sympy-{stamp}.jsonl"
+        out_path = fresh_rows_path(stamp)
     import_paqad()
     consts = set_consts(args.const)
     rev = paqad_revision()

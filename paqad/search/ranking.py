@@ -52,6 +52,16 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
   type the report names or builds in its code (``_print_Product`` for ``Product(1, (n, 1, oo))``:
   printers, visitors and handlers keep one type's code so) joins the candidates and gains
   ``NAMED_FOR_BOOST``.
+- **callees** (reports only): when a report's best unit is a function or method, the functions it
+  calls that are declared in its own file (its ``calls``, up to ``CALLEE_MAX``) gain
+  ``CALLEE_BOOST``, never passing their caller: an issue names the entry point it used
+  (``col_insert()``, ``cse()``, ``convert_to``) and the fix is as often in the helper doing the
+  work (``_eval_col_insert``, ``tree_cse``, ``_get_conversion_matrix_for_expr``). SWE-bench Lite
+  sympy function Acc@5 43.9 -> 47.0 (0.3: 43.9, 0.6: 43.9, 1.0: 47.0), file Acc unchanged (the
+  lifted units are in the best file); what ``rag search`` delivers: a gold function as its own
+  passage 42.4 % -> 45.5 % of issues.
+- **names led by underscores** (``__matmul__``, ``_meta``) are identifiers in a sentence and in a
+  report's title, as snake_case and camelCase ones are.
 """
 
 from __future__ import annotations
@@ -104,6 +114,9 @@ OLDER_COPY_PRIOR = 0.5  # a file in an older API copy kept beside the current on
 TITLE_SCALE = 1.0  # a report's title names what it is about: a declaration named there gets the full lift (0: off)
 TITLE_PATHS = True  # ... and its words, not the whole report's, are what file paths are matched against
 TITLE_MAX_CHARS = 160  # ... the title: a first line this short, with the report's body below it
+CALLEE_BOOST = 1.0  # a report's best function: what it calls in its own file, lifted by this share of the best score up to just below it (the fix is often a helper it calls; 0: off)
+CALLEE_KINDS = frozenset({"function", "method"})
+CALLEE_MAX = 3  # ... at most this many of them, those ranked best first, then in the order called
 
 #: Declarations of types: what a bare capitalised name asks for first (``TYPE_BONUS``).
 TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "protocol", "record", "object"})
@@ -114,15 +127,15 @@ DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struc
 _SYMBOL = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:::|\.|\\|->|#)[A-Za-z_$][\w$]*)*[!?]?$")
 _SEPARATORS = re.compile(r"::|\.|\\|->|#")
 # Identifiers inside a sentence: camelCase, PascalCase with an inner capital, a run of capitals
-# before a word (``HCursor``, ``IOException``; not ``IDs`` or ``URLs``), snake_case, or anything in
-# backticks.
-_EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}[a-z]{2,}\w*|[A-Za-z]+_\w+)\b")
+# before a word (``HCursor``, ``IOException``; not ``IDs`` or ``URLs``), snake_case, a name led by
+# underscores (``__matmul__``, ``_meta``), or anything in backticks.
+_EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}[a-z]{2,}\w*|[A-Za-z]+_\w+|_+[A-Za-z]\w*)\b")
 # A method called on a type in a report (``Point.vel() should calculate the velocity``)
 _METHOD_CALL = re.compile(r"(?<![\w.])([A-Z]\w*\.[a-z_]\w*)\(")
 # ... and on a variable, inside backticks (```expr.atoms()``` names the method ``atoms``)
 _VARIABLE_CALL = re.compile(r"`[a-z_]\w*\.([a-z_]\w*)\([^`]*`")
 # A name a report's title calls (``cse() has strange behaviour``) or capitalises (``Wrong Derivative kind``).
-_TITLE_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(|(?<![\w.])([A-Z]\w+)")
+_TITLE_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(|(?<![\w.])([A-Z]\w+|_+[A-Za-z]\w*)")
 # A capitalised name called in a report's code (``Product(1, (n, 1, oo))``): a type it builds.
 _TYPE_CALL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]{2,})\(")
 
@@ -273,7 +286,45 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         prior = path_prior(u.path, q.words) * _older_prior(u.path, older, text) if u is not None else 1.0
         c.fused = (c.fused + add[c.uid]) * prior
     head.sort(key=lambda c: (-c.fused, c.lexical_rank or 1 << 30, c.uid))
+    if q.report and CALLEE_BOOST and head:
+        tail = _callees(index, head, info, best, tail)
+        head.sort(key=lambda c: (-c.fused, c.lexical_rank or 1 << 30, c.uid))
     return head + tail
+
+
+def _callees(index: Index, head: list[Fused], info: dict[int, Any], best: float, tail: list[Fused]) -> list[Fused]:
+    """A report's best unit, when a function or method, lifts the functions it calls that are
+    declared in its own file by ``CALLEE_BOOST``: an issue names the entry point it used
+    (``col_insert()``, ``cse()``, ``convert_to``) while the fix is as often in the helper that
+    does the work (``_eval_col_insert``, ``tree_cse``). At most ``CALLEE_MAX`` of them, never
+    above their caller; callees missing from the pool join it (from the tail when ranked there).
+    Returns the tail without the units that joined."""
+    from paqad.search.fusion import Fused
+
+    top = info.get(head[0].uid)
+    if top is None or top.kind not in CALLEE_KINDS:
+        return tail
+    read = index.units([head[0].uid], ("calls",)).get(head[0].uid)
+    calls = [n for n in (read.calls if read is not None else []) if n != top.name]
+    found = {uid: u for uid, u in index.units_named(calls, INFO_FIELDS, DECLARED_MAX, paths=[top.path]).items()
+             if u.kind in CALLEE_KINDS and uid != head[0].uid} if calls else {}
+    if not found:
+        return tail
+    in_head = {c.uid: c for c in head}
+    moved = {c.uid: c for c in tail if c.uid in found}
+    order = {name: i for i, name in reversed(list(enumerate(calls)))}
+    pool = {**moved, **in_head}
+    ceiling = head[0].fused * (1 - 1e-9)  # a callee never passes the unit that calls it
+    chosen = sorted(found, key=lambda uid: (-(pool[uid].fused if uid in pool else 0.0), order.get(found[uid].name, 1 << 30), uid))
+    for uid in chosen[:CALLEE_MAX]:
+        c = in_head.get(uid)
+        if c is None:
+            c = moved.get(uid) or Fused(uid)
+            head.append(c)
+            info[uid] = found[uid]
+        c.fused = min(c.fused + CALLEE_BOOST * best, ceiling)
+    lifted = set(chosen[:CALLEE_MAX])
+    return [c for c in tail if c.uid not in lifted]
 
 
 def _older_prior(path: str, older: dict[str, str], text: str) -> float:
