@@ -8,7 +8,7 @@ import pytest
 
 from paqad import config
 from paqad.index import build
-from paqad.search import paths, pipeline, ranking
+from paqad.search import paths, pipeline, ranking, reports, shape
 from testing.env import LEXICAL
 
 FILLER = "\n\n".join(
@@ -156,7 +156,7 @@ REPORT = (
 
 def test_a_report_keeps_the_best_files_next_units_together(store, monkeypatch):
     monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    assert len(ranking.shape(REPORT).words) >= ranking.TOP_FILE_MIN_WORDS > len(ranking.shape("dispatch").words)
+    assert len(ranking.shape(REPORT).words) >= shape.TOP_FILE_MIN_WORDS > len(ranking.shape("dispatch").words)
     report = [r.path for r in _ask(store.root, REPORT).results]
     assert report[:3] == ["shop/client.py"] * 3
     short = [r.path for r in _ask(store.root, "dispatch").results]
@@ -184,14 +184,14 @@ def test_a_report_lifts_the_function_named_for_a_type_it_builds(repo, monkeypatc
               "the bounds in the wrong place and the symbol is far too wide compared with the sum symbol; "
               "the range should sit under it, as printed books and journals typeset it, and the output "
               "should be compact enough to fit inline in notebooks.")
-    assert "Product" in ranking.report_types(report, ranking.shape(report))
+    assert "Product" in reports.report_types(report, ranking.shape(report))
     after = [r.id for r in _ask(repo.root, report).results]  # as shipped
-    monkeypatch.setattr(ranking, "NAMED_FOR_BOOST", 0.0)
+    monkeypatch.setattr(reports, "NAMED_FOR_BOOST", 0.0)
     before = [r.id for r in _ask(repo.root, report).results]
     assert "calc/latex.py::LatexPrinter._print_Product" not in before[:3]
     assert "calc/latex.py::LatexPrinter._print_Product" in after[:2] and after.index("calc/latex.py::LatexPrinter._print_Product") < after.index("calc/latex.py::LatexPrinter._print_Sum")
     short = [r.id for r in _ask(repo.root, "latex Product bounds").results]  # not a report: no lift
-    monkeypatch.setattr(ranking, "NAMED_FOR_BOOST", 0.5)
+    monkeypatch.setattr(reports, "NAMED_FOR_BOOST", 0.5)
     assert short == [r.id for r in _ask(repo.root, "latex Product bounds").results]
 
 
@@ -212,10 +212,10 @@ def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo
               '  File "/home/me/calc/simplify.py", line 6, in rewrite\n'
               '  File "/home/me/calc/simplify.py", line 9, in _apply\n'
               "TypeError: invalid comparison of complex I")
-    monkeypatch.setattr(ranking, "CALLEE_BOOST", 0.0)  # simplify calls rewrite: measured alone below
-    monkeypatch.setattr(ranking, "FRAMES_ALL", False)
+    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.0)  # simplify calls rewrite: measured alone below
+    monkeypatch.setattr(reports, "FRAMES_ALL", False)
     before = [r.id for r in _ask(repo.root, report).results]
-    monkeypatch.setattr(ranking, "FRAMES_ALL", True)
+    monkeypatch.setattr(reports, "FRAMES_ALL", True)
     after = [r.id for r in _ask(repo.root, report).results]
     # only the first frame's function took the lift before; now each frame's does, and _apply,
     # which shares no word with the report, joins the candidates by its name
@@ -316,9 +316,9 @@ def test_a_report_naming_a_file_lifts_it(repo, monkeypatch):
         '  File "/home/me/src/project/pkg/core/basic.py", line 6, in subs\n'
         "ValueError: cannot substitute the value"
     )
-    monkeypatch.setattr(ranking, "POINTER_BOOST", 0.0)
+    monkeypatch.setattr(reports, "POINTER_BOOST", 0.0)
     assert pipeline.search(repo.root, report, top_n=5, gate=False).results[0].name == "number_value_helper"
-    monkeypatch.setattr(ranking, "POINTER_BOOST", 1.0)
+    monkeypatch.setattr(reports, "POINTER_BOOST", 1.0)
     top = pipeline.search(repo.root, report, top_n=5, gate=False).results[0]
     assert (top.path, top.name) == ("pkg/core/basic.py", "subs")
 
@@ -327,7 +327,7 @@ def test_a_reports_calls_name_methods_a_short_querys_do_not():
     report = ("`expr.atoms()` with no arguments returns subclasses of Atom in expr, but the correct "
               "definition of a leaf node should be that it has no args; Point.vel() should also "
               "calculate the velocity if possible when positions are set, as orientations already do.")
-    assert len(ranking.shape(report).words) >= ranking.TOP_FILE_MIN_WORDS
+    assert len(ranking.shape(report).words) >= shape.TOP_FILE_MIN_WORDS
     assert {"Point.vel", "atoms"} <= set(ranking.shape(report).symbols)
     short = ranking.shape("why does `expr.atoms()` differ from Point.vel()")
     assert "atoms" not in short.symbols and "Point.vel" not in short.symbols
@@ -525,12 +525,12 @@ def test_a_report_lifts_what_its_best_function_calls_in_its_own_file(repo, monke
               "as before the upgrade; version one point one.")
     assert ranking.shape(report).report
     after = [r.id for r in _ask(repo.root, report).results]  # as shipped
-    monkeypatch.setattr(ranking, "CALLEE_BOOST", 0.0)
+    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.0)
     before = [r.id for r in _ask(repo.root, report).results]
     helper = "calc/matrices.py::_eval_widen"  # shares no word with the report
     assert before[0] == after[0] == "calc/matrices.py::col_insert"
     assert helper not in before[:3] and after[1] == helper
-    monkeypatch.setattr(ranking, "CALLEE_BOOST", 0.3)  # a short query is not a report: no lift
+    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.3)  # a short query is not a report: no lift
     assert helper not in [r.id for r in _ask(repo.root, "col_insert columns").results][:3]
 
 
@@ -558,12 +558,12 @@ def test_a_caller_keeps_its_place_above_at_most_callee_max_of_its_callees(repo, 
               "Expected the transposed rows as in the previous release, one point four; seen on every platform.")
     assert ranking.shape(report).report
     for cap in (1, 3):
-        monkeypatch.setattr(ranking, "CALLEE_MAX", cap)
+        monkeypatch.setattr(reports, "CALLEE_MAX", cap)
         ids = [r.id for r in _ask(repo.root, report).results]
         assert ids[0] == "calc/blocks.py::transpose_blocks"  # the caller stays first
         helpers = [i for i in ids[:6] if i.startswith("calc/blocks.py::_step_")]
         assert ids[1] == "calc/blocks.py::_step_0" and len(helpers) == cap, ids  # the first called first; the cap holds
-    monkeypatch.setattr(ranking, "CALLEE_BOOST", 0.0)
+    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.0)
     ids = [r.id for r in _ask(repo.root, report).results]
     assert ids[0] == "calc/blocks.py::transpose_blocks" and not any(i.startswith("calc/blocks.py::_step_") for i in ids[1:4]), ids
 
@@ -578,3 +578,36 @@ def test_a_name_led_by_underscores_is_a_name_in_a_sentence_and_in_a_title():
     assert "__matmul__" in shape.title
     assert {"__matmul__", "__mul__"} <= set(shape.symbols)
     assert "_" not in ranking.shape("what does _ mean in a loop").symbols
+
+
+def test_a_title_name_many_files_declare_shares_its_lift(monkeypatch):
+    """sympy-18057's title names ``__eq__``, which dozens of classes declare: at twice the lift,
+    each of them took it in full and crowded the one to fix out of the top five files. The lift is
+    shared once more than ``TITLE_SPREAD`` files declare the name; a name one file declares keeps it."""
+    from paqad.index.records import StoredUnit
+    from paqad.search.fusion import Fused
+
+    report = ("Sympy incorrectly attempts to eval reprs in its __eq__ method\n"
+              "Passing strings produced by unknown objects into eval is very bad. It is especially surprising for an "
+              "equality check to trigger that kind of behavior. This should be fixed ASAP. Repro code: class C with "
+              "a repr of x.y, then comparing a symbol to it raises AttributeError from deep in the parser.")
+    q = ranking.shape(report)
+    assert q.report and "__eq__" in q.title
+
+    def method(uid: int, path: str, name: str) -> StoredUnit:
+        return StoredUnit(uid=uid, path=path, name=name, qualified_name=f"C{uid}.{name}", kind="method", part=1)
+
+    info = {uid: method(uid, f"pkg/mod{uid}.py", "__eq__") for uid in range(12)}
+    head = [Fused(uid, fused=1.0) for uid in info]
+    monkeypatch.setattr(ranking, "TITLE_SCALE", 2.0)
+    shared: dict[int, float] = {}
+    for spread in (0, 3):
+        monkeypatch.setattr(ranking, "TITLE_SPREAD", spread)
+        add = dict.fromkeys(info, 0.0)
+        ranking._definitions(head, info, q, 1.0, add)
+        shared[spread] = add[0]
+    assert shared[3] == pytest.approx(shared[0] * 3 / 12)
+    lone = {0: method(0, "pkg/expr.py", "__eq__")}
+    add = {0: 0.0}
+    ranking._definitions([Fused(0, fused=1.0)], lone, q, 1.0, add)
+    assert add[0] == pytest.approx(shared[0])

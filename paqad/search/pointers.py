@@ -5,7 +5,7 @@ subs`` (or pytest's ``sympy/core/expr.py:124: in __eq__``), ``see src/flask/app.
 ``sympy.printing.mathematica``. Each is matched against the
 indexed paths by suffix (a traceback's absolute prefix, ``site-packages/`` or a checkout folder,
 falls away; so does a path relative to a subfolder), and the ranking stack lifts the files found
-(``paqad.search.ranking.POINTER_BOOST``). Text only: nothing is read from disk, and a path that
+(``paqad.search.reports.POINTER_BOOST``). Text only: nothing is read from disk, and a path that
 is not indexed matches nothing.
 """
 
