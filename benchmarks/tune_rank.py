@@ -35,9 +35,9 @@ import semble  # noqa: E402
 import semble_probes  # noqa: E402
 import tune_gate  # noqa: E402
 
-from paqad.search import ranking  # noqa: E402
+from paqad.search import ranking, reports, shape  # noqa: E402
 
-tune_gate.MODULES["ranking"] = ranking
+tune_gate.MODULES.update(ranking=ranking, reports=reports, shape=shape)
 WORK = HERE / ".cache" / "tune-work"
 #: ``--hybrid`` runs on copies of the repositories here, indexed with the default settings (the
 #: packaged model), so the lexical indexes that ``semble.py`` and a lexical run use stay as they are.
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--half", choices=("A", "B"), default=None)
     ap.add_argument("--repos", default=None)
-    ap.add_argument("--set", action="append", default=[], help="module.CONST=value (modules: ranking, evidence, fusion, query, lexical)")
+    ap.add_argument("--set", action="append", default=[], help="module.CONST=value (modules: ranking, reports, shape, evidence, fusion, query, lexical, paths)")
     ap.add_argument("--curve", default=None, help="CONST[,CONST...]=v1,v2,...")
     ap.add_argument("--no-rulers", action="store_true")
     ap.add_argument("--per-language", action="store_true", help="also print ungated NDCG per language")
