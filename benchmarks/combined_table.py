@@ -35,12 +35,17 @@ def rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def semble_arm(stamps: Iterable[str], arm: str) -> list[dict[str, Any]]:
+def semble_arm(stamps: Iterable[str], arm: str, optional: bool = False) -> list[dict[str, Any]]:
+    """Rows of one arm over the runs; ``optional``: a run without that file (no probes generated
+    then) gives none, and its column prints "–"."""
     out: list[dict[str, Any]] = []
     for stamp in stamps:
-        p = RESULTS / f"{stamp}-{arm}.jsonl"
-        if not p.exists():
-            sys.exit(f"missing {p}")
+        # semble.py writes to results/semble/ by default; older runs were written to results/
+        p = next((d / f"{stamp}-{arm}.jsonl" for d in (RESULTS / "semble", RESULTS) if (d / f"{stamp}-{arm}.jsonl").exists()), None)
+        if p is None and optional:
+            continue
+        if p is None:
+            sys.exit(f"missing {RESULTS / 'semble' / f'{stamp}-{arm}.jsonl'} (and in {RESULTS})")
         out += rows(p)
     return out
 
@@ -68,7 +73,7 @@ def pct(x: float | None) -> str:
 def semble_lines(lexical: str, hybrid: list[str]) -> list[str]:
     arms = {"bm25": semble_arm([lexical], "bm25raw"), "lg": semble_arm([lexical], "gated"), "lu": semble_arm([lexical], "ungated"),
             "hg": semble_arm(hybrid, "gated"), "hu": semble_arm(hybrid, "ungated")}
-    probes = {"l": semble_arm([lexical], "probes"), "h": semble_arm(hybrid, "probes")}
+    probes = {"l": semble_arm([lexical], "probes", optional=True), "h": semble_arm(hybrid, "probes", optional=True)}
     languages = sorted({r["language"] for r in arms["lu"]})
     out = []
     for label, lang in [("**semble, all 63 repositories**", None)] + [(f"semble {x}", x) for x in languages]:
