@@ -2,11 +2,12 @@
 """What reaches the agent: recall of the labelled files within a token budget of the text the
 prompt hook actually returns, on the semble benchmark.
 
-    python benchmarks/delivery_budget.py --half A [--set context.MAX_PASSAGES=3 ...] [--budgets 500,1000,2000,4000]
+    python benchmarks/delivery_budget.py --half A [--hybrid] [--set context.MAX_PASSAGES=3 ...] [--budgets 500,1000,2000,4000]
 
 For each query, in one process per run: ``paqad.delivery.refresh.refresh`` with the prompt (what
-the prompt hook runs: depth choice, search with the default settings, lexical, and the delivery
-table), then ``context.render_for_hook`` at Claude Code's 10,000-character limit: the exact text a
+the prompt hook runs: depth choice, search, and the delivery table; lexical, or with ``--hybrid``
+the default settings with the packaged model, on the private copies ``tune_rank.py --hybrid``
+indexes, so the lexical indexes of ``semble.py`` stay as they are), then ``context.render_for_hook`` at Claude Code's 10,000-character limit: the exact text a
 host puts before the model. That text is cut at each budget, counted in tokens of the WordPiece
 tokenizer shipped with paqad's default model (``tokenizers``, offline; tiktoken fetches its
 encodings at run time and fails here; a WordPiece count of English and code runs near a BPE
@@ -59,16 +60,22 @@ def cut(tok: Any, text: str, budget: int) -> str:
     return text[: enc.offsets[budget - 1][1]]
 
 
-def rows(names: list[str], budgets: list[int]) -> list[dict[str, Any]]:
+def rows(names: list[str], budgets: list[int], hybrid: bool = False) -> list[dict[str, Any]]:
     tok = tokenizer()
+    overrides: dict[str, str] = {} if hybrid else dict(tune_gate.LEXICAL)
     tasks = semble.load_tasks(semble.load_specs())
     out: list[dict[str, Any]] = []
     for name in names:
         root = semble.CACHE / "repos" / name
         if not root.is_dir():
             continue
-        tune_gate.Asker(root)  # builds the index when missing
-        cfg = config.load(root, cli_overrides=dict(tune_gate.LEXICAL), environ={})
+        if hybrid:
+            import tune_rank
+
+            root = tune_rank.private_copy(root, tune_rank.WORK_HYBRID / "repos" / name)
+        tune_gate.Asker(root, overrides)  # builds the index when missing
+        # a private copy was indexed but never `rag init`-ed: retrieval is on for the hook's path
+        cfg = config.load(root, cli_overrides={**overrides, "rag_enabled": "true"}, environ={})
         for t in (t for t in tasks if t["repo"] == name):
             report = refresh.refresh(root, cfg, prompt=t["query"], sync=False)
             text = context.render_for_hook(context.Delivery.from_dict(report.delivery), LIMIT) if report.delivery else ""
@@ -111,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budgets", default="500,1000,2000,4000")
     ap.add_argument("--set", action="append", default=[], help="module.CONST=value (modules: context, ranking, evidence, fusion, ...)")
     ap.add_argument("--rows", default=None)
+    ap.add_argument("--hybrid", action="store_true", help="the default settings (packaged model) instead of lexical")
     args = ap.parse_args(argv)
     from paqad.search import ranking
 
@@ -121,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     names = split[args.half] if args.half else (args.repos.split(",") if args.repos else split["A"] + split["B"])
     budgets = [int(x) for x in args.budgets.split(",")]
     t0 = time.time()
-    rs = rows(names, budgets)
-    print(json.dumps({"point": " ".join(args.set) or "as shipped", **summary(rs, names, budgets), "wall_s": round(time.time() - t0, 1)}), flush=True)
+    rs = rows(names, budgets, args.hybrid)
+    print(json.dumps({"point": " ".join(args.set) or "as shipped", "hybrid": args.hybrid, **summary(rs, names, budgets), "wall_s": round(time.time() - t0, 1)}), flush=True)
     if args.rows:
         Path(args.rows).write_text("".join(json.dumps(r) + "\n" for r in rs))
     return 0

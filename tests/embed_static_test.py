@@ -109,9 +109,12 @@ def test_bars_come_from_the_provider_only_when_well_formed() -> None:
     class Own:
         cosine_bars = (0.7, 0.25, 0.4)
 
-    assert fusion.bars_of(Plain()) == fusion.default_bars() == fusion.VectorBars(fusion.VECTOR_TOP_BAR, fusion.VECTOR_MARGIN_BAR, fusion.VECTOR_VETO_BAR)
+    assert fusion.bars_of(Plain()) == fusion.default_bars() == fusion.VectorBars(
+        fusion.VECTOR_TOP_BAR, fusion.VECTOR_MARGIN_BAR, fusion.VECTOR_VETO_BAR, fusion.VECTOR_PARTIAL_BAR)
     assert fusion.bars_of(Odd()) == fusion.default_bars()
     assert fusion.bars_of(Own()) == fusion.VectorBars(0.7, 0.25, 0.4)
+    # a provider's own bars have no partial-coverage relief: the static model's bars were measured without it
+    assert fusion.bars_of(Own()).top_for(1.0) == 0.7
     assert fusion.vector_evidence(0.6, 0.3) and not fusion.vector_evidence(0.6, 0.3, fusion.bars_of(Own()))
 
 

@@ -112,6 +112,15 @@ VECTOR_RESCUE_REASONS = frozenset(
 #: gated unit MRR 0.386 -> 0.395 with their refusal silence unchanged (benchmarks/README.md).
 VECTOR_TOP_BAR = 0.475
 VECTOR_MARGIN_BAR = 0.2
+#: Two weak signals that agree: a short query refused lexically although at least
+#: ``VECTOR_PARTIAL_COVERAGE`` of its distinctive rarity occurs here ("how are routes registered"
+#: on fastapi: ``route`` everywhere, ``register`` nowhere) needs a best cosine of only
+#: ``VECTOR_PARTIAL_BAR``. Unanswerable probes that come that close in meaning share almost none
+#: of their rarity with the repository (their subject is absent: coverage 0-0.17). Chosen on semble
+#: half A with the default model (2026-12-07; a grid of coverage 0-0.5 x top 0.35-0.46: three
+#: refused answerable queries answered, no probe); half B in benchmarks/README.md.
+VECTOR_PARTIAL_COVERAGE = 0.2
+VECTOR_PARTIAL_BAR = 0.44
 
 
 #: The other way round: a lexical pass that left some of the query's words unmatched is
@@ -131,12 +140,19 @@ class VectorBars:
     top: float
     margin: float
     veto: float
+    partial: float | None = None  # the top bar when part of the query matched lexically (None: ``top``)
+
+    def top_for(self, coverage: float) -> float:
+        """The best cosine a query needs, given the share of its rarity the lexical index holds."""
+        if self.partial is not None and coverage >= VECTOR_PARTIAL_COVERAGE:
+            return min(self.top, self.partial)
+        return self.top
 
 
 def default_bars() -> VectorBars:
     """MiniLM-L6's bars, read from the module constants at call time (so a tuning run that sets
     ``VECTOR_TOP_BAR`` moves them)."""
-    return VectorBars(VECTOR_TOP_BAR, VECTOR_MARGIN_BAR, VECTOR_VETO_BAR)
+    return VectorBars(VECTOR_TOP_BAR, VECTOR_MARGIN_BAR, VECTOR_VETO_BAR, VECTOR_PARTIAL_BAR)
 
 
 def bars_of(provider: object) -> VectorBars:
@@ -154,16 +170,22 @@ def vector_veto(ev: Evidence, top: float, bars: VectorBars | None = None) -> boo
     return ev.passed and not ev.long_query and not ev.declared and ev.coverage < 1.0 and top < veto
 
 
-def vector_evidence(top: float, median: float, bars: VectorBars | None = None) -> bool:
+def vector_evidence(top: float, median: float, bars: VectorBars | None = None, coverage: float = 0.0) -> bool:
     """May a result stand on vector evidence? The best cosine must be high and stand clear of the
-    query's cosine distribution over the whole corpus (top − median)."""
+    query's cosine distribution over the whole corpus (top − median); how high depends on the
+    query's lexical ``coverage`` (``VectorBars.top_for``)."""
     bars = bars or default_bars()
-    return top >= bars.top and top - median >= bars.margin
+    return top >= bars.top_for(coverage) and top - median >= bars.margin
 
 
 # --------------------------------------------------------------------------- calibrated score and floor
 
-RELIEF_MAX = 2
+#: Passages of an answer with no confident one (it stands on vector evidence alone, whose
+#: confidence stays under the threshold by design), all marked low-confidence. 2 until Dec 7; 5
+#: chosen on semble half A with the default model (gated 0.8524 -> 0.8551; 10: 0.8555), half B
+#: 0.8432 -> 0.8437; silence cannot move (the answered flag is the same), lexical search never
+#: gets here (a lexical pass scores at least ``LEXICAL_CONF``).
+RELIEF_MAX = 5
 #: A confident answer with fewer passages than this is followed by the next ones at or above the
 #: relief floor, marked low-confidence, up to this many in all: the floor used to cut everything
 #: under 0.69 of the best fused score, so a second-ranked target never reached the agent (semble
@@ -192,7 +214,10 @@ def lexical_strength(ev: Evidence) -> float:
     return min(ev.coverage / ev_mod.COVERAGE_BAR, ev.concentration / ev_mod.CONCENTRATION_BAR)
 
 
-def calibrate(ranked: list[Fused], lex_strength: float, lexical_passed: bool, top_cos: float | None = None, bars: VectorBars | None = None) -> None:
+def calibrate(
+    ranked: list[Fused], lex_strength: float, lexical_passed: bool, top_cos: float | None = None, bars: VectorBars | None = None,
+    coverage: float = 0.0,
+) -> None:
     """Set ``score`` in [0, 1] on every candidate: the query's confidence, less the distance of the
     candidate behind the best one.
 
@@ -212,7 +237,7 @@ def calibrate(ranked: list[Fused], lex_strength: float, lexical_passed: bool, to
         return
     if lexical_passed:
         confidence = LEXICAL_CONF + LEXICAL_CONF_GAIN * min(1.0, max(0.0, (lex_strength - 1.0) / 0.5))
-    elif top_cos is not None and top_cos >= (bar := (bars or default_bars()).top):
+    elif top_cos is not None and top_cos >= (bar := (bars or default_bars()).top_for(coverage)):
         confidence = min(VECTOR_CONF_MAX, VECTOR_CONF + (top_cos - bar))
     else:
         confidence = NO_EVIDENCE_CONF * min(1.0, max(0.0, lex_strength))

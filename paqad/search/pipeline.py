@@ -141,7 +141,7 @@ def _search(
         late = False
     except vector.DeadlinePassed:
         hits, late = None, True
-    vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median, hits.bars)
+    vector_ok = hits is not None and fusion.vector_evidence(hits.top, hits.median, hits.bars, ev.coverage)
     # The veto needs every unit's vector: while embedding is still under way (``rag init`` made
     # lexical search ready first) the passage that answers may simply have none yet.
     if gate and hits is not None and where is not None and where.complete and fusion.vector_veto(ev, hits.top, hits.bars):
@@ -154,7 +154,8 @@ def _search(
     resp.vectors_pending = _pending(index, where, n_units)
     resp.interim_vectors = where is not None and where.interim and hits is not None
     ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage, ranking.shape(text).report), text, found)
-    fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None, hits.bars if hits else None)
+    fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None, hits.bars if hits else None,
+                     ev.coverage)
     best = max((c.score for c in ranked[:top_n]), default=0.0)
     if gate and not answered:
         resp.diagnosis = _diagnosis(ev, hits, vector_ok, best)
@@ -236,15 +237,17 @@ def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None 
     if ev.declared:
         out["declared"] = ev.declared
     if hits is not None:
-        out["vector"] = _vector_summary(hits, vector_ok)
+        out["vector"] = _vector_summary(hits, vector_ok, ev.coverage)
     return out
 
 
-def _vector_summary(hits: vector.VectorHits, vector_ok: bool) -> dict:
+def _vector_summary(hits: vector.VectorHits, vector_ok: bool, coverage: float = 0.0) -> dict:
+    """The vector-side test's figures and the bars that applied (the top bar depends on the query's
+    lexical coverage: ``fusion.VectorBars.top_for``)."""
     return {
         "passed": vector_ok, "top_cosine": round(hits.top, 4), "median_cosine": round(hits.median, 4),
         "margin": round(hits.top - hits.median, 4), "z": round(hits.z, 3),
-        "bars": {"top_cosine": hits.bars.top, "margin": hits.bars.margin},
+        "bars": {"top_cosine": hits.bars.top_for(coverage), "margin": hits.bars.margin},
     }
 
 
@@ -252,7 +255,7 @@ def _diagnosis(ev: evidence_mod.Evidence, hits: vector.VectorHits | None, vector
     """Why search stayed silent: the evidence figures, the vector test, and the best calibrated score."""
     data = ev.diagnosis()
     if hits is not None:
-        data["vector"] = _vector_summary(hits, vector_ok)
+        data["vector"] = _vector_summary(hits, vector_ok, ev.coverage)
     data["best_score"] = round(best_score, 4)
     if below_floor:
         data["reason"] = "below_relief_floor"
