@@ -1,10 +1,11 @@
-"""Elixir, Haskell, Lua, Zig, OCaml, Perl, SQL and HCL through the tree-sitter engine: exact units and spans per fixture.
+"""Elixir, Haskell, Lua, Zig, OCaml, Perl, SQL, HCL, Julia and Dart through the tree-sitter engine: exact units and spans per fixture.
 
 Same contract as ``parse_treesitter_test.py`` (every unit's kind, qualified name and span; one
 unit's details; the module imports; no non-blank line lost), plus what these languages needed
 from the engine: clauses of one function merged into one unit (Elixir ``def``, Haskell
 equations), a declaration head that is not a call, a qualifier separator (Lua ``M.new``,
-Elixir ``Bank.Account``) and a binding that names a container (Zig ``const Ring = struct``).
+Elixir ``Bank.Account``), a binding that names a container (Zig ``const Ring = struct``), a
+docstring that is a string literal (Julia) and a body beside its signature (Dart).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad.eligibility import stackpacks
+from paqad.eligibility import content, stackpacks
 from paqad.parse import parse_file, treesitter
 from testing import parsing
 from testing.parsing import FIXTURES, Case, Detail, parse_case, unit_named
@@ -98,6 +99,47 @@ CASES: dict[str, Case] = {
         ],
         ["Printf"],
         Detail("Printer.show", "let show s", "", ["concat", "map"]),
+    ),
+    "julia": Case(
+        "julia/Geometry.jl",
+        "julia",
+        [
+            ("interface", "Geometry.Shape", 22, 22),
+            ("method", "Geometry.Base.show", 40, 40),
+            ("method", "Geometry.Circle.Circle", 27, 27),
+            ("method", "Geometry.area", 31, 31),
+            ("method", "Geometry.centroid", 36, 38),
+            ("method", "Geometry.check", 42, 44),
+            ("method", "Geometry.distance", 33, 33),
+            ("module", "", 1, 46),
+            ("struct", "Geometry.Circle", 24, 28),
+            ("struct", "Geometry.Point", 17, 20),
+        ],
+        ["LinearAlgebra", "Statistics", "Printf", "transforms.jl"],
+        Detail("Geometry.centroid", "function centroid(points::Vector{<:Point})", "Mean of the points' coordinates.", ["Point", "mean"]),
+    ),
+    "dart": Case(
+        "dart/cart.dart",
+        "dart",
+        [
+            ("class", "Cart", 31, 42),
+            ("class", "Line", 10, 23),
+            ("enum", "Currency", 29, 29),
+            ("function", "summary", 48, 48),
+            ("interface", "Priced", 5, 7),
+            ("method", "Cart.add", 35, 38),
+            ("method", "Cart.cents", 40, 41),
+            ("method", "Discounts.discounted", 26, 26),
+            ("method", "Formatting.format", 45, 45),
+            ("method", "Line.Line", 12, 12),
+            ("method", "Line.cents", 21, 22),
+            ("method", "Line.fromJson", 14, 15),
+            ("method", "Priced.cents", 6, 6),
+            ("module", "", 1, 46),
+            ("trait", "Discounts", 25, 27),
+        ],
+        ["dart:math", "package:meta/meta.dart"],
+        Detail("Cart.add", "void add(Line line)", "Add a line, merging it with one of the same name.", ["removeWhere", "add"]),
     ),
     "perl": Case(
         "perl/Inventory.pm",
@@ -221,6 +263,9 @@ def test_haskell_types_are_not_calls_and_docs_attach_past_the_imports() -> None:
         ("db/schema.sql", "sql"),
         ("src/stack.ml", "ocaml"),
         ("infra/main.tf", "hcl"),
+        ("src/Geometry.jl", "julia"),
+        ("lib/src/cart.dart", "dart"),
+        ("test/cart_test.dart", "dart"),
     ],
 )
 def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: str, language: str) -> None:
@@ -230,7 +275,7 @@ def test_builtin_packs_route_the_suffixes_to_the_grammar(tmp_path: Path, path: s
     assert rule is not None and (rule.language, rule.parser, rule.grammar) == (language, "tree-sitter", language)
 
 
-@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig"), ("cpanfile", "perl"), ("dune-project", "ocaml"), ("terragrunt.hcl", "hcl")])
+@pytest.mark.parametrize(("marker", "language"), [("mix.exs", "elixir"), ("queue.cabal", "haskell"), ("cache-1.0-1.rockspec", "lua"), ("build.zig", "zig"), ("cpanfile", "perl"), ("dune-project", "ocaml"), ("terragrunt.hcl", "hcl"), ("Project.toml", "julia"), ("JuliaProject.toml", "julia"), ("pubspec.yaml", "dart")])
 def test_root_markers_detect_the_stack(tmp_path: Path, marker: str, language: str) -> None:
     (tmp_path / marker).write_text("", encoding="utf-8")
     assert stackpacks.detect(tmp_path, stackpacks.load_builtin_packs(), []) == [language]
@@ -256,3 +301,36 @@ def test_hcl_unlabelled_blocks_stay_in_the_module_unit() -> None:
     module = next(u for u in units if u.kind == "module")
     assert module.text.startswith("# Network and web tier for one environment.\nterraform {")
     assert "locals {" in module.text and unit_named(units, "vpc").calls == ["cidrsubnet"]
+
+
+def test_julia_short_form_definitions_are_units_and_string_docstrings_attach() -> None:
+    _, units = parse_case(CASES["julia"])
+    area = unit_named(units, "Geometry.area")
+    assert (area.text, area.signature, area.docstring) == ("area(c::Circle) = pi * c.radius^2", "area(c::Circle)", "Area of a circle.")
+    assert unit_named(units, "Geometry.Point").docstring == "Point(x, y)\n\nA point in the plane."  # a triple-quoted string
+    assert unit_named(units, "Geometry.distance").calls == ["norm"]  # its head ``distance(a, b)`` is not a call
+    text = 'using A, B.C\n\n"Twice `x`."\n@inline twice(x) = 2x\nv = twice(1)\nw::Int = 3\n'
+    units = treesitter.parse("s.jl", text, "julia")
+    assert [(u.kind, u.qualified_name, u.start_line, u.signature, u.docstring) for u in units[1:]] == [
+        ("function", "twice", 4, "@inline twice(x)", "Twice `x`.")  # the macro is part of the span; ``v = ...`` is no unit
+    ]
+    assert units[0].imports == ["A", "B.C"] and units[0].calls == ["twice"]
+
+
+def test_dart_members_take_the_body_beside_their_signature() -> None:
+    """A method's ``function_body`` is a sibling of its signature: still its text and its calls."""
+    _, units = parse_case(CASES["dart"])
+    assert unit_named(units, "Cart.cents").calls == ["fold"] and unit_named(units, "Cart").calls == []
+    assert unit_named(units, "Line.cents").text == "  @override\n  int get cents => unitCents * quantity;"
+    assert unit_named(units, "Line.fromJson").text.endswith(": this(json['name'] as String, json['cents'] as int);")
+    # a named parameter's ``{`` is not a body, so the signature is whole
+    assert unit_named(units, "Line.Line").signature == "const Line(this.name, this.unitCents, {this.quantity = 1})"
+    assert unit_named(units, "Priced").docstring == "Something that can be priced in cents."
+    assert unit_named(units, "Cart").bases == ["Discounts", "Priced"]  # ``with`` and ``implements``
+
+
+def test_dart_generated_parts_are_left_out_by_their_header() -> None:
+    """``*.g.dart`` and ``*.freezed.dart`` cannot be excluded by name in a pack; their header does it."""
+    freezed = "// coverage:ignore-file\n// GENERATED CODE - DO NOT MODIFY BY HAND\n// ignore_for_file: type=lint\n\npart of 'cart.dart';\n"
+    assert content.generated_marker(freezed) == "// GENERATED CODE - DO NOT MODIFY BY HAND"
+    assert content.generated_marker((FIXTURES / "dart/cart.dart").read_text(encoding="utf-8")) is None

@@ -19,6 +19,7 @@ import tree_sitter
 from paqad.parse import ts_nodes
 from paqad.parse.leftover import module_unit
 from paqad.parse.ts_languages import (
+    EACH_ARGUMENT,
     NOT_A_UNIT,
     SCOPE,
     STRING_ARGUMENT,
@@ -95,6 +96,7 @@ class _FileWalk:
         self.comment_rows: set[int] = set()
         self.module_calls: dict[str, int] = {}
         self.heads: set[int] = set()  # declaration heads (``def f(x)``): their calls are not calls
+        self.owned: dict[int, _Scope] = {}  # a body beside its declaration (Dart) → the unit's scope
 
     def run(self, root: tree_sitter.Node) -> None:
         """Depth-first, iteratively: deeply nested code must not hit Python's recursion limit."""
@@ -117,6 +119,7 @@ class _FileWalk:
     def _visit(self, node: tree_sitter.Node, scope: _Scope) -> _Scope:
         """Handle one node; return the scope its children live in."""
         kind = node.type
+        scope = self.owned.pop(node.id, scope)
         if node.id in self.heads:
             return replace(scope, calls={})
         if kind in self.spec.comments:
@@ -157,7 +160,10 @@ class _FileWalk:
         calls: dict[str, int] = {}
         scope.last[:] = [len(self.units)]
         self.units.append((self._unit(node, kind, name, prefix + name), calls))
-        return _Scope(f"{prefix}{name}.", kind in _CLASS_KINDS, calls)
+        inner = _Scope(f"{prefix}{name}.", kind in _CLASS_KINDS, calls)
+        if (body := self._trailing(self._span_node(node))) is not None:
+            self.owned[body.id] = inner
+        return inner
 
     def _previous_clause(self, scope: _Scope, kind: str, qualified: str) -> int | None:
         """The unit this declaration continues: the scope's last one, if it has the same name."""
@@ -205,7 +211,7 @@ class _FileWalk:
     def _unit(self, node: tree_sitter.Node, kind: str, name: str, qualified: str) -> CodeUnit:
         span = self._span_node(node)
         first = self._leading(span)
-        start, end = first.start_point.row + 1, ts_nodes.last_row(span) + 1
+        start, end = first.start_point.row + 1, ts_nodes.last_row(self._trailing(span) or span) + 1
         self.covered.append((start, end))
         return CodeUnit(
             path=self.path,
@@ -229,6 +235,11 @@ class _FileWalk:
             node = node.parent
         return node
 
+    def _trailing(self, span: tree_sitter.Node) -> tree_sitter.Node | None:
+        """The body that follows the declaration as its sibling (Dart ``void f()`` + ``{ ... }``)."""
+        after = span.next_named_sibling if self.spec.trailing else None
+        return after if after is not None and after.type in self.spec.trailing else None
+
     def _leading(self, span: tree_sitter.Node) -> tree_sitter.Node:
         """The first of the sibling nodes that belong to the declaration (Rust ``#[derive]``)."""
         first, prev = span, span.prev_named_sibling
@@ -238,8 +249,9 @@ class _FileWalk:
 
     def _signature(self, span: tree_sitter.Node, node: tree_sitter.Node) -> str:
         """The header from the declaration's start to its body, whitespace collapsed."""
-        body = ts_nodes.body(node, self.spec.body_types)
-        end = body.start_byte if body is not None else span.end_byte
+        whole = node if node.type in self.spec.headers else ts_nodes.child_in(node, self.spec.headers)
+        body = ts_nodes.body(node, self.spec.body_types) if whole is None else None
+        end = whole.end_byte if whole is not None else body.start_byte if body is not None else span.end_byte
         comment = next((c for c in node.children if c.type in self.spec.comments), None)
         if comment is not None and comment.start_byte < end:  # Ruby: ``module Outer  # note``
             end = comment.start_byte
@@ -269,7 +281,7 @@ class _FileWalk:
 
     def _call(self, node: tree_sitter.Node, field: str, scope: _Scope) -> None:
         """Credit the callee's last name to the enclosing unit; ``require("x")`` is an import."""
-        if self.spec.call_arguments and ts_nodes.child_of_type(node, self.spec.call_arguments) is None:
+        if self.spec.call_arguments and ts_nodes.child_in(node, self.spec.call_arguments) is None:
             return
         callee = ts_nodes.follow(node, (field,)) if field else ts_nodes.first_named(node)
         leaf = ts_nodes.last_name(callee, self.spec.name_leaves) if callee is not None else None
@@ -294,6 +306,11 @@ class _FileWalk:
     def _import(self, node: tree_sitter.Node, field: str) -> None:
         if field == STRING_ARGUMENT:
             self._import_argument(node, None)
+            return
+        if field == EACH_ARGUMENT:  # Julia ``using A, B: f``: A and B
+            for child in node.named_children:
+                named = ts_nodes.first_named(child) if child.type in self.spec.import_args else child
+                self._add_import(ts_nodes.node_text(named or child))
             return
         target = node.child_by_field_name(field) if field else node
         if target is not None:

@@ -20,6 +20,7 @@ from paqad.parse.languages import (
     web,
 )
 from paqad.parse.languages.spec import (
+    EACH_ARGUMENT,
     NOT_A_UNIT,
     SCOPE,
     STRING_ARGUMENT,
@@ -29,7 +30,7 @@ from paqad.parse.languages.spec import (
     ro,
 )
 
-__all__ = ["GRAMMARS", "NOT_A_UNIT", "SCOPE", "STRING_ARGUMENT", "Decl", "LangSpec", "Path", "language_spec"]
+__all__ = ["EACH_ARGUMENT", "GRAMMARS", "NOT_A_UNIT", "SCOPE", "STRING_ARGUMENT", "Decl", "LangSpec", "Path", "language_spec"]
 
 # Grammar name (a stack pack's ``grammar`` field) → table. ``tsx`` and ``typescript`` differ
 # only in the grammar loaded: JSX is a syntax error for the plain TypeScript grammar.
@@ -48,10 +49,12 @@ GRAMMARS: Mapping[str, LangSpec] = ro({
     "csharp": managed.CSHARP,
     "swift": managed.SWIFT,
     "scala": managed.SCALA,
+    "dart": managed.DART,
     "ruby": scripting.RUBY,
     "bash": scripting.BASH,
     "lua": scripting.LUA,
     "perl": scripting.PERL,
+    "julia": scripting.JULIA,
     "sql": declarative.SQL,
     "hcl": declarative.HCL,
     "elixir": functional.ELIXIR,

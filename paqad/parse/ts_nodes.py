@@ -23,8 +23,8 @@ DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|\\)[A-Za-z_$][\w$]*)*")
 IMPORT_KEYWORDS = re.compile(
     r"^(?:import|using|use|static|function|const|require_once|require|include_once|include|global)\b\s*"
 )
-# ``/**``, ``//!``, ``#``, `` * ``; Lua and Haskell ``---``, ``-- |``, ``{- |``; OCaml ``(**``.
-COMMENT_MARK = re.compile(r"^(?:/\*+!?|//[/!]?|#+|\*+|--+(?:\s*[|^])?|\{-+(?:\s*[|^])?|\(\*+)")
+# ``/**``, ``//!``, ``#``, `` * ``; Lua and Haskell ``---``, ``-- |``, ``{- |``; OCaml ``(**``; Julia ``#=``.
+COMMENT_MARK = re.compile(r"^(?:/\*+!?|//[/!]?|#+(?:=(?![=>]))?|\*+|--+(?:\s*[|^])?|\{-+(?:\s*[|^])?|\(\*+)")
 
 
 # -- tree helpers ----------------------------------------------------------------------------
@@ -51,6 +51,10 @@ def follow(node: tree_sitter.Node | None, path: Path) -> tree_sitter.Node | None
             return None
         if step.startswith("^"):  # ``^type_definition``: the parent, if it is of that type
             node = node.parent if node.parent is not None and node.parent.type == step[1:] else None
+        elif step == "<":  # the previous named sibling (Dart: the callee before its arguments)
+            node = node.prev_named_sibling
+        elif step.endswith("$"):  # ``identifier$``: the last named child of that type
+            node = next((c for c in reversed(node.named_children) if c.type == step[:-1]), None)
         elif step == ".":  # the first named child, whatever its type
             node = first_named(node)
         elif step.endswith("*"):  # ``declarator*``: follow the field as far as it goes
@@ -64,6 +68,10 @@ def follow(node: tree_sitter.Node | None, path: Path) -> tree_sitter.Node | None
 
 def child_of_type(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
     return next((c for c in node.named_children if c.type == kind), None)
+
+
+def child_in(node: tree_sitter.Node, kinds: frozenset[str]) -> tree_sitter.Node | None:
+    return next((c for c in node.named_children if c.type in kinds), None) if kinds else None
 
 
 def decl_kind(node: tree_sitter.Node, decl: Decl) -> str:
@@ -183,11 +191,17 @@ def module_name(text: str) -> str:
 
 
 def clean_comment(text: str) -> str:
-    """Comment text without its markers (``//``, ``/** */``, ``#``, ``///``, leading ``*``)."""
+    """Comment text without its markers (``//``, ``/** */``, ``#``, ``///``, leading ``*``).
+
+    A Julia docstring is a string literal in one or three double quotes: its lines lose only the
+    quotes and their indentation (a Markdown ``# Examples`` heading keeps its ``#``).
+    """
+    if len(text) > 1 and text[0] == text[-1] == '"':
+        return "\n".join(line.strip() for line in text.strip('"').splitlines()).strip("\n")
     lines = []
     for line in text.splitlines():
         line = line.strip()
-        line = line[:-2].rstrip() if line.endswith(("*/", "-}", "*)")) else line
+        line = line[:-2].rstrip() if line.endswith(("*/", "-}", "*)", "=#")) else line
         lines.append(COMMENT_MARK.sub("", line, count=1).strip())
     return "\n".join(lines).strip("\n")
 

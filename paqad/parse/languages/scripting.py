@@ -1,8 +1,8 @@
-"""Tree-sitter tables for Ruby, shell, Lua and Perl."""
+"""Tree-sitter tables for Ruby, shell, Lua, Perl and Julia."""
 
 from __future__ import annotations
 
-from paqad.parse.languages.spec import CLASS, FUNCTION, SCOPE, Decl, LangSpec, ro
+from paqad.parse.languages.spec import CLASS, EACH_ARGUMENT, FUNCTION, SCOPE, Decl, LangSpec, ro
 
 RUBY = LangSpec(
     language="ruby",
@@ -56,4 +56,40 @@ PERL = LangSpec(
     calls=ro(function_call_expression="function", method_call_expression="method", ambiguous_function_call_expression="function"),
     imports=ro(use_statement="module", require_expression=""),
     name_leaves=frozenset({"function", "method", "bareword"}),
+)
+
+# Julia: ``function f() end``, ``macro m() end`` and the short form ``f(x) = ...``, an assignment
+# whose left side is a call, counted where a definition can stand: the file, a module, a struct
+# (inner constructors), a function (local helpers) or under a macro (``@inline f(x) = ...``).
+# A module is a naming scope, like a file; a docstring is the string literal just above.
+_JULIA_DEFINES = frozenset({"source_file", "module_definition", "struct_definition", "function_definition", "macro_argument_list"})
+_JULIA_FUNCTION = Decl("function", name=("signature",), head=("signature",))
+
+JULIA = LangSpec(
+    language="julia",
+    module="tree_sitter_julia",
+    decls=ro(
+        function_definition=_JULIA_FUNCTION,
+        macro_definition=_JULIA_FUNCTION,
+        assignment=Decl(
+            "function",
+            name=(".",),
+            name_node_types=frozenset({"call_expression", "where_expression"}),
+            parents=_JULIA_DEFINES,
+            head=(".",),
+        ),
+        struct_definition=Decl("struct", name=("type_head",)),
+        primitive_definition=Decl("struct", name=("type_head",)),
+        abstract_definition=Decl("interface", name=("type_head",)),  # a type only to subtype and dispatch on
+        module_definition=Decl(SCOPE),
+    ),
+    calls=ro(call_expression="", broadcast_call_expression=""),
+    imports=ro(using_statement=EACH_ARGUMENT, import_statement=EACH_ARGUMENT),
+    import_args=frozenset({"selected_import", "import_alias"}),  # ``using A: f``, ``import A as B``: A
+    import_calls=frozenset({"include"}),
+    wrappers=frozenset({"macrocall_expression", "macro_argument_list"}),
+    headers=frozenset({"signature", "type_head", "call_expression", "where_expression"}),
+    name_types=frozenset({"field_expression"}),  # ``function Base.show(io, x)``: ``show`` of ``Base``
+    separator=r"\.",
+    comments=frozenset({"line_comment", "block_comment", "string_literal"}),
 )

@@ -4,7 +4,9 @@ Name paths (``Decl.name``, ``Decl.value``, ``Decl.receiver``, ``Decl.keyword``, 
 are steps from the declaration node: a field name, else the first named child of that node type;
 ``^type_definition`` is the parent if it has that type, and ``declarator*`` follows the
 ``declarator`` field as far as it goes (C's nested declarators; any ``field*`` works the same),
-and ``.`` is the first named child whatever its type.
+``.`` is the first named child whatever its type, ``identifier$`` the last named child of that
+type (Dart's ``Shop.fromJson`` constructor is named ``fromJson``) and ``<`` the previous named
+sibling (Dart's callee stands before the ``selector`` holding the arguments).
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ NOT_A_UNIT = "?"
 SCOPE = ""
 # An ``imports`` field meaning "the first string literal inside" (PHP ``require __DIR__ . 'x'``).
 STRING_ARGUMENT = "<string>"
+# An ``imports`` field meaning "every named child is a module" (Julia ``using A, B``); a child of
+# an ``import_args`` type is named by its own first child (``using A: f``, ``import A as B``).
+EACH_ARGUMENT = "<each>"
 
 
 def ro(table: Mapping[str, Any] | None = None, /, **entries: Any) -> Mapping[str, Any]:
@@ -59,14 +64,16 @@ class LangSpec:
     calls: Mapping[str, str]  # call node type → callee path step ("" = first named child)
     imports: Mapping[str, str] = field(default_factory=ro)  # node type → field ("" = own text)
     import_calls: frozenset[str] = frozenset()  # ``require("x")``: the callee names that import
-    import_args: frozenset[str] = frozenset()  # argument node types naming the module (Elixir ``alias``)
+    import_args: frozenset[str] = frozenset()  # argument node types naming the module (Elixir ``alias``; see EACH_ARGUMENT)
     keywords: frozenset[str] = frozenset()  # callee names that are syntax, not calls (Elixir ``if``)
-    call_arguments: str = ""  # if set, a call node needs a child of this type to be a call
+    call_arguments: frozenset[str] = frozenset()  # if set, a call node needs a child of one of these types to be a call
     quiet: frozenset[str] = frozenset()  # node types whose subtrees hold no calls (Haskell types)
     bases: frozenset[str] = frozenset()  # child node types listing supertypes
     wrappers: frozenset[str] = frozenset()  # parents that are part of the span (``export``)
     leading: frozenset[str] = frozenset()  # preceding siblings that are part of the span
     body_types: frozenset[str] = frozenset()  # bodies without a ``body`` field (end of signature)
+    headers: frozenset[str] = frozenset()  # the whole signature: the declaration node itself or its first such child (Julia ``signature``)
+    trailing: frozenset[str] = frozenset()  # a next sibling of this type is the body (Dart: ``function_body`` after a signature)
     name_types: frozenset[str] = frozenset()  # name nodes taken whole (C++ ``Foo::bar``)
     name_leaves: frozenset[str] = frozenset()  # leaf types holding a name besides ``*identifier``
     separator: str = "::"  # regex splitting a whole name into qualifier and name (Lua ``[.:]``)
