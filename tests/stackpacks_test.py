@@ -287,11 +287,11 @@ def test_exclude_dirs_and_test_paths(packs):
 def test_user_pack_overrides_a_builtin_and_adds_a_new_one(tmp_path):
     user_dir = tmp_path / ".paqad" / "stackpacks"
     _write(user_dir, "go.yaml", GO_PACK.replace('".go"', '".go", ".tmpl"') + "exclude_dirs: [third_party]\n")
-    _write(user_dir, "dart.yaml", scaffold.scaffold("dart"))
+    _write(user_dir, "nim.yaml", scaffold.scaffold("nim"))
     packs = stackpacks.load_packs(tmp_path)
     assert packs["go"].suffixes == (".go", ".tmpl") and packs["go"].exclude_dirs == ("third_party",)
     assert packs["go"].origin == str(user_dir / "go.yaml")
-    assert packs["dart"].languages == ("dart",) and "python" in packs
+    assert packs["nim"].languages == ("nim",) and "python" in packs
     assert list(packs) == sorted(packs)
 
 
@@ -309,9 +309,9 @@ def test_a_broken_user_pack_is_a_config_error_naming_it(tmp_path):
 
 
 def test_scaffold_is_a_valid_pack_with_every_key_explained():
-    text = scaffold.scaffold("dart")
-    pack = stackpacks.parse_pack(text, "dart.yaml")
-    assert pack.name == "dart" and pack.files[0].suffixes == (".dart",)
+    text = scaffold.scaffold("nim")
+    pack = stackpacks.parse_pack(text, "nim.yaml")
+    assert pack.name == "nim" and pack.files[0].suffixes == (".nim",)
     for key in pack.to_dict():
         assert f"# {key}:" in text
 
@@ -322,10 +322,10 @@ def test_scaffold_rejects_a_bad_name():
 
 
 def test_write_user_pack_never_overwrites(tmp_path):
-    target = scaffold.write_user_pack(tmp_path, "dart")
-    assert target == tmp_path / ".paqad" / "stackpacks" / "dart.yaml"
+    target = scaffold.write_user_pack(tmp_path, "nim")
+    assert target == tmp_path / ".paqad" / "stackpacks" / "nim.yaml"
     with pytest.raises(UsageError, match="already exists"):
-        scaffold.write_user_pack(tmp_path, "dart")
+        scaffold.write_user_pack(tmp_path, "nim")
 
 
 # ---------------------------------------------------------------- CLI
@@ -372,17 +372,17 @@ def test_cli_show_unknown_pack_exits_2_with_one_line(repo):
 
 
 def test_cli_new_writes_then_refuses(repo):
-    first = CliRunner().invoke(cli, ["stackpack", "new", "dart"])
-    assert first.exit_code == 0 and first.stdout == "wrote .paqad/stackpacks/dart.yaml\n"
-    assert stackpacks.load_packs(repo)["dart"].origin.endswith("dart.yaml")
-    second = CliRunner().invoke(cli, ["stackpack", "new", "dart"])
+    first = CliRunner().invoke(cli, ["stackpack", "new", "nim"])
+    assert first.exit_code == 0 and first.stdout == "wrote .paqad/stackpacks/nim.yaml\n"
+    assert stackpacks.load_packs(repo)["nim"].origin.endswith("nim.yaml")
+    second = CliRunner().invoke(cli, ["stackpack", "new", "nim"])
     assert second.exit_code == 2
-    assert second.stderr == "paqad: error: .paqad/stackpacks/dart.yaml already exists; edit it or remove it first\n"
+    assert second.stderr == "paqad: error: .paqad/stackpacks/nim.yaml already exists; edit it or remove it first\n"
 
 
 def test_cli_new_stdout_writes_nothing(repo):
-    result = CliRunner().invoke(cli, ["stackpack", "new", "dart", "--stdout"])
-    assert result.exit_code == 0 and result.stdout == scaffold.scaffold("dart")
+    result = CliRunner().invoke(cli, ["stackpack", "new", "nim", "--stdout"])
+    assert result.exit_code == 0 and result.stdout == scaffold.scaffold("nim")
     assert not (repo / ".paqad").exists()
 
 

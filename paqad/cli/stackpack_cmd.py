@@ -120,7 +120,7 @@ def new_cmd(name: str, to_stdout: bool) -> None:
 
     Writes .paqad/stackpacks/NAME.yaml with every key explained in a comment.
 
-    Example: paqad stackpack new dart
+    Example: paqad stackpack new nim
     """
     if to_stdout:
         click.echo(scaffold.scaffold(name), nl=False)

@@ -154,8 +154,7 @@ def _search(
     resp.vectors_pending = _pending(index, where, n_units)
     resp.interim_vectors = where is not None and where.interim and hits is not None
     ranked = ranking.apply(index, _ranked(scored, hits, ev.coverage, ranking.shape(text).report), text, found)
-    fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None, hits.bars if hits else None,
-                     ev.coverage)
+    fusion.calibrate(ranked, fusion.lexical_strength(ev), ev.passed, hits.top if vector_ok and hits else None, hits.bars if hits else None, ev.coverage)
     best = max((c.score for c in ranked[:top_n]), default=0.0)
     if gate and not answered:
         resp.diagnosis = _diagnosis(ev, hits, vector_ok, best)
