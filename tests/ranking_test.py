@@ -129,6 +129,7 @@ def test_several_hits_in_one_file_lift_that_file(store, monkeypatch):
 
 def test_diversity_shows_other_files_before_a_files_further_units(store, monkeypatch):
     monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+    monkeypatch.setattr(ranking, "CENTRAL_BOOST", 0.0)  # diversity alone: no file lifted for being central
     monkeypatch.setattr(ranking, "DIVERSITY", 1.0)
     plain = [r.path for r in _ask(store.root, "dispatch").results]
     assert plain[:2] == ["shop/client.py", "shop/client.py"]
