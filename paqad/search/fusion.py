@@ -222,7 +222,7 @@ def calibrate(
     candidate behind the best one.
 
         confidence = LEXICAL_CONF + LEXICAL_CONF_GAIN · min(1, (strength − 1) / 0.5)   lexical evidence passed
-                   = min(VECTOR_CONF_MAX, VECTOR_CONF + (top cosine − VECTOR_TOP_BAR))   vector evidence only
+                   = min(VECTOR_CONF_MAX, VECTOR_CONF + (top cosine − its bar))   vector evidence only (``VectorBars.top_for``)
                    = NO_EVIDENCE_CONF · min(1, strength)                                 neither (probe only)
         score      = clip(confidence − BEHIND_SLOPE · (1 − fused / best fused), 0, 1)
 
