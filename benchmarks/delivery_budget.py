@@ -7,8 +7,9 @@ prompt hook actually returns, on the semble benchmark.
 For each query, in one process per run: ``paqad.delivery.refresh.refresh`` with the prompt (what
 the prompt hook runs: depth choice, search, and the delivery table; lexical, or with ``--hybrid``
 the default settings with the packaged model, on the private copies ``tune_rank.py --hybrid``
-indexes, so the lexical indexes of ``semble.py`` stay as they are), then ``context.render_for_hook`` at Claude Code's 10,000-character limit: the exact text a
-host puts before the model. That text is cut at each budget, counted in tokens of the WordPiece
+indexes, so the lexical indexes of ``semble.py`` stay as they are), then
+``context.render_for_hook`` at Claude Code's 10,000-character limit: the exact text a host puts
+before the model. That text is cut at each budget, counted in tokens of the WordPiece
 tokenizer shipped with paqad's default model (``tokenizers``, offline; tiktoken fetches its
 encodings at run time and fails here; a WordPiece count of English and code runs near a BPE
 count, so budgets are comparable in size, not token for token). A target file counts as
@@ -34,12 +35,13 @@ if str(HERE) not in sys.path:
 
 import semble  # noqa: E402
 import tune_gate  # noqa: E402
+import tune_rank  # noqa: E402
 
 from paqad import config  # noqa: E402
 from paqad.delivery import context, refresh  # noqa: E402
 from paqad.embed.local import MINILM  # noqa: E402
 
-tune_gate.MODULES["context"] = context
+tune_gate.MODULES["context"] = context  # tune_rank's import registers ranking, reports and shape
 LIMIT = 10_000  # Claude Code's additionalContext cap (paqad.hooks.hosts.claude.LIMIT)
 
 
@@ -70,8 +72,6 @@ def rows(names: list[str], budgets: list[int], hybrid: bool = False) -> list[dic
         if not root.is_dir():
             continue
         if hybrid:
-            import tune_rank
-
             root = tune_rank.private_copy(root, tune_rank.WORK_HYBRID / "repos" / name)
         tune_gate.Asker(root, overrides)  # builds the index when missing
         # a private copy was indexed but never `rag init`-ed: retrieval is on for the hook's path
@@ -120,9 +120,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", default=None)
     ap.add_argument("--hybrid", action="store_true", help="the default settings (packaged model) instead of lexical")
     args = ap.parse_args(argv)
-    from paqad.search import ranking
-
-    tune_gate.MODULES["ranking"] = ranking
     for spec in args.set:
         tune_gate.set_const(spec)
     split = json.loads(semble.SPLIT.read_text())

@@ -71,6 +71,7 @@ def child_of_type(node: tree_sitter.Node, kind: str) -> tree_sitter.Node | None:
 
 
 def child_in(node: tree_sitter.Node, kinds: frozenset[str]) -> tree_sitter.Node | None:
+    """The first named child of any of ``kinds`` (none when ``kinds`` is empty)."""
     return next((c for c in node.named_children if c.type in kinds), None) if kinds else None
 
 

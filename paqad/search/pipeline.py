@@ -240,7 +240,7 @@ def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None 
     return out
 
 
-def _vector_summary(hits: vector.VectorHits, vector_ok: bool, coverage: float = 0.0) -> dict:
+def _vector_summary(hits: vector.VectorHits, vector_ok: bool, coverage: float) -> dict:
     """The vector-side test's figures and the bars that applied (the top bar depends on the query's
     lexical coverage: ``fusion.VectorBars.top_for``)."""
     return {
