@@ -1,4 +1,9 @@
-"""Text rendering of library results for a terminal; JSON output is the dataclasses as-is."""
+"""Text rendering of library results for a terminal; JSON output is the dataclasses as-is.
+
+Every path, name and line read back from the index is untrusted (a committed file name may hold a
+newline or an ESC): it goes through :func:`paqad.textsafe.escape`, so one result is one line and
+nothing in it drives the terminal.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ import time
 from typing import IO, TYPE_CHECKING
 
 import click
+
+from paqad.textsafe import escape
 
 if TYPE_CHECKING:  # only for annotations: `rag update` must not import the search stack (numpy)
     from paqad.eligibility.collect import Decision
@@ -37,18 +44,18 @@ def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str]
     if results[0].low_confidence:
         lines.append("Low confidence: no passage reached the similarity threshold; the closest ones follow.")
     for n, r in enumerate(results, 1):
-        where = f"[{r.repository}] " if r.repository else ""  # a workspace search names the member
-        head = click.style(f"{n}. {where}{r.path}:{r.start_line}-{r.end_line}", bold=True)
-        lines.append(f"{head}  {r.qualified_name or r.name}  ({r.kind}, score {r.score:.2f}{', low confidence' if r.low_confidence else ''})")
+        where = f"[{escape(r.repository)}] " if r.repository else ""  # a workspace search names the member
+        head = click.style(f"{n}. {where}{escape(r.path)}:{r.start_line}-{r.end_line}", bold=True)
+        lines.append(f"{head}  {escape(r.qualified_name or r.name)}  ({r.kind}, score {r.score:.2f}{', low confidence' if r.low_confidence else ''})")
         if r.signature and (probe or not r.source):  # else the preview's first line is the signature
-            lines.append(f"   {r.signature}")
+            lines.append(f"   {escape(r.signature)}")
         matched = _matched(r, words)
         if matched:
             lines.append(f"   matched: {matched}")
         if probe:
             lines.append(f"   signals: {r.signals}")
         elif r.source:
-            lines.extend(click.style("   | ", dim=True) + s for s in r.source.split("\n")[:PREVIEW_LINES])
+            lines.extend(click.style("   | ", dim=True) + escape(s, keep_tabs=True) for s in r.source.split("\n")[:PREVIEW_LINES])
     if len(results) < len(resp.results):
         more = len(resp.results) - len(results)
         lines.append(f"({more} more: --show 0 prints them all, --json gives every field)")
@@ -108,16 +115,16 @@ def build_text(report: BuildReport) -> str:
 
 def decision_text(d: Decision) -> str:
     if d.kept:
-        return f"{d.path}: indexed — {d.reason}"
+        return f"{escape(d.path)}: indexed — {d.reason}"
     names = {"type": "1 file type", "hard": "2 hard exclusion", "ignore": "3 ignore rules", "check": "4 file checks"}
-    return f"{d.path}: not indexed — filter {names.get(d.filter or '', d.filter)}: {d.reason}"
+    return f"{escape(d.path)}: not indexed — filter {names.get(d.filter or '', d.filter)}: {d.reason}"
 
 
 def neighbors_text(unit_id: str, found: list[dict]) -> str:
     """``paqad rag neighbors``: one line per neighbour (score, hops, where), then its edge path."""
     if not found:
-        return f"{unit_id}: no neighbours within these hops."
-    lines = [f"Neighbours of {unit_id}:"]
+        return f"{escape(unit_id)}: no neighbours within these hops."
+    lines = [f"Neighbours of {escape(unit_id)}:"]
     lines += _graph_lines(found)
     return "\n".join(lines)
 
@@ -132,10 +139,10 @@ def expansions_text(found: list[dict]) -> str:
 def _graph_lines(found: list[dict]) -> list[str]:
     lines = []
     for n in found:
-        where = f"{n['path']}:{n['start_line']}-{n['end_line']}" if n.get("start_line") else (n.get("path") or "not in this repository")
+        where = f"{escape(n['path'])}:{n['start_line']}-{n['end_line']}" if n.get("start_line") else escape(n.get("path") or "not in this repository")
         tag = "unresolved" if n.get("unresolved") else n["kind"]
-        lines.append(f"  {n['score']:.3f}  {n['hops']} hop{'s' if n['hops'] > 1 else ''}  {n['id']}  ({tag}, {where})")
-        lines.append(click.style(f"        {n['evidence']}", dim=True))
+        lines.append(f"  {n['score']:.3f}  {n['hops']} hop{'s' if n['hops'] > 1 else ''}  {escape(n['id'])}  ({tag}, {where})")
+        lines.append(click.style(f"        {escape(str(n['evidence']))}", dim=True))
     return lines
 
 

@@ -10,8 +10,10 @@ at or above ``rag_similarity_threshold`` and L = results between ``rag_relief_fl
     none in H or L      nothing, with the best score seen ("dark")
 
 Everything read back from the index is untrusted: a path reaches the disk only through
-``workspace.join_within``, and a span is kept only if the live file still has those lines (a
-pointer past the end of a shrunken file is clipped or dropped). The score compared is the
+``workspace.join_within``, a span is kept only if the live file still has those lines (a pointer
+past the end of a shrunken file is clipped or dropped), and a path or name reaches a heading or a
+pointer line only through :func:`paqad.textsafe.escape` (a newline in a committed file name must
+not forge a line of its own). The score compared is the
 result's ``score`` (documented in [0, 1]; the lexical relevance until the semantic work lands).
 
 The file is rewritten atomically under a lock, replacing only our section, so other writers
@@ -34,6 +36,7 @@ from typing import Any
 import filelock
 
 from paqad import workspace
+from paqad.textsafe import escape
 
 SECTION = "## Retrieved context"
 MAX_PASSAGES = 5
@@ -81,7 +84,9 @@ class Passage:
 
     @property
     def span(self) -> str:
-        return f"{self.path}:L{self.start_line}-{self.end_line}"
+        """``path:Lstart-end`` for a heading or a pointer line: the path escaped (a newline in a
+        committed file name must not start a line of its own in what the agent reads)."""
+        return f"{escape(self.path)}:L{self.start_line}-{self.end_line}"
 
 
 @dataclass
@@ -193,7 +198,7 @@ def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
     pointers = [p for p in shown if p.text is None]
     if pointers:
         parts.append(f"{len(pointers)} {'more ' if len(pointers) < len(shown) else ''}places match strongly; open the ones that fit:")
-        parts.extend(f"- {p.span}{f' `{p.name}`' if p.name else ''} (score {p.score:.2f})" for p in pointers)
+        parts.extend(f"- {p.span}{f' `{escape(p.name)}`' if p.name else ''} (score {p.score:.2f})" for p in pointers)
     if len(shown) < len(delivery.passages):
         parts.append(f"({len(delivery.passages) - len(shown)} more in .paqad/context/{CONTEXT_FILE})")
     return "\n\n".join(parts) + "\n"
@@ -232,7 +237,7 @@ def _age(seconds: float) -> str:
 
 
 def context_path(root: Path) -> Path:
-    return workspace.paqad_dir(root) / "context" / CONTEXT_FILE
+    return workspace.context_dir(root) / CONTEXT_FILE
 
 
 def state_path(root: Path) -> Path:
