@@ -269,9 +269,10 @@ def test_unexpected_error_writes_crash_log_under_root(repo: Repo, paqad_cli, tmp
     assert not (elsewhere.root / ".paqad" / "logs").exists()
 
 
-def test_crash_outside_a_set_up_repository_goes_to_a_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """No `.paqad/` to write into (paqad never set up here): the report goes to a temp file, and
-    the folder is left as it was. In-process, with a library function that raises a bug."""
+def test_crash_outside_a_set_up_repository_goes_to_the_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """No `.paqad/` to write into (paqad never set up here): the report goes to a new private file
+    in the user's cache folder, never the shared temp folder, and the folder is left as it was.
+    In-process, with a library function that raises a bug."""
     from paqad.cli import main as cli_main
     from paqad.index import status as status_mod
 
@@ -281,13 +282,65 @@ def test_crash_outside_a_set_up_repository_goes_to_a_temp_file(tmp_path: Path, m
     monkeypatch.setattr(status_mod, "status", broken_status)
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    monkeypatch.setenv("PAQAD_CACHE_DIR", str(tmp_path / "cache"))
     fresh = Repo.init(tmp_path / "fresh").root
     assert cli_main.main(["--root", str(fresh), "rag", "status"]) == 1
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("paqad: unexpected error: KeyError: 'units_by_language' (details in ")
-    [report] = list((tmp_path / "tmp").glob("paqad-crash-*.log"))
+    [report] = list((tmp_path / "cache" / "crash").glob("paqad-crash-*.log"))
     assert err[0].endswith(f"{report})") and "KeyError: 'units_by_language'" in report.read_text(encoding="utf-8")
+    assert report.stat().st_mode & 0o777 == 0o600 and (tmp_path / "cache" / "crash").stat().st_mode & 0o777 == 0o700
+    assert not list((tmp_path / "tmp").iterdir())
     assert not (fresh / ".paqad").exists()
+
+
+def _crashing_repo(repo: Repo, paqad_cli) -> Path:
+    """The shop indexed, then its state folder replaced by a file: `rag update` crashes on it."""
+    from paqad import workspace
+
+    make_shop(repo)
+    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
+    state = workspace.state_dir(repo.root)
+    shutil.rmtree(state)
+    state.write_text("not a folder\n", encoding="utf-8")
+    return state
+
+
+def test_crash_log_is_0600_and_masks_secrets_on_the_command_line(repo: Repo, paqad_cli) -> None:
+    """The report holds the command line: a URL password, a token and a secret-named setting
+    are masked; the file is the user's alone."""
+    from paqad import workspace
+
+    _crashing_repo(repo, paqad_cli)
+    token = "ghp_" + "A1b2C3d4" * 5
+    proc = paqad_cli("-c", "rag_embedding_base_url=https://me:s3cr3tpw@embed.invalid/v1", "-c", f"rag_shared_store=postgresql://bob:pgpw@db.invalid/x?sslkey={token}", "rag", "update", cwd=repo.root)
+    crash = workspace.logs_dir(repo.root) / "crash.log"
+    assert proc.returncode == 1 and proc.stderr.rstrip().endswith(f"(details in {crash})"), proc.stderr
+    report = crash.read_text(encoding="utf-8")
+    assert "s3cr3tpw" not in report and "pgpw" not in report and token not in report
+    assert "rag_embedding_base_url=https://me:***@embed.invalid/v1" in report and "rag_shared_store=***" in report and "rag update" in report
+    assert crash.stat().st_mode & 0o777 == 0o600
+
+
+def test_crash_log_never_follows_a_symlink_and_never_lands_in_tmp(repo: Repo, paqad_cli, tmp_path: Path) -> None:
+    """A symlink planted where the crash log goes is not followed (the file it names is left as it
+    was); the report goes to a new 0600 file in the user's cache folder, and stderr says where."""
+    from paqad import workspace
+
+    _crashing_repo(repo, paqad_cli)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n", encoding="utf-8")
+    logs = workspace.logs_dir(repo.root)
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / "crash.log").unlink(missing_ok=True)
+    (logs / "crash.log").symlink_to(victim)
+    shared_tmp = tmp_path / "shared-tmp"
+    shared_tmp.mkdir()
+    cache = tmp_path / "cache"
+    proc = paqad_cli("rag", "update", cwd=repo.root, env={"TMPDIR": str(shared_tmp), "PAQAD_CACHE_DIR": str(cache)})
+    assert proc.returncode == 1
+    assert victim.read_text(encoding="utf-8") == "untouched\n"
+    [report] = list((cache / "crash").glob("paqad-crash-*.log"))
+    assert proc.stderr.rstrip().endswith(f"(details in {report})"), proc.stderr
+    assert report.stat().st_mode & 0o777 == 0o600 and "Traceback" in report.read_text(encoding="utf-8")
+    assert not list(shared_tmp.iterdir())

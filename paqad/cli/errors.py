@@ -3,18 +3,27 @@
 Commands raise; this module phrases. A :class:`~paqad.errors.PaqadError` is something the user
 can act on: one ``paqad: error: ...`` line on stderr and the error's ``exit_code`` (2 usage or
 configuration, 1 other). ^C is ``paqad: interrupted`` and exit 130 (128 + SIGINT, the shell's
-convention). Anything else is a bug in paqad: its traceback goes to ``.paqad/logs/crash.log`` of
-the repository the command worked on (``--root``), as Markdown ready to paste into an issue, and
-stderr gets one line pointing there. click's own exceptions (usage errors, ``ctx.exit``) and
-``SystemExit`` pass through untouched: click and :func:`paqad.cli.app.main` already phrase them.
+convention). Anything else is a bug in paqad: its traceback goes to ``crash.log`` in the logs folder
+(``workspace.logs_dir``) of the repository the command worked on (``--root``), as Markdown ready
+to paste into an issue, and stderr gets one line pointing there. click's own exceptions (usage
+errors, ``ctx.exit``) and ``SystemExit`` pass through untouched: click and
+:func:`paqad.cli.app.main` already phrase them.
+
+A report is private (issue 31, finding 12): it is written 0600 and opened without following a
+symlink; where no repository takes it, it goes to a new file (``O_EXCL``) in ``crash/`` of the
+user's cache folder (``paqad.index.embed_cache.cache_dir``, 0700), never to the shared temp
+folder, where another user could read it, predict its name or plant a symlink in its place. The
+command line in it has its secrets masked (:func:`masked_argv`): a ``-c`` setting whose name
+says key, token, secret, password, store or DSN, the value after ``--password`` and its kin, a
+URL's password, and whatever :func:`paqad.redaction.redact` recognises.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -74,24 +83,113 @@ def crash_root(root_option: str | None) -> Path:
 
 
 def write_crash_log(root: Path, exc: BaseException) -> str:
-    """Append the crash report to ``.paqad/logs/crash.log`` under ``root``; return where it went.
+    """Append the crash report to ``crash.log`` in ``root``'s logs folder; return where it went.
 
-    A folder paqad never set up (no ``.paqad/``) is not written to: the report goes to a temp
-    file instead, and if even that fails, to stderr ("the traceback above").
+    A folder paqad never set up (no ``.paqad/``) is not written to: the report goes to a new file
+    in the user's cache folder instead, and if even that fails, to stderr ("the traceback above").
     """
     text = crash_report(exc)
-    targets = [workspace.logs_dir(root) / CRASH_LOG] if workspace.paqad_dir(root).is_dir() else []
-    targets.append(Path(tempfile.gettempdir()) / f"paqad-crash-{time.strftime('%Y%m%dT%H%M%S')}.log")
-    for target in targets:
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("a", encoding="utf-8") as handle:
-                handle.write(text)
+    if workspace.paqad_dir(root).is_dir():
+        target = workspace.logs_dir(root) / CRASH_LOG
+        if _write_private(target, text, append=True):
             return str(target)
-        except OSError:
-            continue
+    folder = _user_crash_dir()
+    if folder is not None:
+        target = folder / f"paqad-crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+        if _write_private(target, text, append=False):
+            return str(target)
     sys.stderr.write(text)
     return "the traceback above"
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _write_private(target: Path, text: str, append: bool) -> bool:
+    """Write ``text`` to ``target`` 0600 without following a symlink there; False when it cannot.
+
+    ``append`` adds to an existing file of ours (made 0600 if it was wider); otherwise the file
+    must be new (``O_EXCL``)."""
+    flags = os.O_WRONLY | os.O_CREAT | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | (os.O_APPEND if append else os.O_EXCL)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, flags, 0o600)
+    except OSError:  # a symlink there (ELOOP), a name taken (EEXIST), no room, no permission
+        return False
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid() or (info.st_mode & 0o170000) != 0o100000:
+            return False  # not a regular file of ours (a FIFO, another user's file)
+        if info.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        os.write(fd, text.encode("utf-8", "replace"))
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _user_crash_dir() -> Path | None:
+    """``crash/`` in the user's cache folder, 0700 and ours, or None (no home, a stranger's folder)."""
+    try:
+        from paqad.index.embed_cache import cache_dir  # on a crash only
+
+        folder = cache_dir() / "crash"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(folder)
+    except (OSError, RuntimeError):  # RuntimeError: Path.home() with no home to find
+        return None
+    if (info.st_mode & 0o170000) != 0o040000 or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return folder
+
+
+# A ``-c`` setting, or an option, whose name says it holds a credential.
+_SECRET_NAME = re.compile(r"(?i)(key|token|secret|passw|pwd|credential|auth|dsn|store|cookie)")
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@:\s]*:)[^/@\s]*(?=@)")
+_KV_PASSWORD = re.compile(r"(?i)(?P<head>\bpassword\s*=\s*)\S+")
+MASK = "***"
+
+
+def masked_argv(argv: list[str]) -> list[str]:
+    """``argv`` fit for a report: values that may be credentials replaced by ``***``.
+
+    ``-c NAME=VALUE`` (also ``-cNAME=VALUE``) keeps the name and masks a secret-sounding name's
+    value; an option named like a secret (``--password``, ``--token``, ``--api-key``) has its
+    value masked, attached (``--password=x``) or the next word; a URL keeps all but its password;
+    ``password=...`` in a libpq string is masked; the rest goes through ``redaction.redact``."""
+    from paqad import redaction  # on a crash only
+
+    out: list[str] = []
+    mask_next = False
+    for arg in argv:
+        if mask_next:
+            out.append(MASK)
+            mask_next = False
+            continue
+        if arg.startswith("--") and _SECRET_NAME.search(arg.split("=", 1)[0]):
+            if "=" in arg:
+                out.append(arg.split("=", 1)[0] + "=" + MASK)
+            else:
+                out.append(arg)
+                mask_next = True
+            continue
+        if arg == "-c" or arg.startswith("--config"):
+            out.append(arg)
+            continue
+        out.append(_masked_value(arg, redaction.redact))
+    return out
+
+
+def _masked_value(arg: str, redact: Callable[[str], str]) -> str:
+    prefix, body = ("-c", arg[2:]) if arg.startswith("-c") and "=" in arg else ("", arg)
+    name, eq, value = body.partition("=")
+    if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name) and _SECRET_NAME.search(name):
+        return f"{prefix}{name}={MASK}"
+    text = _URL_PASSWORD.sub(lambda m: m.group("head") + MASK, body)
+    text = _KV_PASSWORD.sub(lambda m: m.group("head") + MASK, text)
+    return prefix + redact(text)
 
 
 def crash_report(exc: BaseException) -> str:
@@ -99,10 +197,12 @@ def crash_report(exc: BaseException) -> str:
     import platform  # crash-report only
     import sqlite3
 
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    from paqad import redaction
+
+    tb = redaction.redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     return (
         f"## paqad {__version__} crashed at {time.strftime('%Y-%m-%dT%H:%M:%S%z')}\n\n"
-        f"- command: `{' '.join(['paqad', *sys.argv[1:]])}`\n"
+        f"- command: `{' '.join(['paqad', *masked_argv(sys.argv[1:])])}`\n"
         f"- Python {platform.python_version()} ({platform.python_implementation()}) on {platform.platform()}, SQLite {sqlite3.sqlite_version}\n"
         f"- dependencies: {_dependency_versions()}\n\n"
         f"```\n{tb}```\n\n"
