@@ -41,6 +41,7 @@ import yaml
 from paqad import deadline, workspace, yamlio
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
+from paqad.textsafe import quote
 from paqad.hooks.actions import ACTIONS
 
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
@@ -127,12 +128,16 @@ def load_config(root: Path) -> dict[str, tuple[ActionSpec, ...]]:
     try:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc}") from None
+        raise ConfigError(f"{path}: cannot read it: {quote(str(exc), ERROR_MAX_CHARS // 2)}") from None
     return {**DEFAULTS, **parse_config(data, str(path))}
 
 
 def parse_config(data: Any, origin: str) -> dict[str, tuple[ActionSpec, ...]]:
-    """Validate the parsed YAML of a hooks file; unknown keys and bad values are errors, never defaults."""
+    """Validate the parsed YAML of a hooks file; unknown keys and bad values are errors, never defaults.
+
+    The file is committed, so untrusted: a name or value from it reaches an error message (and so
+    ``hooks.log``, ``paqad doctor``) only through :func:`paqad.textsafe.quote`: quoted, control
+    characters escaped, ``$`` and backticks inert, length-capped (issue 31)."""
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -140,13 +145,13 @@ def parse_config(data: Any, origin: str) -> dict[str, tuple[ActionSpec, ...]]:
     out = {}
     for event, items in data.items():
         if event not in EVENTS:
-            raise ConfigError(f"{origin}: unknown event {event!r}; choose from {', '.join(EVENTS)}")
+            raise ConfigError(f"{origin}: unknown event {quote(event)}; choose from {', '.join(EVENTS)}")
         out[event] = _parse_event(event, items, origin)
     return out
 
 
 def _parse_event(event: str, items: Any, origin: str) -> tuple[ActionSpec, ...]:
-    where = f"{origin}: event {event!r}"
+    where = f"{origin}: event {quote(event)}"
     if items is None:
         return ()
     if not isinstance(items, list):
@@ -155,7 +160,7 @@ def _parse_event(event: str, items: Any, origin: str) -> tuple[ActionSpec, ...]:
     names = [s.action for s in specs]
     for name in names:
         if names.count(name) > 1:
-            raise ConfigError(f"{where}: action {name!r} is listed twice")
+            raise ConfigError(f"{where}: action {quote(name)} is listed twice")
     return specs
 
 
@@ -163,17 +168,17 @@ def _parse_action(item: Any, where: str) -> ActionSpec:
     if isinstance(item, str):
         item = {"action": item}
     if not isinstance(item, dict):
-        raise ConfigError(f"{where}: each action is a name or a mapping, got {item!r}")
+        raise ConfigError(f"{where}: each action is a name or a mapping, got {quote(item)}")
     name = item.get("action")
-    if name not in ACTIONS:
-        raise ConfigError(f"{where}: key 'action': unknown action {name!r}; choose from {', '.join(sorted(ACTIONS))}")
-    where = f"{where}, action {name!r}"
-    unknown = sorted(set(item) - {"action", "timeout", "background", "debounce"})
+    if not isinstance(name, str) or name not in ACTIONS:  # a list or a mapping is no name (and unhashable)
+        raise ConfigError(f"{where}: key 'action': unknown action {quote(name)}; choose from {', '.join(sorted(ACTIONS))}")
+    where = f"{where}, action {quote(name)}"
+    unknown = sorted((k for k in item if k not in ("action", "timeout", "background", "debounce")), key=repr)
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; keys are action, background, timeout, debounce")
+        raise ConfigError(f"{where}: unknown key {quote(unknown[0])}; keys are action, background, timeout, debounce")
     background = item.get("background", DEFAULT_SPEC.background)
     if not isinstance(background, bool):
-        raise ConfigError(f"{where}: key 'background': expected true or false, got {background!r}")
+        raise ConfigError(f"{where}: key 'background': expected true or false, got {quote(background)}")
     timeout = _number(item, "timeout", DEFAULT_SPEC.timeout, 0.0, TIMEOUT_MAX_S, where)
     debounce = _number(item, "debounce", DEFAULT_SPEC.debounce, 0.0, DEBOUNCE_MAX_S, where)
     if timeout == 0:
@@ -184,7 +189,7 @@ def _parse_action(item: Any, where: str) -> ActionSpec:
 def _number(item: dict, key: str, default: float, low: float, high: float, where: str) -> float:
     value = item.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise ConfigError(f"{where}: key {key!r}: expected a number of seconds from {low:g} to {high:g}, got {value!r}")
+        raise ConfigError(f"{where}: key {key!r}: expected a number of seconds from {low:g} to {high:g}, got {quote(value)}")
     return float(value)
 
 
