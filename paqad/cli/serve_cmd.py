@@ -39,7 +39,8 @@ def serve_group(ctx: click.Context) -> None:
 @JSON_OPT
 @click.pass_obj
 def serve_status(app: AppContext, as_json: bool) -> None:
-    """Is this work tree's service running: pid, version, uptime, requests, memory, socket.
+    """Is this work tree's service running: pid, version, uptime, requests, memory, socket; and
+    whether a runtime folder is refused (another user's, open to others, a symlink), with the fix.
 
     Example: paqad serve status --json
     """
@@ -49,9 +50,15 @@ def serve_status(app: AppContext, as_json: bool) -> None:
     found = paths.for_root(root)
     outcome = client.request(root, "status", reply_timeout=2.0)
     info = (outcome.reply or {}).get("info") if outcome.answered else None
-    data = {"running": info is not None, "why": None if info else outcome.why, "socket": str(found.socket) if found else None, "service": info}
+    refused = paths.refused_problem(root)  # said here and by `paqad doctor`; the hooks only log it, once
+    data = {
+        "running": info is not None, "why": None if info else outcome.why, "socket": str(found.socket) if found else None, "service": info,
+        "runtime_refused": {"what": refused[0], "fix": refused[1]} if refused else None,
+    }
     if as_json:
         return emit_json(data)
+    if refused:
+        click.echo(f"warning: {refused[0]} — fix: {refused[1]}")
     if info is None:
         click.echo(f"not running ({outcome.why}); socket would be {data['socket']}")
         return

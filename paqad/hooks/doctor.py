@@ -69,7 +69,17 @@ def check(root: Path, home: Path | None = None) -> list[Finding]:
     for name in installed:
         out.extend(_host_findings(root, name, home or Path.home()))
     out.extend(_mcp_findings(root))
+    out.extend(runtime_findings(root))
     return out
+
+
+def runtime_findings(root: Path) -> list[Finding]:
+    """A refused runtime folder (another user's, open to others, a symlink): refused correctly,
+    but otherwise silent, and with none usable the resident service is off (issue 31)."""
+    from paqad.serve import paths
+
+    refused = paths.refused_problem(root)
+    return [Finding("-", "warn", refused[0], refused[1])] if refused else []
 
 
 def _which_paqad(root: Path) -> list[Finding]:

@@ -94,3 +94,51 @@ def _usable(folder: str, create: bool) -> bool:
     except OSError:
         return False
     return (info.st_mode & 0o170000) == 0o040000 and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+# ---- a refused folder, said once (issue 31): the service is off and nothing else would say why ----
+
+
+def refusal(folder: str) -> str | None:
+    """Why ``folder`` is refused as a runtime folder, or None when it is absent or usable."""
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror})"
+    kind = info.st_mode & 0o170000
+    if kind == 0o120000:
+        return "it is a symlink"
+    if kind != 0o040000:
+        return "it is not a folder"
+    if info.st_uid != os.getuid():
+        return f"it belongs to another user (uid {info.st_uid})"
+    if info.st_mode & 0o077:
+        return f"others can enter it (mode {info.st_mode & 0o777:04o}, must be 0700)"
+    return None
+
+
+def refused_problem(root: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """``(what, fix)`` when a runtime folder for ``root`` is refused, else None.
+
+    ``what`` says which folder, why, and what follows (the service off, or another folder used);
+    ``fix`` the command or setting that mends it."""
+    bad = [(f, why) for f in candidate_folders() if (why := refusal(f)) is not None]
+    if not bad:
+        return None
+    found = for_root(root)
+    effect = (
+        "the resident service is off (every prompt hook answers in-process, slower)" if found is None
+        else f"the service uses {found.folder} instead"
+    )
+    what = "runtime folder refused: " + "; ".join(f"{f} ({why})" for f, why in bad) + f"; {effect}"
+    fixes = []
+    for f, why in bad:
+        if why.startswith("others can enter"):
+            fixes.append(f"chmod 700 {f}")
+        elif why.startswith("it belongs to another user"):
+            fixes.append(f"have its owner or an administrator remove {f}, or set XDG_RUNTIME_DIR to a folder of yours (mode 0700)")
+        else:
+            fixes.append(f"remove {f} (it is recreated as a private folder), or set XDG_RUNTIME_DIR to a folder of yours (mode 0700)")
+    return what, "; ".join(fixes)

@@ -32,6 +32,7 @@ HOSTS: dict[str, base.AgentHost] = {
 }
 NAMES = tuple(HOSTS)
 DELIVERED_FILE = "hosts-delivered.json"
+RUNTIME_NOTED_FILE = "runtime-refused.txt"  # the refused-runtime-folder line last logged (logged once per reason)
 
 
 def detected(root: Path) -> list[str]:
@@ -87,7 +88,7 @@ def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc
         from paqad.hooks import runner
 
         root = root or repo_root(event)
-        if root is not None and workspace.paqad_dir(root).is_dir():
+        if root is not None and workspace.is_set_up(root):
             error = f"{type(exc).__name__}: {exc}"[: runner.ERROR_MAX_CHARS]
             runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", "foreground", "error", 1, error=error))
     except Exception:  # noqa: BLE001
@@ -110,7 +111,7 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _D
 
     started = time.perf_counter()
     root = root or repo_root(event)
-    if root is None or not workspace.paqad_dir(root).is_dir():
+    if root is None or not workspace.is_set_up(root):
         return ""
     cfg = config.load(root)
     if not cfg.rag_enabled:
@@ -151,6 +152,8 @@ def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Ev
     budget = prompt.budget_of(cfg) if door.budget is None else door.budget
     answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, _spawn(door), budget, host.NAME, event.session_id)
     _log(root, host, event, str(answer.status), started, answer.detail + note + cut, door)
+    if cfg.rag_serve and "no-runtime-dir" in door.note:
+        _note_refused_runtime(root)
     last = context.last_delivery(root) if answer.text else None
     if last is not None and answer.status == "live":
         _mark_delivered(root, host, event, last.generated_at)  # a later tool use must not repeat it
@@ -171,6 +174,31 @@ def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, start
     seconds = round(time.perf_counter() - started, 3)
     detail = f"{detail}; {door.note}" if door.note else detail
     runner.log_result(root, runner.RunResult(hint, f"context:{host.NAME}", door.mode, status, 0, seconds, detail=detail))
+
+
+def _note_refused_runtime(root: Path) -> None:
+    """The service is on but has no runtime folder because one is refused (another user's, open
+    to others, a symlink): one ``hooks.log`` error line saying so and how to fix it, then nothing
+    until the reason changes. The hook's output says nothing (``paqad doctor`` and ``paqad serve
+    status`` do). Best effort."""
+    from paqad.hooks import runner
+    from paqad.serve import paths
+
+    refused = paths.refused_problem(root)
+    if refused is None:
+        return
+    text = f"{refused[0]} — fix: {refused[1]}"[: runner.ERROR_MAX_CHARS]
+    marker = workspace.state_dir(root) / RUNTIME_NOTED_FILE
+    try:
+        if marker.read_text(encoding="utf-8") == text:
+            return
+    except OSError:
+        pass
+    try:
+        runner.log_result(root, runner.RunResult("prompt-submit", "serve", "-", runner.RunStatus.ERROR, None, error=text))
+        workspace.atomic_write_text(marker, text, durable=False)
+    except OSError:
+        pass
 
 
 def _has_mcp(root: Path, host: base.AgentHost) -> bool:
