@@ -3,9 +3,11 @@
 A path comes from a request or from the index, and both are untrusted (an index can be crafted or
 copied from elsewhere). It goes through ``workspace.join_within`` (no ``..``, no absolute path, no
 symlink whose target leaves the repository); inside the repository ``.git/`` (remote URLs can
-carry credentials) and ``.paqad/`` (``secrets.env`` holds API keys) are refused, and so are secrets
-files by name (``paqad.eligibility.secretfiles``, the predicate the indexer uses: ``.env``,
-``*.pem``, ``id_rsa*``, ``secrets.yaml``, ... but not a source file such as ``secrets.py``), also
+carry credentials) anywhere in the path (a nested repository's ``vendor/x/.git/config`` as much as
+the top one's) and ``.paqad/`` as the first component (``secrets.env`` holds API keys) are refused, and so are secrets
+files by name or path (``paqad.eligibility.secretfiles``, the predicate the indexer uses: ``.env``,
+``*.env``, ``*.pem``, ``id_rsa*``, ``*.tfstate``, ``.git-credentials``, ``.docker/config.json``,
+``secrets.yaml``, ... but not a source file such as ``secrets.py``), also
 when reached through an in-repository symlink. paqad hands an agent source code, never
 credentials; key shapes inside source files are masked by ``paqad.redaction``.
 """
@@ -18,7 +20,8 @@ from paqad import workspace
 from paqad.eligibility import secretfiles
 from paqad.errors import UsageError
 
-REFUSED_DIRS = (".git", workspace.DIRNAME)
+REFUSED_DIRS = (".git", workspace.DIRNAME)  # as the first path component
+REFUSED_ANYWHERE = (".git",)  # as any component (a nested repository or a submodule's own .git)
 
 
 class ConfinementError(UsageError):
@@ -40,6 +43,10 @@ def readable(root: Path, relative: str) -> tuple[Path, str]:
     first = rel.split("/", 1)[0]
     if first in REFUSED_DIRS:
         raise ConfinementError("forbidden", f"path {relative!r} is inside {first}/, which paqad never reads for an agent")
+    for parts in (rel.split("/"), Path(relative).as_posix().split("/")):
+        inside = next((p for p in parts if p in REFUSED_ANYWHERE), None)
+        if inside:
+            raise ConfinementError("forbidden", f"path {relative!r} is inside a {inside}/ folder, which paqad never reads for an agent")
     pattern = secretfiles.secrets_match(rel) or secretfiles.secrets_match(Path(relative).as_posix())
     if pattern:
         raise ConfinementError("forbidden", f"path {relative!r} looks like a secrets file ({pattern}); paqad never reads those for an agent")

@@ -149,3 +149,25 @@ def test_order_type_before_hard(repo):
     assert _decide(repo, "yarn.lock").filter == "hard"
     assert _decide(repo, "pnpm-lock.yaml").filter == "hard"
     assert _decide(repo, "deps.lock.csv").filter == "type"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "config/production.env", "deploy/app.env", "config/.env.example", "terraform.tfstate", "infra/prod.tfstate.backup", ".git-credentials",
+        ".docker/config.json", "home/.docker/config.json", ".kube/config", ".pgpass", ".s3cfg", ".ssh/config", ".vault-token",
+    ],
+)
+def test_secrets_files_by_common_name_or_path_are_never_indexed(repo, path):
+    """Issue 31: dotenv files under any name, Terraform state, git's credential store, Docker's
+    and kubectl's credentials; ``include`` cannot readmit them."""
+    repo.write(".paqad/rag.ignore.yaml", f"include:\n  - '{path}'\n")
+    repo.write(path, "PASSWORD=" + "Zq7" * 10 + "\n")
+    d = _decide(repo, path)
+    assert not d.kept and d.filter in ("type", "ignore"), d
+
+
+@pytest.mark.parametrize("path", ["app/settings.py", "docker/config.json", "kube/config.py", "src/env.py", "terraform/main.tf", "docs/environment.md"])
+def test_files_that_only_resemble_secrets_files_are_kept(repo, path):
+    repo.write(path, "value = 1\n")
+    assert collect.secrets_match(path) is None

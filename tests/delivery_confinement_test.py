@@ -71,3 +71,37 @@ def test_a_plain_source_file_is_still_delivered(crafted: Repo) -> None:
     """The rule refuses what it must and nothing more: the untouched index still delivers source."""
     proc = run_host(crafted.root, "claude", prompt=QUESTION)
     assert proc.returncode == 0 and "shop/payments.py:L" in proc.stdout and SECRET not in proc.stdout
+
+
+# ---- issue 31: .git anywhere in the path, and secrets files by common name or path -------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "vendor/x/.git/config", "vendor/x/.git/HEAD", "shop/../vendor/x/.git/config", "vendor/x/.git", ".git-credentials",
+        "config/production.env", "terraform.tfstate", ".docker/config.json", "deploy/.docker/config.json",
+    ],
+)
+def test_open_refuses_git_folders_anywhere_and_secrets_files(repo: Repo, path: str) -> None:
+    from paqad import confinement
+
+    make_shop(repo, commit=False)
+    nested = repo.root / "vendor" / "x" / ".git"
+    nested.mkdir(parents=True)
+    (nested / "config").write_text(f"[remote \"origin\"]\n\turl = https://bot:{SECRET}@example.com/x.git\n")
+    (nested / "HEAD").write_text("ref: refs/heads/main\n")
+    for rel in (".git-credentials", "config/production.env", "terraform.tfstate", ".docker/config.json", "deploy/.docker/config.json"):
+        repo.write(rel, f"https://bot:{SECRET}@example.com\n")
+    with pytest.raises(confinement.ConfinementError) as refused:
+        confinement.readable(repo.root, path)
+    assert refused.value.code == "forbidden" and SECRET not in str(refused.value)
+
+
+def test_open_still_reads_files_named_like_git_or_env_that_are_code(repo: Repo) -> None:
+    from paqad import confinement
+
+    make_shop(repo, commit=False)
+    for rel in ("tools/gitconfig.py", "app/env.py", "docker/config.json", "shop/.github/workflow.yml"):
+        repo.write(rel, "x = 1\n")
+        assert confinement.readable(repo.root, rel)[1] == rel

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from paqad import redaction
+from paqad import redaction, redaction_rules
 from paqad import secrets as secrets_mod
 from paqad.eligibility import collect, secretfiles
 from paqad.index import store
+from testing import secret_samples
 from testing.agents import Agent
 from testing.hosts import run_host
 from testing.repos import Repo, make_shop
@@ -190,3 +191,119 @@ def test_an_index_built_before_redaction_is_rebuilt(leaky: Repo, paqad_cli: Any)
     done = paqad_cli("rag", "update", "--json", cwd=leaky.root)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["mode"].startswith("full"), done.stdout
+
+
+# ---- issue 31: gitleaks's rule set, URL passwords and secret-named assignments ----------------------
+
+
+@pytest.mark.parametrize("name", sorted(secret_samples.SHAPES))
+def test_the_fifteen_common_shapes_are_masked_keeping_the_name(name: str) -> None:
+    line, value = secret_samples.SHAPES[name]
+    text = f"{line}\nDEBUG = False\n"
+    masked = redaction.redact(text)
+    for piece in value.split("\n"):
+        assert "PRIVATE KEY" in piece or piece not in masked, name
+    assert masked.count("\n") == text.count("\n") and masked.endswith("\nDEBUG = False\n")
+    assert masked.split("[REDACTED:")[0] == line.split(value.split("\n")[0])[0]  # everything before the secret stays
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('DB_PASSWORD=h4ckm3now\n', "h4ckm3now"),
+        ("password: Tr0ub4dor&3\n", "Tr0ub4dor&3"),
+        ('"client_secret": "a9Kq2Lm7Vx4Wb8Nc"', "a9Kq2Lm7Vx4Wb8Nc"),
+        ("export API_TOKEN=f00Bar9Baz", "f00Bar9Baz"),
+        ("conn = 'Server=db;User Id=app;Password=Zx9!qw;'", "Zx9!qw"),
+        ("amqp://guest:Gu3stPw@rabbit:5672/", "Gu3stPw"),
+        ("mongodb+srv://app:M0ngoPw@cluster0.example.net/db", "M0ngoPw"),
+        ('secret_key := "go-S3cr3t-v4lue"', "go-S3cr3t-v4lue"),
+        ("'password' => 'Php!Pa55'", "Php!Pa55"),
+    ],
+)
+def test_generic_secrets_are_masked(text: str, value: str) -> None:
+    masked = redaction.redact(text)
+    assert value not in masked and "[REDACTED:" in masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password = request.form["password"]',
+        "token = get_token()",
+        "token = self.token",
+        "password: str",
+        "password: Optional[str] = None",
+        "def connect(password=password, token=None):",
+        "    password=password,",
+        'password = ""',
+        "DB_PASSWORD=${DB_PASSWORD}",
+        "password: {{ vault_db_password }}",
+        'url = "postgresql://user:{password}@localhost/db"',
+        'url = "%s://%s:%s@%s" % (scheme, user, pw, host)',
+        'url = f"redis://:{pw}@{host}"',
+        'ACCESS_TOKEN = "access_token"',
+        'PASSWORD_FIELD = "password"',
+        'sort_key = "created_at_2"',
+        "token = token or default",
+        "if password == 'x':",
+        'csrf_token = "<token>"',
+        "curl -u user:password https://example.com",
+        "http://localhost:8080/path",
+    ],
+)
+def test_code_that_names_secrets_is_left_alone(text: str) -> None:
+    assert redaction.redact(text) == text
+
+
+def test_gitleaks_rules_mask_only_the_secret_group() -> None:
+    key = "SG." + "Kq7Rt2Vx9Lm4Wb8Nc3Hj6P" + "." + "Zy1Fd5Gs0Ba7Qe2Rw9Tx4Mv8Ln3Kp6Hj1Cs5Df0GbQ7"
+    age = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE"
+    masked, found = redaction.redact_counted(f'sg = "{key}"\nkey = {age}\n')
+    assert masked == 'sg = "[REDACTED:sendgrid-api-token]"\nkey = [REDACTED:age-secret-key]\n' and found["sendgrid-api-token"] == 1
+
+
+def test_every_ported_rule_compiles_and_keeps_its_keywords() -> None:
+    rules = redaction_rules.ruleset().rules
+    assert len(rules) >= 200 and len({r.id for r in rules}) == len(rules)
+    for rule in rules:
+        assert rule.pattern.pattern and all(k == k.lower() for k in rule.keywords), rule.id
+    head = redaction_rules.DATA.read_text().splitlines()[:2]
+    assert "github.com/gitleaks/gitleaks" in head[0] and "MIT" in head[1]
+
+
+@pytest.mark.parametrize(
+    ("go", "python"),
+    [
+        (r"\b(p8e-(?i)[a-z0-9]{32})(?:x|$)", r"\b(p8e-(?i:[a-z0-9]{32}))(?:x|$)"),
+        (r"(?:a|b)(?:\s|\z)", r"(?:a|b)(?:\s|\Z)"),
+        (r"\b(pat[[:alnum:]]{14})", r"\b(pat[A-Za-z0-9]{14})"),
+        (r"x(?:\"(?i)(?:A|B)\"|'(?i)C')", r"x(?:\"(?i:(?:A|B)\")|'(?i:C'))"),
+    ],
+)
+def test_go_regex_syntax_is_rewritten(go: str, python: str) -> None:
+    assert redaction_rules.go_to_python(go) == python
+
+
+def test_the_entropy_threshold_skips_low_entropy_values() -> None:
+    assert "[REDACTED:" not in redaction.redact('api_key = "aaaaaaaaaaaaaaaaaaaaaa"')  # generic-api-key needs entropy > 3.5 and a digit
+    assert "[REDACTED:" in redaction.redact('api_key = "Qm7Kx2Vr9Lp4Tz8Nw3Hd6Fj"')
+
+
+def test_the_keyword_index_finds_what_substring_scans_find() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    index = redaction_rules.keyword_index()
+    words = sorted(redaction_rules.ruleset().by_keyword)
+    alphabet = st.sampled_from(sorted(set("".join(words))) + [" ", "\n", "_"])
+    pieces = st.lists(st.one_of(st.sampled_from(words), st.text(alphabet, max_size=6)), max_size=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(pieces)
+    def check(parts: list[str]) -> None:
+        text = "".join(parts)
+        assert index.present(text) == {w for w in words if w in text}
+
+    check()
+    assert index.present("whiskey") >= {"key"}  # "sk" then "key", overlapping
