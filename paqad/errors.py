@@ -68,3 +68,8 @@ class RemoteError(PaqadError):
         self.status = status
         #: The server's own message (redacted), "" when there was none.
         self.detail = detail
+
+
+class StorageError(PaqadError):
+    """The index folder cannot be written: the disk holding it is full, or the folder is taken by
+    a plain file. Never damage to repair by rebuilding: the user frees space or moves the file."""

@@ -39,10 +39,19 @@ def rag_group() -> None:
 
 
 def _build_output(report: build.BuildReport, as_json: bool, extra: dict[str, Any] | None = None) -> None:
+    _warn_unnamed(report)
     if as_json:
         emit_json({**dataclasses.asdict(report), **(extra or {})})
     else:
         click.echo(render.build_text(report))
+
+
+def _warn_unnamed(report: build.BuildReport) -> None:
+    """One line on stderr for the files skipped because their names are not UTF-8 (``index.guard``)."""
+    from paqad.index import guard
+
+    if report.unnamed:
+        click.echo(guard.skipped_line(report.unnamed), err=True)
 
 
 def _with_progress(full: bool, root: Path, cfg: config_mod.Config, announce: bool = False) -> build.BuildReport:
@@ -115,6 +124,7 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
         _build_output(report, as_json, extra)
         return
     report, pid = _init_in_background(root, cfg, adopted)
+    _warn_unnamed(report)
     if as_json:
         emit_json({**dataclasses.asdict(report), **extra, "embedding_in_background": {"pid": pid} if pid else None})
         return

@@ -32,7 +32,7 @@ from paqad import __version__, audit, describe, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, integrity, interim, postings, reembed, store, vectors
+from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, store, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -73,6 +73,7 @@ class BuildReport:
     vectors: vectors.VectorReport | None = None
     interim_vectors: int = 0  # stand-in vectors made before the model's (paqad.index.interim)
     descriptions_changed: int = 0  # units whose applied description changed (full build: applied)
+    unnamed: list[str] = field(default_factory=list)  # names not valid UTF-8, skipped (escaped; guard.split_names)
 
 
 def writer_lock(root: Path, timeout: float = LOCK_TIMEOUT_S) -> filelock.FileLock:
@@ -132,26 +133,44 @@ def _embed_after(
 
 
 def _build_full_locked(root: Path, cfg: Config) -> BuildReport:
+    """A new generation, written as ``.building`` and swapped in; a full disk is one line
+    (``StorageError``) and, like any failure, leaves no ``.building`` file behind."""
+    try:
+        return _build_generation(root, cfg)
+    except (OSError, sqlite3.OperationalError) as exc:
+        if guard.disk_full(exc):
+            raise guard.full_error(root) from None
+        raise
+
+
+def _build_generation(root: Path, cfg: Config) -> BuildReport:
     started = time.perf_counter()
     workspace.ensure(root)
+    guard.check_folder(root)
+    guard.sweep(root)  # what a killed build or adoption left
     elig = collect.Eligibility(root, cfg.rag_max_file_size)
     sidecar = _sidecar(root)
-    parsed, dropped = _parse_all(root, elig, cfg, sidecar)
+    listed, unnamed = guard.named(root, elig.listed)
+    parsed, dropped = _parse_all(root, elig, listed, cfg, sidecar)
     path = store.next_generation_path(root)
     tmp = path.with_name(path.name + ".building")
-    con = store.create(tmp)
     try:
-        con.execute(store.DESCRIPTIONS_SCHEMA)
-        _write_all(con, parsed)
-        store.set_meta(con, {**_meta(cfg, elig), "descriptions_sha": sidecar.sha})
-        con.commit()
-        con.execute("PRAGMA journal_mode=WAL")
-    finally:
-        con.close()
-    tmp.replace(path)
+        con = store.create(tmp)
+        try:
+            con.execute(store.DESCRIPTIONS_SCHEMA)
+            _write_all(con, parsed)
+            store.set_meta(con, {**_meta(cfg, elig), "descriptions_sha": sidecar.sha})
+            con.commit()
+            con.execute("PRAGMA journal_mode=WAL")
+        finally:
+            con.close()
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     store.publish(root, path)
-    report = _report("full", parsed, dropped, elig, started, changed=len(parsed))
-    report.descriptions_changed = sum(1 for p in parsed for d in p.descriptions if d)
+    report = _report("full", parsed, dropped + len(unnamed), elig, started, changed=len(parsed))
+    report.descriptions_changed, report.unnamed = sum(1 for p in parsed for d in p.descriptions if d), unnamed
     return report
 
 
@@ -163,9 +182,9 @@ def _sidecar(root: Path, log: bool = True) -> describe.Sidecar:
     return sidecar
 
 
-def _parse_all(root: Path, elig: collect.Eligibility, cfg: Config, sidecar: describe.Sidecar) -> tuple[list[ParsedFile], int]:
+def _parse_all(root: Path, elig: collect.Eligibility, listed: list[str], cfg: Config, sidecar: describe.Sidecar) -> tuple[list[ParsedFile], int]:
     parsed, dropped = [], 0
-    for path in elig.listed:
+    for path in listed:
         item = _parse_one(root, elig, path, cfg, sidecar)
         if item is None:
             dropped += 1
@@ -227,7 +246,7 @@ def _write_all(con: sqlite3.Connection, parsed: list[ParsedFile]) -> None:
                 totals[f] += sum(c.values())
             df.update({t for c in counts for t in c})
     avg = [t / n_units if n_units else 1.0 for t in totals]
-    tids = _insert_terms(con, df)
+    tids = edits.insert_terms(con, df)
     writer = postings.BlockWriter()
     con.execute("BEGIN")
     for item in parsed:
@@ -237,13 +256,6 @@ def _write_all(con: sqlite3.Connection, parsed: list[ParsedFile]) -> None:
     con.execute("COMMIT")
 
 
-def _insert_terms(con: sqlite3.Connection, df: Counter[str]) -> dict[str, int]:
-    con.execute("BEGIN")
-    con.executemany("INSERT INTO terms(tid, term, df) VALUES (?, ?, ?)", ((i, t, n) for i, (t, n) in enumerate(sorted(df.items()), 1)))
-    con.execute("COMMIT")
-    return {t: i for i, t in enumerate(sorted(df), 1)}
-
-
 def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], tids: dict[str, int], sink: PostingSink) -> None:
     """Insert a file and its units; each unit's postings go to ``sink(uid, [(tid, w, mask), ...])``."""
     con.execute(
@@ -251,25 +263,11 @@ def _insert_file(con: sqlite3.Connection, item: ParsedFile, avg: list[float], ti
         (item.path, item.hash, item.size, item.mtime_ns, item.language, len(item.units)),
     )
     for unit, counts, description in zip(item.units, item.counts, item.descriptions or [""] * len(item.units)):
-        uid = _insert_unit(con, unit, counts, item.is_test)
+        uid = edits.insert_unit(con, unit, counts, item.is_test)
         if description:
             con.execute("INSERT INTO descriptions(uid, text) VALUES (?, ?)", (uid, description))
         weights = fields.posting_weights(counts, avg, fields.unit_prior(unit.kind, item.is_test))
         sink(uid, [(tids[t], w, mask) for t, (w, mask) in weights.items()])
-
-
-def _insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]], is_test: bool) -> int:
-    lengths = [sum(c.values()) for c in counts]
-    cur = con.execute(
-        "INSERT INTO units(id, path, language, kind, name, qualified_name, signature, docstring, start_line, end_line,"
-        " text, calls, imports, bases, part, parts, content_hash, lengths, is_test) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            u.id, u.path, u.language, u.kind, u.name, u.qualified_name, u.signature, u.docstring, u.start_line,
-            u.end_line, u.text, json.dumps(u.calls), json.dumps(u.imports), json.dumps(u.bases), u.part, u.parts,
-            u.content_hash, json.dumps(lengths), int(is_test),
-        ),
-    )
-    return int(cur.lastrowid or 0)
 
 
 def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
@@ -378,6 +376,8 @@ def _update_current(root: Path, cfg: Config, check: bool, defer_model_file: bool
         if not reason:
             return _update_locked(root, cfg, con)
     except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # a damaged row read back mid-update
+        if guard.disk_full(exc):
+            raise guard.full_error(root) from None
         raise IndexCorruptError(f"index update failed ({type(exc).__name__}: {exc})") from exc
     finally:
         con.close()
@@ -396,7 +396,8 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
     if redescribed and sidecar.error:
         _sidecar(root)  # log it once per change of the file, not on every update
     changed, unchanged, dropped, seen = [], 0, 0, set()
-    for path in elig.listed:
+    listed, unnamed = guard.named(root, elig.listed)
+    for path in listed:
         state = _file_state(root, elig, path, stored.get(path), cfg, sidecar)
         if state is FileState.SAME and path in redescribed:
             state = _parse_one(root, elig, path, cfg, sidecar) or FileState.DROPPED
@@ -409,10 +410,13 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
         else:
             changed.append(state)
     removed = [p for p in stored if p not in seen]
-    if _nothing_to_write(con, changed, removed, elig, sidecar):
+    dropped += len(unnamed)
+    if edits.nothing_to_write(con, changed, removed, elig.active, sidecar):
         # No transaction at all: a commit would move PRAGMA data_version, and every reader (the
         # resident service's Index) would throw away its vector matrix and graph on each prompt.
-        return _report("incremental", changed, dropped, elig, started, changed=0, removed=0, unchanged=unchanged)
+        report = _report("incremental", changed, dropped, elig, started, changed=0, removed=0, unchanged=unchanged)
+        report.unnamed = unnamed
+        return report
     try:
         with store.transaction(con):
             con.execute(vectors.VECTORS_SCHEMA)  # an index built before vectors existed
@@ -421,20 +425,12 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             store.set_meta(con, {"updated_at": now, "active_packs": elig.active, "descriptions_sha": sidecar.sha})
     except sqlite3.DatabaseError as exc:
+        if guard.disk_full(exc):  # not damage: a rebuild would need more space still
+            raise guard.full_error(root) from None
         raise IndexCorruptError(f"index update failed ({exc})") from exc
     report = _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
-    report.descriptions_changed = n_redescribed
+    report.descriptions_changed, report.unnamed = n_redescribed, unnamed
     return report
-
-
-def _nothing_to_write(con: sqlite3.Connection, changed: list, removed: list[str], elig: collect.Eligibility, sidecar: describe.Sidecar) -> bool:
-    """True when an update found no file to change and the packs and descriptions are the indexed ones."""
-    if changed or removed:
-        return False
-    meta = store.get_meta(con)
-    same_meta = meta.get("descriptions_sha", "") == sidecar.sha and meta.get("active_packs") == json.dumps(elig.active)
-    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('descriptions', 'vectors')")}
-    return same_meta and tables == {"descriptions", "vectors"}
 
 
 class FileState(enum.Enum):

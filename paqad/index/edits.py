@@ -1,6 +1,7 @@
-"""Row edits of an open index during an incremental update (``paqad.index.build.update``): a
-file's rows removed, a changed file's terms registered, the files whose descriptions changed. Kept apart from the builder so each stays
-small; both run inside the update's one transaction."""
+"""Row edits of an open index: a build's term and unit inserts, and during an incremental update
+(``paqad.index.build.update``) a file's rows removed, a changed file's terms registered, the files
+whose descriptions changed. Kept apart from the builder so each stays small; an update's edits run
+inside its one transaction."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections import Counter
 
 from paqad import describe
 from paqad.index import store
+from paqad.units import CodeUnit
 
 
 def delete_file(con: sqlite3.Connection, path: str, totals: list[int]) -> list[int]:
@@ -58,3 +60,34 @@ def redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set
             paths.add(row[0])
             count += 1
     return paths, count
+
+
+def nothing_to_write(con: sqlite3.Connection, changed: list, removed: list[str], active_packs: list[str], sidecar: describe.Sidecar) -> bool:
+    """True when an update found no file to change and the packs and descriptions are the indexed ones."""
+    if changed or removed:
+        return False
+    meta = store.get_meta(con)
+    same_meta = meta.get("descriptions_sha", "") == sidecar.sha and meta.get("active_packs") == json.dumps(active_packs)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('descriptions', 'vectors')")}
+    return same_meta and tables == {"descriptions", "vectors"}
+
+
+def insert_terms(con: sqlite3.Connection, df: Counter[str]) -> dict[str, int]:
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO terms(tid, term, df) VALUES (?, ?, ?)", ((i, t, n) for i, (t, n) in enumerate(sorted(df.items()), 1)))
+    con.execute("COMMIT")
+    return {t: i for i, t in enumerate(sorted(df), 1)}
+
+
+def insert_unit(con: sqlite3.Connection, u: CodeUnit, counts: list[Counter[str]], is_test: bool) -> int:
+    lengths = [sum(c.values()) for c in counts]
+    cur = con.execute(
+        "INSERT INTO units(id, path, language, kind, name, qualified_name, signature, docstring, start_line, end_line,"
+        " text, calls, imports, bases, part, parts, content_hash, lengths, is_test) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            u.id, u.path, u.language, u.kind, u.name, u.qualified_name, u.signature, u.docstring, u.start_line,
+            u.end_line, u.text, json.dumps(u.calls), json.dumps(u.imports), json.dumps(u.bases), u.part, u.parts,
+            u.content_hash, json.dumps(lengths), int(is_test),
+        ),
+    )
+    return int(cur.lastrowid or 0)

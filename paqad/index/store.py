@@ -27,7 +27,7 @@ from pathlib import Path
 
 from paqad import workspace
 from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, IndexOutdatedError
-from paqad.index import integrity, postings
+from paqad.index import guard, integrity, postings
 
 SCHEMA_VERSION = 2  # 2: postings packed in blocks (paqad.index.postings)
 _GENERATION = re.compile(r"^index-(\d{1,9})\.sqlite$")
@@ -93,6 +93,7 @@ def current_path(root: Path) -> Path | None:
     check_location(root)
     pointer = current_pointer(root)
     if not pointer.exists():
+        guard.check_folder(root)  # a plain file there: say so, not "run rag init" (which cannot)
         return None
     name = read_pointer(pointer)
     path = pointer.parent / name
