@@ -33,6 +33,7 @@ from paqad.serve import wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     Root = str | os.PathLike[str]
@@ -64,27 +65,40 @@ def base_request(op: str, **fields: Any) -> dict[str, Any]:
     return {"op": op, "version": __version__, "build": wire.build_fingerprint(), "protocol": wire.PROTOCOL, "env": wire.env_fingerprint(), **fields}
 
 
-def request(root: Root, op: str, fields: dict[str, Any] | None = None, *, reply_timeout: float | None = None, ack_timeout: float = wire.ACK_TIMEOUT_S) -> Outcome:
+def request(
+    root: Root, op: str, fields: dict[str, Any] | None = None, *, reply_timeout: float | None = None, ack_timeout: float = wire.ACK_TIMEOUT_S,
+    until: Callable[[], float] | None = None, on_ack: Callable[[dict[str, Any]], None] | None = None,
+) -> Outcome:
     """Send one request to ``root``'s service and read its ack and reply; never raises.
 
     ``reply_timeout`` (seconds after the ack): by default the ack's ``budget`` plus a grace, else
-    ``DEFAULT_REPLY_TIMEOUT_S``.
+    ``DEFAULT_REPLY_TIMEOUT_S``. ``until`` (a prompt hook: its hard stop less a reserve, as
+    ``time.monotonic()``) caps every wait, the connect, the ack and the reply, whatever the
+    service does: it is asked again before each wait, after ``on_ack`` has seen the ack (which
+    may move it: the ack carries the service's budget). Past it the outcome is ``timeout``.
     """
     paths = paths_mod.for_root(root) if AF_UNIX is not None else None
     if paths is None:
         return Outcome("no-runtime-dir" if AF_UNIX is not None else "unsupported")
-    sock, why = _connect(paths.socket)
+    left = _left(until)
+    if left is not None and left <= 0:
+        return Outcome("timeout")
+    sock, why = _connect(paths.socket, CONNECT_TIMEOUT_S if left is None else min(CONNECT_TIMEOUT_S, left))
     if sock is None:
         return Outcome(why)
     try:
-        return _exchange(sock, base_request(op, **(fields or {})), reply_timeout, ack_timeout)
+        return _exchange(sock, base_request(op, **(fields or {})), reply_timeout, ack_timeout, until, on_ack)
     finally:
         sock.close()
 
 
-def _connect(path: str) -> tuple[socket | None, str]:
+def _left(until: Callable[[], float] | None) -> float | None:
+    return None if until is None else until() - time.monotonic()
+
+
+def _connect(path: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket | None, str]:
     sock = socket(AF_UNIX, SOCK_STREAM)
-    sock.settimeout(CONNECT_TIMEOUT_S)
+    sock.settimeout(max(0.001, timeout))
     try:
         sock.connect(os.fsencode(path))
     except ConnectionRefusedError:
@@ -96,20 +110,29 @@ def _connect(path: str) -> tuple[socket | None, str]:
     return sock, ""
 
 
-def _exchange(sock: socket, req: dict[str, Any], reply_timeout: float | None, ack_timeout: float) -> Outcome:
+def _exchange(
+    sock: socket, req: dict[str, Any], reply_timeout: float | None, ack_timeout: float,
+    until: Callable[[], float] | None = None, on_ack: Callable[[dict[str, Any]], None] | None = None,
+) -> Outcome:
     reader = wire.LineReader(sock)
     try:
-        wire.send(sock, req)
-        ack = reader.read(time.monotonic() + ack_timeout)
+        wire.send(sock, req)  # bounded by the connect timeout still set on the socket
+        left = _left(until)
+        ack = reader.read(time.monotonic() + (ack_timeout if left is None else min(ack_timeout, left)))
     except wire.WireError as exc:
         return Outcome("hung" if str(exc) == "timed out" else "crashed")
     except OSError:
         return Outcome("crashed")
     if not ack.get("ack"):
         return Outcome(f"refused:{ack.get('refused', 'unknown')}", ack=ack)
+    if on_ack is not None:
+        on_ack(ack)
     if reply_timeout is None:
         budget = ack.get("budget")
         reply_timeout = float(budget) + REPLY_GRACE_S if isinstance(budget, (int, float)) else DEFAULT_REPLY_TIMEOUT_S
+    left = _left(until)
+    if left is not None:
+        reply_timeout = min(reply_timeout, left)
     try:
         return Outcome("answered", reader.read(time.monotonic() + reply_timeout), ack)
     except wire.WireError as exc:

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 
+from paqad import hookclock
 from paqad.serve import client
 from paqad.serve import litejson as json
 
@@ -35,6 +36,10 @@ GIT_ACK_S = 0.3
 #: Agent-host events that only tell the service something (a file the agent wrote): without a
 #: service they end at once, importing nothing more (``paqad.hooks.hosts.claude.FILE_CHANGED``).
 NOTIFY_ONLY = ("file-changed",)
+#: Seconds before the hard stop (:func:`paqad.hookclock.stop_at`) the wait for the service ends, so
+#: the in-process fallback (the full CLI's import, the settings, a stale answer: 0.3-0.6 s idle)
+#: still fits when a service died holding the connection open.
+FALLBACK_RESERVE_S = 1.0
 
 
 def handles(args: list[str]) -> bool:
@@ -133,16 +138,22 @@ def _read_stdin() -> str:
 
 
 def agent_hook(event: str, host: str) -> None:
-    """An agent host's hook through the service, else in-process; ends the process (exit 0)."""
-    started = time.monotonic()
+    """An agent host's hook through the service, else in-process; ends the process (exit 0).
+
+    The clock runs from process start and a watchdog ends the process at the budget plus
+    ``hookclock.MARGIN_S`` (:mod:`paqad.hookclock`); the waits for the service end
+    ``FALLBACK_RESERVE_S`` before that, so a service killed mid-request costs the host a fallback
+    or silence, never more."""
+    hookclock.arm()
     raw = _read_stdin()
     root = find_root(_start_dir(raw))
     why = "no work tree with .paqad found here"
     if len(raw) > MAX_STDIN:  # the in-process door logs it as over the cap
         root, why = None, "input over the cap"
     if root is not None:
+        hookclock.on_stop(lambda: _log_stop(str(root), event, host))
         fields = {"event": event, "host": host, "stdin": raw, "cwd": os.getcwd(), "budget_env": os.environ.get("PAQAD_HOOK_BUDGET")}
-        outcome = client.request(root, "hook", fields)
+        outcome = client.request(root, "hook", fields, until=_wait_until, on_ack=_budget_from_ack)
         reply = outcome.reply or {}
         if reply.get("ok"):
             _finish(str(reply.get("stdout") or ""))
@@ -151,16 +162,38 @@ def agent_hook(event: str, host: str) -> None:
         _finish("")
     from paqad.cli.hooks_cmd import agent_hook_in_process
 
-    agent_hook_in_process(event, host, raw, spent=time.monotonic() - started, service=why)
+    agent_hook_in_process(event, host, raw, spent=hookclock.elapsed(), service=why)
+
+
+def _wait_until() -> float:
+    """The latest moment to wait for the service: the hard stop less the fallback's reserve."""
+    return (hookclock.stop_at() or time.monotonic()) - FALLBACK_RESERVE_S
+
+
+def _budget_from_ack(ack: dict) -> None:
+    budget = ack.get("budget")
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        hookclock.set_budget(float(budget))  # the settings' budget, which this thin client does not read
+
+
+def _log_stop(root: str, event: str, host: str) -> None:
+    """The watchdog's ``hooks.log`` line (it runs in the watchdog's bounded side thread)."""
+    from pathlib import Path
+
+    from paqad.hooks import runner
+
+    detail = f"stopped at the hard limit (budget + {hookclock.MARGIN_S:g} s, from process start); nothing more printed"
+    runner.log_result(Path(root), runner.RunResult(event, f"context:{host}", "foreground", runner.RunStatus.TIMEOUT, 0, round(hookclock.elapsed(), 3), detail=detail))
 
 
 def _finish(out: str) -> None:
-    try:
-        if out:
-            sys.stdout.write(out + "\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        pass
+    with hookclock.OUTPUT:  # the watchdog does not end the process halfway through the answer
+        try:
+            if out:
+                sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
     os._exit(0)
 
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from paqad import config, git, workspace
+from paqad import config, git, hookclock, workspace
 from paqad.delivery import context
 from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
 
@@ -150,6 +150,9 @@ def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Ev
         _log(root, host, event, "recorded", started, "this host cannot take context on a prompt; delivered on its next event" + note + cut, door)
         return host.render(None, event)
     budget = prompt.budget_of(cfg) if door.budget is None else door.budget
+    if door.mode == "foreground" and hookclock.armed():  # the hook's own process: its budget runs from process start
+        hookclock.set_budget(prompt.budget_of(cfg))
+        budget = min(budget, hookclock.left())
     answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, _spawn(door), budget, host.NAME, event.session_id)
     _log(root, host, event, str(answer.status), started, answer.detail + note + cut, door)
     if cfg.rag_serve and "no-runtime-dir" in door.note:
@@ -172,6 +175,9 @@ def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, start
 
     hint = event.kind if event.kind in ("session-start", "subagent-start") else "prompt-submit"
     seconds = round(time.perf_counter() - started, 3)
+    if door.mode == "foreground" and hookclock.armed():  # what the host waited so far, not just this call
+        seconds = round(hookclock.elapsed(), 3)
+        detail += "; seconds from process start"
     detail = f"{detail}; {door.note}" if door.note else detail
     runner.log_result(root, runner.RunResult(hint, f"context:{host.NAME}", door.mode, status, 0, seconds, detail=detail))
 
