@@ -115,6 +115,9 @@ GENERIC: tuple[tuple[str, tuple[str, ...], Callable[[str, Callable[[str, str], s
     ("secret-assignment", redaction_generic.ASSIGN_ANCHORS, redaction_generic.mask_assignments),
 )
 
+#: Every layer's literal anchors, lower-cased, found in the same pass as gitleaks's keywords.
+ANCHORS = tuple(sorted({a.lower() for shape in SHAPES for a in shape.anchors} | {a for _, anchors, _ in GENERIC for a in anchors}))
+
 
 def _mark(kind: str, secret: str) -> str:
     return MARK.format(kind=kind) + "\n" * secret.count("\n")
@@ -125,20 +128,22 @@ def redact_counted(text: str, path: str | None = None) -> tuple[str, Counter[str
     found: Counter[str] = Counter()
     if not text:
         return text, found
+    lowered = text.lower()
+    present = redaction_rules.keyword_index(ANCHORS).present(lowered)  # one pass for all three layers
     for shape in SHAPES:
-        if not any(a in text for a in shape.anchors):
+        if not any(a.lower() in present and a in text for a in shape.anchors):
             continue
         text, n = shape.pattern.subn(_masker(shape.kind), text)
         if n:
             found[shape.kind] += n
-    lowered = text.lower()
-    for rule in redaction_rules.candidates(text, lowered, path):
+            lowered = text.lower()
+    for rule in redaction_rules.candidates(present, path):
         text, n = redaction_rules.apply(rule, text, _mark, lowered)
         if n:
             found[rule.id] += n
             lowered = text.lower()
     for kind, anchors, masker in GENERIC:
-        if any(a in lowered for a in anchors):
+        if any(a in present for a in anchors):
             text, n = masker(text, _mark, lowered)
             if n:
                 found[kind] += n

@@ -89,6 +89,8 @@ def bare_secret(value: str, name: str, sep: str, after: str) -> bool:
         return False
     if value.lower() in _TYPES:
         return False  # password: str
+    if sep[:1] in " \t" and sep.strip() == ":":
+        return False  # prose or reST, not YAML (which has no space before the colon): "pass :func:"
     if not _IDENTIFIER.match(value):
         return after != ")"  # hunter2! or a base64 key; not the last argument of a call
     if after == ";" and sep.strip() == "=":
@@ -97,7 +99,8 @@ def bare_secret(value: str, name: str, sep: str, after: str) -> bool:
         return False  # a keyword argument passed on: password=pw,
     glued = not sep.startswith((" ", "\t"))  # DB_PASSWORD=x, password: x (code puts spaces around =)
     if any(c.isdigit() for c in value):
-        return glued or name.isupper()
+        mixed = not value.islower() and not value.isupper()  # Ini9Pass: a password, not a variable name
+        return glued or name.isupper() or mixed and sep.strip() == "="
     return glued and sep.strip() == "=" and name.isupper()  # .env: DB_PASSWORD=postgres
 
 
@@ -128,7 +131,8 @@ def mask_url_passwords(text: str, mark: Callable[[str, str], str], lowered: str)
     """``text`` with the password of every ``scheme://user:password@host`` replaced."""
 
     def span(m: re.Match[str]) -> tuple[int, int] | None:
-        return None if _is_placeholder(m.group("value"), "password") else m.span("value")
+        value = m.group("value")
+        return None if len(value) < 3 or _is_placeholder(value, "password") else m.span("value")  # u:p@ is a test URL
 
     return _mask(URL_PASSWORD.finditer(text), text, mark, "url-password", span)
 

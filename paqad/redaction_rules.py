@@ -209,17 +209,18 @@ class KeywordIndex:
 
 
 @functools.cache
-def keyword_index() -> KeywordIndex:
-    return KeywordIndex.of(sorted(ruleset().by_keyword))
+def keyword_index(extra: tuple[str, ...] = ()) -> KeywordIndex:
+    """The index of every rule keyword, plus ``extra`` lower-case words (other layers' anchors)."""
+    return KeywordIndex.of(sorted(set(ruleset().by_keyword) | set(extra)))
 
 
-def candidates(text: str, lowered: str | None = None, path: str | None = None) -> list[Rule]:
-    """The rules whose keywords occur in ``text`` (case-insensitive), in the file's order but the
-    ``generic-*`` ones last (a SendGrid key is reported as ``sendgrid-api-token``, not generic)."""
+def candidates(present: set[str], path: str | None = None) -> list[Rule]:
+    """The rules with a keyword in ``present`` (from :meth:`KeywordIndex.present`), in the file's
+    order but the ``generic-*`` ones last (a SendGrid key is reported as ``sendgrid-api-token``)."""
     rs = ruleset()
     picked = set(rs.always)
-    for kw in keyword_index().present(text.lower() if lowered is None else lowered):
-        picked.update(rs.by_keyword[kw])
+    for kw in present:
+        picked.update(rs.by_keyword.get(kw, ()))
     rules = (rs.rules[i] for i in picked)
     kept = [r for r in rules if not r.path or path is not None and re.search(r.path, path)]
     return sorted(kept, key=lambda r: (r.id.startswith("generic"), r.id))
@@ -244,13 +245,16 @@ def anchored_matches(pattern: re.Pattern[str], text: str, anchors: re.Pattern[st
 
 
 def _secret_span(m: re.Match[str], group: int) -> tuple[int, int]:
+    """gitleaks's secret: the ``secretGroup``, else the first non-empty group, else the match. A
+    first group under eight characters is a repeated part, not the secret (``([a-z0-9]{4}-){3}``
+    in ``microsoft-teams-webhook`` would leave the webhook URL readable): the whole match then."""
     if m.re.groups == 0:
         return m.span()
     if group:
         return m.span(group) if group <= m.re.groups and m.group(group) else (-1, -1)
     for g in range(1, m.re.groups + 1):
         if m.group(g):
-            return m.span(g)
+            return m.span(g) if m.end(g) - m.start(g) >= 8 else m.span()
     return m.span()
 
 

@@ -219,6 +219,7 @@ def test_the_fifteen_common_shapes_are_masked_keeping_the_name(name: str) -> Non
         ("mongodb+srv://app:M0ngoPw@cluster0.example.net/db", "M0ngoPw"),
         ('secret_key := "go-S3cr3t-v4lue"', "go-S3cr3t-v4lue"),
         ("'password' => 'Php!Pa55'", "Php!Pa55"),
+        ("password = Ini9Pass", "Ini9Pass"),
     ],
 )
 def test_generic_secrets_are_masked(text: str, value: str) -> None:
@@ -250,6 +251,10 @@ def test_generic_secrets_are_masked(text: str, value: str) -> None:
         'csrf_token = "<token>"',
         "curl -u user:password https://example.com",
         "http://localhost:8080/path",
+        "Never pass :func:`~flask.current_app` as sender",
+        '("hTTp://u:p@Some.Host/path", "http://some.host.proxy")',
+        "password = password2",
+        "token = self.tokens[0]",
     ],
 )
 def test_code_that_names_secrets_is_left_alone(text: str) -> None:
@@ -261,6 +266,13 @@ def test_gitleaks_rules_mask_only_the_secret_group() -> None:
     age = "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE"
     masked, found = redaction.redact_counted(f'sg = "{key}"\nkey = {age}\n')
     assert masked == 'sg = "[REDACTED:sendgrid-api-token]"\nkey = [REDACTED:age-secret-key]\n' and found["sendgrid-api-token"] == 1
+
+
+def test_a_short_repeated_group_is_not_taken_for_the_secret() -> None:
+    """``microsoft-teams-webhook``'s first group is ``([a-z0-9]{4}-){3}``: the whole URL is masked."""
+    uuid = "7c5a8f3e-1b2d-4e6f-9a0b-c1d2e3f4a5b6"
+    url = f"https://contoso.webhook.office.com/webhookb2/{uuid}@{uuid}/IncomingWebhook/" + "a1b2c3d4e5f6" * 2 + "a1b2c3d4/" + uuid
+    assert redaction.redact(f'TEAMS = "{url}"\n') == 'TEAMS = "[REDACTED:microsoft-teams-webhook]"\n'
 
 
 def test_every_ported_rule_compiles_and_keeps_its_keywords() -> None:
