@@ -319,3 +319,27 @@ def test_the_keyword_index_finds_what_substring_scans_find() -> None:
 
     check()
     assert index.present("whiskey") >= {"key"}  # "sk" then "key", overlapping
+
+
+@pytest.mark.parametrize(
+    ("regex", "starts"),
+    [
+        (r"\b(ey[a-z]{3})", ("ey",)),
+        (r"(?i)(?:access|(?-i:[Aa]pi|API)|passw(?:or)?d)\s*=", ("access", "api", "passw")),
+        (r"\b((?:hvs\.[\w-]{90}|s\.[a-z]{24}))", ("hvs.", "s.")),
+        (r"(?:abc)?def", ()),
+        (r"[a-z]+token", ()),
+        (r"a(?:bc|d)", ()),  # "a" alone: under two known characters
+    ],
+)
+def test_the_literals_every_match_starts_with(regex: str, starts: tuple[str, ...]) -> None:
+    assert redaction_rules.leading_literals(regex) == starts
+
+
+def test_trying_a_rule_only_where_its_literals_occur_finds_what_a_full_scan_finds() -> None:
+    text = secret_samples.settings_py() + "\nthey say key=value; s.x s.abcdefghijklmnopqrstuvwx api_key='Zq9" + "Lm4Vx8Rt2Wn6' EAAAx\n" * 3
+    lowered = text.lower()
+    anchored = [r for r in redaction_rules.ruleset().rules if r.starts]
+    assert len(anchored) > 150
+    for rule in anchored:
+        assert [m.span() for m in rule.matches(text, lowered)] == [m.span() for m in rule.pattern.finditer(text)], rule.id
