@@ -40,7 +40,7 @@ import sys
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 DATA = Path(__file__).with_name("redaction_rules.toml")
@@ -82,20 +82,26 @@ class Rule:
     secret_group: int = 0
     allow: tuple[Allow, ...] = ()
     extend_back: bool = False  # the lazy key-name prefix was dropped: extend matches back
-    starts: tuple[str, ...] = ()  # lower-case literals every match starts with (:func:`leading_literals`)
     path: str = ""  # gitleaks's ``path``: the rule runs only on files whose path matches
-    _compiled: list[re.Pattern[str]] = field(default_factory=list, compare=False, repr=False)
 
-    @property
+    # Compiled and analysed on first use (most rules never run in a process): a frozen dataclass
+    # still lets functools.cached_property store into the instance's __dict__.
+    @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
-        if not self._compiled:
-            self._compiled.append(re.compile(self.regex, re.ASCII))  # RE2's \w, \s and \b are ASCII
-            self._compiled.append(re.compile("|".join(re.escape(k) for k in sorted(self.starts, key=len, reverse=True))))
-        return self._compiled[0]
+        return re.compile(self.regex, re.ASCII)  # RE2's \w, \s and \b are ASCII
+
+    @functools.cached_property
+    def starts(self) -> tuple[str, ...]:
+        """The lower-case literals every match starts with (:func:`leading_literals`), or ``()``."""
+        return leading_literals(self.regex)
+
+    @functools.cached_property
+    def _starts_rx(self) -> re.Pattern[str]:
+        return re.compile("|".join(re.escape(k) for k in sorted(self.starts, key=len, reverse=True)))
 
     def matches(self, text: str, lowered: str) -> Iterator[re.Match[str]]:
         if self.starts:
-            return anchored_matches(self.pattern, text, self._compiled[1], lowered)
+            return anchored_matches(self.pattern, text, self._starts_rx, lowered)
         return self.pattern.finditer(text)
 
 
@@ -140,7 +146,6 @@ def _rule(raw: dict) -> Rule:
         secret_group=int(raw.get("secretGroup", 0)),
         allow=tuple(_allow(a) for a in raw.get("allowlists", ())),
         extend_back=extend,
-        starts=leading_literals(regex),
         path=raw.get("path", ""),
     )
 
