@@ -237,7 +237,7 @@ def _age(seconds: float) -> str:
 
 
 def context_path(root: Path) -> Path:
-    return workspace.context_dir(root) / CONTEXT_FILE
+    return workspace.paqad_dir(root) / "context" / CONTEXT_FILE
 
 
 def state_path(root: Path) -> Path:
