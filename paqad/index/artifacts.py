@@ -23,8 +23,11 @@ What is received is untrusted, checked like a crafted index before anything uses
 (:func:`paqad.index.artifact_check.check_file`): SQLite's header, a schema that is exactly paqad's (no triggers, no views,
 no other tables), the ``meta`` types and schema version, ``integrity.problem`` (SQLite's check,
 orphan units, posting blocks), the settings the index depends on, relative paths, and every
-vector's length and finite values. A refused artifact is one line on stderr and the audit log,
-and the clone builds locally. The store being down, slow or refusing costs at most
+vector's length and finite values. Its inflation stops at the size its row declares, before
+writing past it (a zlib bomb costs no more disk than an honest index). A refused artifact is one
+line on stderr and the audit log, and the clone builds locally. Then its text is verified, not
+trusted (:mod:`paqad.index.verify`): every unit of a file whose content here matches is compared
+with a fresh parse of the file, and a file whose rows differ is re-derived before the index goes live. The store being down, slow or refusing costs at most
 ``CONNECT_TIMEOUT_S`` plus ``FETCH_DEADLINE_S``, then the local build runs.
 
 Expiry: ``rag_shared_index_days``. ``publish`` deletes older artifacts in the transaction that
@@ -47,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 from paqad import audit, git, workspace
 from paqad.errors import UsageError
-from paqad.index import fields, shared_store, store
-from paqad.index.artifact_check import ArtifactRefused, check_file, harden
+from paqad.index import fields, guard, shared_store, store, verify
+from paqad.index.artifact_check import ArtifactRefused, check_file
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -70,11 +73,23 @@ ANCESTORS = 100  # HEAD and this many ancestors are looked up (one query)
 CHUNK_BYTES = 2 << 20  # per row and statement: well inside STATEMENT_TIMEOUT_MS on a LAN
 FETCH_DEADLINE_S = 60.0  # the whole download, past the connection's own timeout
 MAX_ARTIFACT_BYTES = 1 << 30  # compressed, as the row declares it and as received
-MAX_INDEX_BYTES = 4 << 30  # decompressed: a zlib bomb stops here
+MAX_INDEX_BYTES = 4 << 30  # decompressed, as the row declares it; inflation stops at the declared size
+INFLATE_STEP = 1 << 22  # bytes inflated per step: what is held before the declared-size check
 
 
 class StoreUnavailable(Exception):
     """The store could not be asked (down, slow, refused, no psycopg): the caller builds locally."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """An artifact's row: what it declares (compressed ``size``, ``index_bytes`` once inflated)."""
+
+    id: int
+    commit: str
+    size: int  # compressed
+    sha256: bytes
+    index_bytes: int
 
 
 def build_key(cfg: Config, root: Path | None = None) -> str:
@@ -156,18 +171,18 @@ class ArtifactStore:
                 )
         return max(0, int(expired or 0))
 
-    def find(self, commits: list[str], key: str, days: int) -> tuple[int, str, int, bytes] | None:
-        """(id, commit, bytes, sha256) of the unexpired artifact of the first of ``commits`` that has one."""
+    def find(self, commits: list[str], key: str, days: int) -> Found | None:
+        """The unexpired artifact of the first of ``commits`` that has one."""
         if not commits:
             return None
         rows = self.con.execute(
-            f"SELECT id, commit_sha, bytes, sha256 FROM {ARTIFACTS} WHERE build_key = %s AND commit_sha = ANY(%s)"
+            f"SELECT id, commit_sha, bytes, sha256, index_bytes FROM {ARTIFACTS} WHERE build_key = %s AND commit_sha = ANY(%s)"
             " AND created_at >= now() - make_interval(days => %s)",
             (key, commits, days),
         ).fetchall()
         order = {c: i for i, c in enumerate(commits)}
         rows.sort(key=lambda r: order.get(r[1], len(order)))
-        return (int(rows[0][0]), str(rows[0][1]), int(rows[0][2]), bytes(rows[0][3])) if rows else None
+        return Found(int(rows[0][0]), str(rows[0][1]), int(rows[0][2]), bytes(rows[0][3]), int(rows[0][4])) if rows else None
 
     def fetch(self, artifact: int, declared: int, digest: bytes, deadline: float) -> bytes:
         """The artifact's bytes, chunk by chunk; refused past its declared size, the size cap or the
@@ -294,11 +309,17 @@ class AdoptReport:
     bytes: int = 0
     seconds: float = 0.0
     stats_refreshed: int = 0
+    rederived: list[str] = field(default_factory=list)  # files whose unit rows did not match the file (paqad.index.verify)
     details: dict[str, Any] = field(default_factory=dict)
 
     def line(self) -> str | None:
         """The one line ``rag init`` prints on stderr (None when there is nothing to say)."""
         short = (self.commit or "")[:12]
+        if self.status == "adopted" and self.rederived:
+            return (
+                f"warning: the shared index of {short} held unit text that does not match {len(self.rederived)} file(s) "
+                f"({', '.join(self.rederived[:3])}); re-indexed them from the files here"
+            )
         if self.status == "adopted":
             return f"index of {short} downloaded from the shared store ({self.bytes / 1e6:.1f} MB, {self.seconds:.1f} s); updating what differs"
         if self.status == "refused":
@@ -324,85 +345,81 @@ def adopt(root: Path, cfg: Config) -> AdoptReport:
     workspace.ensure(root)
     folder = workspace.vectors_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
+    guard.sweep(root, building=False)  # a killed adoption's .fetched file (no lock held here)
     tmp = folder / f".fetched-{os.getpid()}.sqlite"
-    found: tuple[int, str, int, bytes] | None = None
+    found: Found | None = None
     try:
         deadline = time.monotonic() + FETCH_DEADLINE_S
         with ArtifactStore(root, cfg.rag_shared_store) as server:
             found = server.find(commits, build_key(cfg, root), cfg.rag_shared_index_days)
             if found is None:
                 return AdoptReport("none")
-            blob = server.fetch(found[0], found[2], found[3], deadline)
-        _inflate(blob, tmp)
+            blob = server.fetch(found.id, found.size, found.sha256, deadline)
+        _inflate(blob, tmp, found.index_bytes)
+        del blob
         check_file(tmp, cfg, root)
-        refreshed = _refresh_stats(root, cfg, tmp)
+        checked = verify.verify_and_refresh(root, cfg, tmp)
         with build.writer_lock(root):
             if store.current_pointer(root).exists():  # a build (a git hook's) finished meanwhile: keep it
-                return AdoptReport("none", found[1], reason="an index was built meanwhile: it is updated, not replaced")
+                return AdoptReport("none", found.commit, reason="an index was built meanwhile: it is updated, not replaced")
             target = store.next_generation_path(root)
             os.replace(tmp, target)
             store.publish(root, target)
     except StoreUnavailable as exc:
         audit.log(root, "WARN", "shared-index-unavailable", error=str(exc))
-        return AdoptReport("unavailable", found[1] if found else None, reason=str(exc))
+        return AdoptReport("unavailable", found.commit if found else None, reason=str(exc))
     except ArtifactRefused as exc:
-        audit.log(root, "WARN", "shared-index-refused", commit=found[1] if found else "", error=str(exc))
-        return AdoptReport("refused", found[1] if found else None, reason=str(exc))
+        audit.log(root, "WARN", "shared-index-refused", commit=found.commit if found else "", error=str(exc))
+        return AdoptReport("refused", found.commit if found else None, reason=str(exc))
     except Exception as exc:  # psycopg.Error mid-query (statement timeout, server gone), OSError
         audit.log(root, "WARN", "shared-index-unavailable", error=_one_line(exc))
-        return AdoptReport("unavailable", found[1] if found else None, reason=_one_line(exc))
+        return AdoptReport("unavailable", found.commit if found else None, reason=_one_line(exc))
     finally:
-        tmp.unlink(missing_ok=True)
-    report = AdoptReport("adopted", found[1], bytes=found[2], seconds=round(time.perf_counter() - started, 3), stats_refreshed=refreshed)
-    audit.log(root, "INFO", "shared-index-adopted", commit=found[1], bytes=found[2], refreshed=refreshed)
+        for scratch in (tmp, *(tmp.with_name(tmp.name + s) for s in ("-wal", "-shm", "-journal"))):
+            scratch.unlink(missing_ok=True)
+    seconds = round(time.perf_counter() - started, 3)
+    report = AdoptReport("adopted", found.commit, bytes=found.size, seconds=seconds, stats_refreshed=checked.refreshed, rederived=checked.rederived)
+    if checked.rederived:
+        audit.log(root, "WARN", "shared-index-rederived", commit=found.commit, files=len(checked.rederived), first=checked.rederived[0][:200])
+    audit.log(root, "INFO", "shared-index-adopted", commit=found.commit, bytes=found.size, refreshed=checked.refreshed)
     return report
 
 
-def _inflate(blob: bytes, target: Path) -> None:
-    """Decompress ``blob`` to ``target``, refusing past ``MAX_INDEX_BYTES`` or a stream that is not whole."""
+def _inflate(blob: bytes, target: Path, declared: int) -> None:
+    """Decompress ``blob`` to ``target``: an SQLite file of exactly the ``declared`` size (at most
+    ``MAX_INDEX_BYTES``). Refused before anything past the declared size is written, so a zlib bomb
+    costs at most the declared bytes of disk, and before anything at all is written when the
+    first bytes are not an SQLite header that declares that size (a stream of zeros costs none)."""
+    if not 0 < declared <= MAX_INDEX_BYTES:
+        raise ArtifactRefused(f"it declares {declared} bytes once inflated (at most {MAX_INDEX_BYTES})")
     inflater = zlib.decompressobj()
     written = 0
     try:
         with target.open("wb") as out:
-            data = inflater.decompress(blob, 1 << 24)
+            data = inflater.decompress(blob, INFLATE_STEP)
+            if not data:
+                raise ArtifactRefused("it inflates to nothing")
+            _check_header(data, declared)
             while data:
-                written += len(data)
-                if written > MAX_INDEX_BYTES:
-                    raise ArtifactRefused(f"it inflates past {MAX_INDEX_BYTES} bytes")
+                if written + len(data) > declared:
+                    raise ArtifactRefused(f"it inflates past the {declared} bytes it declares")
                 out.write(data)
-                data = inflater.decompress(inflater.unconsumed_tail, 1 << 24)
+                written += len(data)
+                data = inflater.decompress(inflater.unconsumed_tail, INFLATE_STEP)
     except zlib.error as exc:
         raise ArtifactRefused(f"it is not a zlib stream ({exc})") from None
-    if not inflater.eof or inflater.unused_data:
+    if not inflater.eof or inflater.unused_data or written != declared:
         raise ArtifactRefused("its zlib stream is truncated or followed by other bytes")
 
 
-def _refresh_stats(root: Path, cfg: Config, index_file: Path) -> int:
-    """Give each indexed file whose content here hashes to the indexed hash this work tree's size
-    and mtime, so the update after adoption skips it as unchanged (it parses only what differs).
-    A file that differs keeps the published stat, so the update re-indexes it. How many were refreshed."""
-    from paqad.eligibility import collect
-
-    elig = collect.Eligibility(root, cfg.rag_max_file_size)
-    con = sqlite3.connect(index_file, isolation_level=None)
-    try:
-        harden(con)
-        rows = con.execute("SELECT path, hash FROM files").fetchall()
-        listed = set(elig.listed)
-        fresh: list[tuple[int, int, str]] = []
-        for path, digest in rows:
-            if path not in listed:  # gone here: the update drops it
-                continue
-            decision, text = elig.decide(path)
-            if not decision.kept or text is None:
-                continue
-            if hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != digest:
-                continue
-            st = (root / path).lstat()
-            fresh.append((st.st_size, st.st_mtime_ns, path))
-        con.execute("BEGIN")
-        con.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", fresh)
-        con.execute("COMMIT")
-        return len(fresh)
-    finally:
-        con.close()
+def _check_header(head: bytes, declared: int) -> None:
+    """The first inflated bytes are an SQLite header whose page size times page count is ``declared``
+    (the size ``publish`` records is the snapshot file's, which SQLite keeps in its header)."""
+    if len(head) < 100 or not head.startswith(b"SQLite format 3\x00"):
+        raise ArtifactRefused("it is not an SQLite database")
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    valid_for, changes = head[92:96], head[24:28]
+    if valid_for == changes and page * pages != declared:
+        raise ArtifactRefused(f"its SQLite header says {page * pages} bytes, the row {declared}")

@@ -110,9 +110,10 @@ def check_folder(root: Path) -> None:
             )
 
 
-def sweep(root: Path) -> int:
-    """Remove scratch files left by killed builds, adoptions and publishes (call under the writer
-    lock: a ``.building`` file is then never another writer's). How many were removed."""
+def sweep(root: Path, building: bool = True) -> int:
+    """Remove scratch files left by killed builds, adoptions and publishes: those of processes that
+    are gone, and (``building``: only under the writer lock, where no other build runs) every
+    ``.building`` generation. How many were removed."""
     folder = workspace.vectors_dir(root)
     removed = 0
     try:
@@ -121,7 +122,7 @@ def sweep(root: Path) -> int:
         return 0
     for name in names:
         match = _SCRATCH.match(name)
-        stale = name.endswith(".building") or (match is not None and not _alive(int(match.group(1))))
+        stale = (building and name.endswith(".building")) or (match is not None and not _alive(int(match.group(1))))
         if stale:
             try:
                 (folder / name).unlink()
