@@ -23,6 +23,7 @@ from paqad.search import evidence as evidence_mod
 from paqad.search import fusion, lexical, ranking, vector
 from paqad.search import query as query_mod
 from paqad.search import rerank as rerank_mod
+from paqad.search.live import LiveFiles
 from paqad.search.request import DEFAULT_RELIEF_FLOOR, DEFAULT_THRESHOLD, SearchRequest
 from paqad.settings import SEARCH_BUDGET_CHARS
 
@@ -176,7 +177,7 @@ def _search(
         lexical.fill_matched([c for c in top if not c.matched], scored.terms, scored.postings)
         units = index.units([c.uid for c in top], RESULT_FIELDS)
         resp.results = _results(units, top, ranked[0].bm25f if ranked else 1.0, confident, rerank_scores)
-        resp.omitted_for_budget = _attach_sources(units, resp.results, source_chars, budget)
+        resp.omitted_for_budget = _attach_sources(index.root, units, resp.results, source_chars, budget)
     resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
     return resp
 
@@ -338,17 +339,23 @@ def _results(
     return out
 
 
-def _attach_sources(units: dict[int, StoredUnit], results: list[Result], per_result: int, budget: int) -> int:
-    """Each result's source once, trimmed to ``per_result`` chars, until ``budget`` is spent."""
-    texts = {u.id: u.text for u in units.values()}
+def _attach_sources(root: Path, units: dict[int, StoredUnit], results: list[Result], per_result: int, budget: int) -> int:
+    """Each result's source once, trimmed to ``per_result`` chars, until ``budget`` is spent. The
+    source is what the live file holds at the unit's lines (``paqad.search.live``): a result whose
+    stored text the file does not hold shows the file's lines, without the row's docstring and
+    signature; one whose file cannot be read shows no source."""
+    live = LiveFiles(root)
+    rows = {u.id: u for u in units.values()}
     omitted = 0
     for res in results:
-        if per_result <= 0:
-            break
+        text, kept = live.source(rows[res.id])
+        if not kept:
+            res.docstring, res.signature = "", ""
+        if per_result <= 0 or text is None:
+            continue
         if budget <= 0:
             omitted += 1
             continue
-        text = texts[res.id]
         limit = min(per_result, budget)
         res.source = text[:limit]
         res.source_truncated = len(text) > limit
