@@ -1,4 +1,4 @@
-"""``.paqad/audit.log``: one line per event that a user may need to reconstruct later.
+"""``audit.log`` in the work tree's per-developer folder: one line per event that a user may need to reconstruct later.
 
 Format: ``[2026-11-30T09:00:00Z] INFO build-completed mode="full" units="2168" seconds="3.2"``.
 Every line passes through :func:`paqad.secrets.redact`, so an API key that reached an error
@@ -18,7 +18,7 @@ MAX_VALUE_CHARS = 500
 
 
 def audit_path(root: Path) -> Path:
-    return workspace.paqad_dir(root) / "audit.log"
+    return workspace.local_dir(root) / "audit.log"
 
 
 def format_line(level: str, event: str, fields: dict[str, object]) -> str:
@@ -32,8 +32,8 @@ def format_line(level: str, event: str, fields: dict[str, object]) -> str:
 
 
 def log(root: Path, level: str, event: str, **fields: object) -> None:
-    """Append one line; a missing ``.paqad/`` or an unwritable file is silently skipped."""
-    if level not in LEVELS or not workspace.paqad_dir(root).is_dir():
+    """Append one line; a work tree paqad is not set up in, or an unwritable file, is silently skipped."""
+    if level not in LEVELS or not workspace.is_set_up(root):
         return
     try:
         with audit_path(root).open("a", encoding="utf-8") as handle:

@@ -82,11 +82,11 @@ def _resolve(
 
 
 def team_files(root: Path) -> list[Path]:
-    """Committed team config files, merged in name order."""
+    """Committed team config files, merged in name order (a symlinked one is never read)."""
     folder = workspace.team_config_dir(root)
-    if not folder.is_dir():
+    if workspace.linked_part(root, folder) is not None or not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and workspace.team_file(root, p) is not None)
 
 
 def read_file(path: Path) -> dict[str, Any]:

@@ -269,6 +269,14 @@ def ignored_files(root: Path) -> list[str]:
     return zsplit(run(["ls-files", "-z", "--others", "--ignored", "--exclude-standard"], cwd=root))
 
 
+def tracked_under(root: Path, folder: str) -> list[str]:
+    """Files git tracks under ``folder`` (repository-relative); [] outside git or on any failure."""
+    try:
+        return zsplit(run(["ls-files", "-z", "--cached", "--", folder], cwd=root, timeout=QUICK_TIMEOUT_S))
+    except GitError:
+        return []
+
+
 def check_ignore(root: Path, path: str) -> str | None:
     """Which ignore rule drops ``path`` (``source:line:pattern``), or None if git does not ignore it."""
     line = _text(["check-ignore", "-v", "--no-index", "--", path], root)

@@ -6,11 +6,11 @@ A key is never a setting: ``paqad.config`` has no key for one, so it cannot end 
 1. the environment: ``OPENAI_API_KEY``, ``VOYAGE_API_KEY``, ``PAQAD_EMBEDDING_API_KEY`` (the key of
    an OpenAI-compatible endpoint) or whatever name the caller asks for; an empty variable counts
    as unset;
-2. ``.paqad/secrets.env``: ``KEY=value`` lines, dotenv style (blank lines and ``#`` comments are
-   skipped, an ``export`` prefix is allowed, a value may be wrapped in single or double quotes, an
-   unquoted value loses a `` # comment`` after whitespace; there is no ``${VAR}`` expansion).
-   The file is listed in ``.paqad/.gitignore`` and in paqad's own secrets patterns, so it is never
-   committed by ``git add .paqad`` nor indexed.
+2. ``secrets.env`` in the work tree's per-developer folder (``paqad.localstate``, outside the
+   repository, so it is never committed, indexed, or replaced by a pull): ``KEY=value`` lines,
+   dotenv style (blank lines and ``#`` comments are skipped, an ``export`` prefix is allowed, a
+   value may be wrapped in single or double quotes, an unquoted value loses a `` # comment`` after
+   whitespace; there is no ``${VAR}`` expansion).
 
 ``set_secret`` writes the file with mode 0600 from the first byte (a temp file made by ``mkstemp``,
 then ``os.replace``). Reading a file that others can read or write (any of the 0o077 bits set, on
@@ -96,7 +96,8 @@ class Secret:
 
 
 def secrets_path(root: Path) -> Path:
-    return workspace.paqad_dir(root) / SECRETS_FILENAME
+    """The work tree's keys file: in its per-developer folder, never in the repository."""
+    return workspace.local_dir(root) / SECRETS_FILENAME
 
 
 def get_secret(name: str, root: Path | None = None, environ: Mapping[str, str] | None = None) -> Secret | None:
@@ -116,7 +117,7 @@ def get_secret(name: str, root: Path | None = None, environ: Mapping[str, str] |
     values = read_secrets(root)
     value = values.get(name, "")
     if value:
-        return Secret(value, f"{workspace.DIRNAME}/{SECRETS_FILENAME}")
+        return Secret(value, str(secrets_path(root)))
     return None
 
 
@@ -145,17 +146,14 @@ def read_secrets(root: Path) -> dict[str, str]:
 
 
 def set_secret(root: Path, name: str, value: str) -> Path:
-    """Store ``name=value`` in ``.paqad/secrets.env`` (mode 0600), keeping the file's other lines.
-
-    Creates ``.paqad/`` with its ``.gitignore`` when missing, and adds ``secrets.env`` to an older
-    ``.gitignore`` that lacks it, so the key cannot be committed by ``git add .paqad``.
-    """
+    """Store ``name=value`` in the work tree's ``secrets.env`` (mode 0600), keeping the file's
+    other lines. The file lives in the per-developer folder outside the repository, so no
+    ``git add`` can commit it and no pull can replace it."""
     _check_name(name)
     value = value.strip()
     if not value or any(c in value for c in "\r\n\x00"):
         raise ConfigError(f"The value for {name} must be one non-empty line.")
     workspace.ensure(root)
-    _ensure_ignored(root)
     path = secrets_path(root)
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     line = f"{name}={_quote(value)}"
@@ -230,16 +228,6 @@ def _tighten(path: Path, mode: int) -> None:
         SecretsFileWarning,
         stacklevel=3,
     )
-
-
-def _ensure_ignored(root: Path) -> None:
-    ignore = workspace.paqad_dir(root) / ".gitignore"
-    if not ignore.exists():
-        return
-    text = ignore.read_text(encoding="utf-8")
-    if any(line.strip() in (SECRETS_FILENAME, "/" + SECRETS_FILENAME, "*") for line in text.splitlines()):
-        return
-    workspace.atomic_write_text(ignore, text + ("" if text.endswith("\n") or not text else "\n") + SECRETS_FILENAME + "\n")
 
 
 def _line_name(line: str) -> str:

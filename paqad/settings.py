@@ -168,7 +168,7 @@ class Settings:
     )
     rag_index_outside_repo: bool = setting(
         False,
-        "Allow `.paqad/vectors` to be a symlink to a folder outside the repository (the index is written and old generations deleted there). Local only: a committed team config cannot set it.",
+        "No effect: the index always lives outside the repository now, in the work tree's per-developer folder (`paqad doctor` shows where). Kept so settings files that name it still load. Local only: a committed team config cannot set it.",
         local_only=True,
     )
     rag_serve: bool = setting(

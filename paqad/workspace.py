@@ -1,8 +1,12 @@
-"""The ``.paqad/`` folder: where each file lives, what is committed and what is not, atomic writes.
+"""Where each of paqad's files lives, what is shared and what is not, and atomic writes.
 
-The folder explains itself (a README and a ``.gitignore``), the way pytest's cache does, so a
-developer who finds it in ``git status`` knows what to commit: ``configs/``, ``rag.ignore.yaml``,
-``hooks.yaml`` and ``stackpacks/`` are shared with the team; everything else is per developer.
+Two folders. The repository's ``.paqad/`` holds what the team shares and commits: ``configs/``,
+``rag.ignore.yaml``, ``hooks.yaml``, ``stackpacks/``, ``eval.yaml``. It is untrusted input (any
+commit can change it), and it explains itself (a README and a ``.gitignore``), the way pytest's
+cache does. Everything per developer (local settings, API keys, the index, logs, state, the
+delivered context, the audit log) lives in the work tree's folder under the user's data folder
+(:mod:`paqad.localstate`), where no pull can write: :func:`local_dir`. That folder existing is
+what "paqad is set up in this work tree" means to the hooks (:func:`is_set_up`).
 """
 
 from __future__ import annotations
@@ -14,12 +18,16 @@ from pathlib import Path
 
 import filelock
 
+from paqad import localstate
 from paqad.errors import LockedError
 
 DIRNAME = ".paqad"
 
 GITIGNORE = """\
-# Written by paqad. Per-developer files; commit configs/, rag.ignore.yaml, hooks.yaml, stackpacks/.
+# Written by paqad. Commit configs/, rag.ignore.yaml, hooks.yaml, stackpacks/. paqad keeps no
+# per-developer file here any more (it lives in the user's data folder); these names stay ignored
+# for work trees set up by older versions.
+bin/
 .config
 vectors/
 context/
@@ -37,8 +45,8 @@ Written by [paqad](https://pypi.org/project/paqad/): a local search index of thi
 for AI coding agents.
 
 Commit (shared by the team): `configs/`, `rag.ignore.yaml`, `hooks.yaml`, `stackpacks/`.
-Never commit (per developer, listed in `.gitignore` here): `.config`, `vectors/`, `context/`,
-`logs/`, `state/`, locks, `audit.log`, `secrets.env`.
+Per-developer files (local settings, keys, the index, logs) are not here: they live in the
+user's data folder (`paqad doctor` prints where), out of reach of `git pull`.
 
 `paqad rag clear --yes` deletes the index; deleting this whole folder is also safe.
 """
@@ -52,20 +60,36 @@ def team_config_dir(root: Path) -> Path:
     return paqad_dir(root) / "configs"
 
 
+def local_dir(root: Path) -> Path:
+    """The work tree's per-developer folder, outside the work tree (:mod:`paqad.localstate`)."""
+    return Path(localstate.tree_dir(root))
+
+
+def is_set_up(root: Path) -> bool:
+    """True once the developer set paqad up in this work tree (``rag init``, ``hooks install``, ...).
+
+    A committed ``.paqad/`` says nothing about this developer: a teammate's commit creates it."""
+    return local_dir(root).is_dir()
+
+
 def local_config_path(root: Path) -> Path:
-    return paqad_dir(root) / ".config"
+    return local_dir(root) / "config.yaml"
 
 
 def vectors_dir(root: Path) -> Path:
-    return paqad_dir(root) / "vectors"
+    return local_dir(root) / "vectors"
 
 
 def state_dir(root: Path) -> Path:
-    return paqad_dir(root) / "state"
+    return local_dir(root) / "state"
 
 
 def logs_dir(root: Path) -> Path:
-    return paqad_dir(root) / "logs"
+    return local_dir(root) / "logs"
+
+
+def context_dir(root: Path) -> Path:
+    return local_dir(root) / "context"
 
 
 def ignore_file(root: Path) -> Path:
@@ -73,14 +97,22 @@ def ignore_file(root: Path) -> Path:
 
 
 def ensure(root: Path) -> Path:
-    """Create ``.paqad/`` with its README and ``.gitignore`` if missing; return it."""
+    """Create the work tree's per-developer folder (0700) and ``.paqad/`` with its README and
+    ``.gitignore`` if missing; return the per-developer folder.
+
+    A ``.paqad`` that is a symlink or not a folder is left alone (it is repository content, and
+    nothing paqad writes goes there but these two explanatory files)."""
+    local = local_dir(root)
+    local.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (local / "state").mkdir(exist_ok=True, mode=0o700)
     folder = paqad_dir(root)
-    folder.mkdir(exist_ok=True)
-    for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):
-        target = folder / name
-        if not target.exists():
-            atomic_write_text(target, text, mode=0o644)
-    return folder
+    if not folder.is_symlink() and not (folder.exists() and not folder.is_dir()):
+        folder.mkdir(exist_ok=True)
+        for name, text in ((".gitignore", GITIGNORE), ("README.md", README)):
+            target = folder / name
+            if not target.exists() and not target.is_symlink():
+                atomic_write_text(target, text, mode=0o644)
+    return local
 
 
 INDEX_LOCK = "index.lock"
@@ -153,3 +185,48 @@ def join_within(root: Path, relative: str) -> Path:
     if target != root_real and root_real not in target.parents:
         raise ValueError(f"path {relative!r} points outside the repository")
     return target
+
+
+class SymlinkRefused(ValueError):
+    """A repository path paqad would write through a symlink (one line: which and why)."""
+
+
+def repo_file(root: Path, relative: str) -> Path:
+    """``root/relative`` for paqad to write, refusing a symlink at the file or at any folder
+    between: a committed ``.claude/settings.json`` linked to ``~/.claude/settings.json`` must not
+    make paqad copy the user's own file (API key included) into the repository, nor a linked
+    ``.claude/`` redirect the write out of it. Missing parts are fine (they are created later)."""
+    path = root / relative
+    current = root
+    for part in Path(relative).parts:
+        current = current / part
+        if current.is_symlink():
+            raise SymlinkRefused(
+                f"{current.relative_to(root).as_posix()} is a symlink (to {os.readlink(current)}); paqad does not write through a "
+                "symlink in the repository: replace it with a regular file, or leave this host out (--agents)"
+            )
+    return path
+
+
+def linked_part(root: Path, path: Path) -> Path | None:
+    """The first symlink on the way from ``root`` down to ``path`` (``path`` included), or None.
+
+    The team's files under ``.paqad/`` (``configs/``, ``rag.ignore.yaml``, ``hooks.yaml``,
+    ``stackpacks/``, ``eval.yaml``) are read only when this is None: a committed symlink there
+    would make paqad read (and quote in its errors) a file of the attacker's choosing on this
+    machine. The loaders treat such a file as absent; ``paqad doctor`` reports it."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return path
+    current = root
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
+def team_file(root: Path, path: Path) -> Path | None:
+    """``path`` when it is a regular team file reached without a symlink, else None."""
+    return path if linked_part(root, path) is None and path.is_file() else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from paqad import audit, config
+from paqad import audit, config, workspace
 from paqad.index import build, store
 from testing.env import LEXICAL
 from testing.repos import make_shop
@@ -35,7 +35,7 @@ def test_update_replaces_a_corrupt_index_and_says_so(repo):
 
 
 def test_secrets_never_reach_the_file(repo):
-    (repo.root / ".paqad").mkdir()
+    workspace.ensure(repo.root)
     audit.log(repo.root, "ERROR", "provider-failed", error="401 for key sk-abcdefghijklmnopqrstuvwx1234", detail='say "hi"\nnext')
     [line] = audit.read(repo.root)
     assert "sk-abcdefghijklmnopqrstuvwx1234" not in line and "***" in line
@@ -44,4 +44,4 @@ def test_secrets_never_reach_the_file(repo):
 
 def test_no_paqad_folder_no_file(tmp_path):
     audit.log(tmp_path, "INFO", "build-started")
-    assert not (tmp_path / ".paqad").exists()
+    assert not (tmp_path / ".paqad").exists() and not workspace.local_dir(tmp_path).exists()

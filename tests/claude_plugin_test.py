@@ -67,13 +67,14 @@ def serve(root: Path, stdin: str) -> subprocess.CompletedProcess[str]:
 def test_the_plugins_server_without_any_paqad_says_what_to_install(repo: Repo):
     done = serve(repo.root, "")
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.strip().splitlines() == ["paqad: not found (no .paqad/bin/paqad in this repository, no paqad on PATH): pip install 'paqad[mcp]'"]
+    launcher_path = launcher.shim_path()
+    assert done.stderr.strip().splitlines() == [f"paqad: not found (no launcher at {launcher_path}, no paqad on PATH): pip install 'paqad[mcp]', then paqad hooks install"]
 
 
 def test_the_plugins_server_runs_paqad_mcp_through_the_repositorys_shim(repo: Repo, paqad_cli):
     repo.write("a.py", "def f():\n    return 1\n")
     repo.commit("a")
-    assert paqad_cli("hooks", "install", "--agents", "none", cwd=repo.root).returncode == 0  # writes .paqad/bin/paqad
+    assert paqad_cli("hooks", "install", "--agents", "none", cwd=repo.root).returncode == 0  # writes the per-user launcher
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
     done = serve(repo.root, json.dumps(hello) + "\n")
     assert done.returncode == 0, done.stderr

@@ -2,7 +2,7 @@
 
 Every command of the click group (enumerated, so a new command is covered as soon as it is given
 its minimal arguments in ``ARGS``) is run with a missing ``--root``, a bad ``-c`` value and a
-broken ``.paqad/.config`` (invalid YAML, an unknown key): one ``paqad: error:`` line on stderr and
+broken local ``config.yaml`` (invalid YAML, an unknown key): one ``paqad: error:`` line on stderr and
 exit 2. The exceptions are the documented contracts: ``paqad hook ...`` exits 0, prints nothing
 and logs the reason in ``.paqad/logs/hooks.log``; ``paqad agent`` and ``paqad mcp`` answer
 configuration errors in-band once the session runs. Then ^C (exit 130) and the crash tier.
@@ -26,6 +26,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from paqad import localstate, workspace
 from paqad.cli.main import cli
 from testing.env import LEXICAL
 from testing.repos import Repo, make_shop
@@ -118,7 +119,7 @@ class Condition:
 
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAQAD_")}
-    return {**env, **LEXICAL, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TEMPLATE_DIR": ""}
+    return {**env, **LEXICAL, "HOME": str(home), "XDG_DATA_HOME": str(home / ".local" / "share"), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TEMPLATE_DIR": ""}
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def _shop(base: Path, home: Path, config_text: str | None = None) -> Path:
     done = subprocess.run([EXE, "rag", "init"], cwd=repo.root, env=_env(home), capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     if config_text is not None:
-        (repo.root / ".paqad" / ".config").write_text(config_text, encoding="utf-8")
+        Path(localstate.tree_dir(repo.root, _env(home)), "config.yaml").write_text(config_text, encoding="utf-8")
     return repo.root
 
 
@@ -143,13 +144,13 @@ def conditions(tmp_path_factory: pytest.TempPathFactory, home: Path) -> dict[str
     return {
         "missing-root": Condition("missing-root", shop, ("--root", str(missing)), f"--root {missing}: not a directory"),
         "bad-c": Condition("bad-c", shop, ("-c", "rag_top_n=abc"), "command line (-c): rag_top_n = 'abc' is not allowed"),
-        "invalid-yaml": Condition("invalid-yaml", _shop(base / "yaml", home, "rag_top_n: [\n"), (), ".paqad/.config: line 2 is not valid YAML"),
-        "unknown-key": Condition("unknown-key", _shop(base / "key", home, "rag_nonsense: 1\n"), (), ".paqad/.config: unknown setting 'rag_nonsense'"),
+        "invalid-yaml": Condition("invalid-yaml", _shop(base / "yaml", home, "rag_top_n: [\n"), (), "config.yaml: line 2 is not valid YAML"),
+        "unknown-key": Condition("unknown-key", _shop(base / "key", home, "rag_nonsense: 1\n"), (), "config.yaml: unknown setting 'rag_nonsense'"),
     }
 
 
 def _hooks_log(root: Path) -> list[dict]:
-    path = root / ".paqad" / "logs" / "hooks.log"
+    path = workspace.logs_dir(root) / "hooks.log"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
 
@@ -230,16 +231,16 @@ def test_interrupt_during_rebuild_exits_130_and_keeps_the_index(repo: Repo) -> N
     env = {**os.environ, **LEXICAL}
     first = subprocess.run([EXE, "rag", "init"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert first.returncode == 0, first.stderr
-    current = (repo.root / ".paqad" / "vectors" / "CURRENT").read_text()
+    current = (workspace.vectors_dir(repo.root) / "CURRENT").read_text()
     proc = subprocess.Popen([EXE, "rag", "rebuild"], cwd=repo.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    audit = repo.root / ".paqad" / "audit.log"
+    audit = (workspace.local_dir(repo.root) / "audit.log")
     starts = audit.read_text().count("build-started")
     deadline = time.monotonic() + 60
     while audit.read_text().count("build-started") == starts and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)  # the rebuild holds the writer lock and is parsing files now
     assert proc.poll() is None, "the rebuild finished before it could be interrupted: use more files"
     assert _interrupt(proc) == (130, "paqad: interrupted\n")
-    assert (repo.root / ".paqad" / "vectors" / "CURRENT").read_text() == current  # the old generation still serves
+    assert (workspace.vectors_dir(repo.root) / "CURRENT").read_text() == current  # the old generation still serves
     again = subprocess.run([EXE, "rag", "search", "retry a card charge with exponential backoff", "--json"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert again.returncode == 0 and json.loads(again.stdout)["results"][0]["id"] == UNIT, again.stderr
 
@@ -252,21 +253,21 @@ def test_unexpected_error_writes_crash_log_under_root(repo: Repo, paqad_cli, tmp
     lock. Run from another repository: the report lands in --root's .paqad/logs, not the cwd's."""
     make_shop(repo)
     assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    state = repo.root / ".paqad" / "state"
+    state = workspace.state_dir(repo.root)
     shutil.rmtree(state)
     state.write_text("not a folder\n", encoding="utf-8")
     elsewhere = Repo.init(tmp_path / "elsewhere")
     (elsewhere.root / ".paqad").mkdir()
 
     proc = paqad_cli("--root", str(repo.root), "rag", "update", cwd=elsewhere.root)
-    crash = repo.root / ".paqad" / "logs" / "crash.log"
+    crash = workspace.logs_dir(repo.root) / "crash.log"
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.splitlines() == [f"paqad: unexpected error: FileExistsError: [Errno 17] File exists: '{state}' (details in {crash})"]
     report = crash.read_text(encoding="utf-8")
     assert report.startswith("## paqad ") and f"- command: `paqad --root {repo.root} rag update`" in report
     assert "- Python 3." in report and "click " in report and "\n```\nTraceback (most recent call last):\n" in report
     assert "FileExistsError" in report and report.rstrip().endswith("```")
-    assert not (elsewhere.root / ".paqad" / "logs").exists()
+    assert not (workspace.logs_dir(elsewhere.root)).exists()
 
 
 def test_crash_outside_a_set_up_repository_goes_to_the_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
+from paqad import workspace
 from paqad.cli.main import cli
 from testing.repos import make_shop
 
@@ -63,7 +64,7 @@ def test_full_session(repo, paqad_cli):
     assert json.loads(paqad_cli("rag", "rebuild", "--json", cwd=repo.root).stdout)["files_indexed"] == 4
 
     cleared = paqad_cli("rag", "clear", "--yes", cwd=repo.root)
-    assert cleared.returncode == 0 and not (repo.root / ".paqad" / "vectors").exists()
+    assert cleared.returncode == 0 and not (workspace.vectors_dir(repo.root)).exists()
     assert paqad_cli("config", "get", "rag_enabled", cwd=repo.root).stdout.strip() == "false"
     missing = paqad_cli("rag", "search", "charge", cwd=repo.root)
     assert missing.returncode == 1 and "paqad rag init" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
@@ -87,7 +88,7 @@ def test_config_commands_and_errors(repo, paqad_cli):
     make_shop(repo)
     assert paqad_cli("config", "set", "rag_top_n", "7", cwd=repo.root).returncode == 0
     listed = {row["key"]: row for row in json.loads(paqad_cli("config", "list", "--json", cwd=repo.root).stdout)}
-    assert listed["rag_top_n"]["value"] == 7 and listed["rag_top_n"]["source"] == ".paqad/.config"
+    assert listed["rag_top_n"]["value"] == 7 and listed["rag_top_n"]["source"] == str(workspace.local_config_path(repo.root))
     env = paqad_cli("config", "get", "rag_top_n", "--json", cwd=repo.root, env={"PAQAD_RAG_TOP_N": "9"})
     assert json.loads(env.stdout) == {"key": "rag_top_n", "value": 9, "source": "env PAQAD_RAG_TOP_N"}
     flag = paqad_cli("-c", "rag_top_n=11", "config", "get", "rag_top_n", cwd=repo.root)
@@ -96,9 +97,9 @@ def test_config_commands_and_errors(repo, paqad_cli):
     assert bad.returncode == 2 and "rag_top_n" in bad.stderr and "an integer" in bad.stderr
     unknown = paqad_cli("config", "get", "rag_nope", cwd=repo.root)
     assert unknown.returncode == 2 and "unknown setting" in unknown.stderr
-    repo.write(".paqad/.config", "rag_top_n: [\n")
+    repo.write_local("rag_top_n: [\n")
     broken = paqad_cli("rag", "status", cwd=repo.root)
-    assert broken.returncode == 2 and ".paqad/.config" in broken.stderr
+    assert broken.returncode == 2 and str(workspace.local_config_path(repo.root)) in broken.stderr
 
 
 def test_usage_errors_exit_2(repo, paqad_cli):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from paqad import config
+from paqad import config, workspace
 from paqad.errors import ConfigError
 
 
@@ -23,20 +23,20 @@ def test_defaults(repo):
 def test_layers_in_order(repo):
     repo.write(".paqad/configs/10-team.yaml", "rag_top_n: 11\nrag_max_file_size: 1000\n")
     repo.write(".paqad/configs/20-team.yaml", "rag_top_n: 12\n")
-    repo.write(".paqad/.config", "rag_max_file_size: 2000\nrag_relief_floor: 0.4\n")
+    repo.write_local("rag_max_file_size: 2000\nrag_relief_floor: 0.4\n")
     cfg = config.load(repo.root, environ={"PAQAD_RAG_RELIEF_FLOOR": "0.5"}, cli_overrides={"rag_relief_floor": "0.6"})
     assert (cfg["rag_top_n"], cfg.source("rag_top_n")) == (12, ".paqad/configs/20-team.yaml")
-    assert (cfg["rag_max_file_size"], cfg.source("rag_max_file_size")) == (2000, ".paqad/.config")
+    assert (cfg["rag_max_file_size"], cfg.source("rag_max_file_size")) == (2000, str(workspace.local_config_path(repo.root)))
     assert (cfg["rag_relief_floor"], cfg.source("rag_relief_floor")) == (0.6, "cli")
     env_only = config.load(repo.root, environ={"PAQAD_RAG_RELIEF_FLOOR": "0.5"})
     assert (env_only["rag_relief_floor"], env_only.source("rag_relief_floor")) == (0.5, "env PAQAD_RAG_RELIEF_FLOOR")
 
 
 def test_unknown_key_names_file_and_key(repo):
-    repo.write(".paqad/.config", "rag_top_m: 5\n")
+    repo.write_local("rag_top_m: 5\n")
     with pytest.raises(ConfigError) as err:
         config.load(repo.root, environ={})
-    assert ".paqad/.config" in str(err.value) and "'rag_top_m'" in str(err.value) and "rag_top_n" in str(err.value)
+    assert str(workspace.local_config_path(repo.root)) in str(err.value) and "'rag_top_m'" in str(err.value) and "rag_top_n" in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -58,7 +58,7 @@ def test_bad_value_names_allowed_values(repo, line, expected):
 
 
 def test_broken_yaml_is_an_error_not_defaults(repo):
-    repo.write(".paqad/.config", "rag_top_n: [1,\n")
+    repo.write_local("rag_top_n: [1,\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         config.load(repo.root, environ={})
 
@@ -72,14 +72,14 @@ def test_bad_env_value(repo):
 
 def test_set_value_writes_local_and_validates(repo):
     path = config.set_value(repo.root, "rag_top_n", "33")
-    assert path == repo.root / ".paqad" / ".config"
+    assert path == workspace.local_config_path(repo.root)
     assert config.load(repo.root, environ={})["rag_top_n"] == 33
     with pytest.raises(ConfigError):
         config.set_value(repo.root, "rag_top_n", "-1")
     assert config.load(repo.root, environ={})["rag_top_n"] == 33
     team = config.set_value(repo.root, "rag_top_n", "7", team=True)
     assert team.name == "team.yaml" and "configs" in team.parts
-    assert (repo.root / ".paqad" / ".gitignore").read_text().count(".config") == 1
+    assert not (repo.root / ".paqad" / ".config").exists()  # the developer's own settings never go into the work tree
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,7 @@ def test_a_committed_team_config_cannot_send_code_off_the_machine(repo, paqad_cl
     assert shown.returncode == 2 and "off this machine" in shown.stderr
     # The user's own layer may choose it.
     repo.write(".paqad/configs/10-team.yaml", "rag_top_n: 7\n")
-    repo.write(".paqad/.config", f"{key}: {value}\n")
+    repo.write_local(f"{key}: {value}\n")
     assert config.load(repo.root, environ={})[key] == value
 
 

@@ -53,6 +53,9 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     # The user-level embedding cache of this test alone (the developer's may be elsewhere than
     # ~/.cache: XDG_CACHE_HOME or PAQAD_CACHE_DIR from the shell would otherwise reach it).
     monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache_home(home)))
+    # Per-developer state (paqad.localstate) in this test's home, and kept there when a test
+    # points HOME elsewhere for a host's own files (CODEX_HOME, ~/.claude).
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(_gitconfig))
     monkeypatch.setenv("GIT_TEMPLATE_DIR", "")

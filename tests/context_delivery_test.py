@@ -134,5 +134,5 @@ def test_hook_text_fits_the_host_limit_by_dropping_whole_passages(root):
     full = context.render_for_hook(d, 100_000)
     assert full.startswith("## Retrieved context (paqad)") and full.count("### ") == 5
     short = context.render_for_hook(d, 1500)
-    assert len(short) <= 1500 and 0 < short.count("### ") < 5 and "more in .paqad/context/session-context.md" in short
+    assert len(short) <= 1500 and 0 < short.count("### ") < 5 and "more: `paqad rag search` with the same words lists them" in short
     assert len(context.render_for_hook(d, 50)) <= 50

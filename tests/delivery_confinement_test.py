@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from paqad import workspace
 from paqad.index import store
 from testing.hosts import run_host
 from testing.repos import Repo, make_shop
@@ -30,7 +31,7 @@ def crafted(repo: Repo, paqad_cli) -> Repo:
     (repo.root / ".env").write_text(f"STRIPE_KEY={SECRET}\n" * 40)
     (repo.root / "shop" / "settings_link.py").symlink_to(repo.root / ".env")
     assert paqad_cli("rag", "init", "--provider", "none", cwd=repo.root).returncode == 0
-    (repo.root / ".paqad" / "secrets.env").write_text(f"OPENAI_API_KEY={SECRET}\n" * 40)
+    (workspace.local_dir(repo.root) / "secrets.env").write_text(f"OPENAI_API_KEY={SECRET}\n" * 40)
     with (repo.root / ".git" / "config").open("a") as handle:
         handle.write(f'[remote "leak"]\n\turl = https://user:{SECRET}@example.com/x.git\n')
     assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
@@ -58,8 +59,8 @@ def test_the_prompt_hook_never_delivers_files_open_refuses(crafted: Repo, paqad_
     proc = run_host(crafted.root, "claude", prompt=QUESTION)
     assert proc.returncode == 0
     delivered = proc.stdout
-    state = crafted.root / ".paqad" / "state" / "context.json"
-    context_md = crafted.root / ".paqad" / "context" / "session-context.md"
+    state = workspace.state_dir(crafted.root) / "context.json"
+    context_md = workspace.context_dir(crafted.root) / "session-context.md"
     for text in (delivered, state.read_text() if state.exists() else "", context_md.read_text() if context_md.exists() else ""):
         assert SECRET not in text
     if state.exists():

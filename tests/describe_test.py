@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad import describe
+from paqad import describe, workspace
 from paqad.errors import ConfigError, UsageError
 from paqad.index.reader import Index
 from testing.repos import Repo, make_shop
@@ -137,7 +137,7 @@ def test_malformed_sidecar_is_an_error_for_describe_but_search_goes_on(shop: Rep
     assert report["descriptions_changed"] == 1  # the applied description is withdrawn
     found = _json(paqad_cli("rag", "search", "retry the charge with backoff", "--json", cwd=shop.root))
     assert found["answered"] and found["results"][0]["id"] == "shop/payments.py::retry_charge"
-    assert "descriptions-ignored" in (shop.root / ".paqad/audit.log").read_text()
+    assert "descriptions-ignored" in (workspace.local_dir(shop.root) / "audit.log").read_text()
 
 
 def test_bad_entries_are_ignored_and_counted(shop: Repo, paqad_cli) -> None:

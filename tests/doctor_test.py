@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from paqad import workspace
 from paqad.delivery import refresh
 from paqad.hooks.hosts import launcher
 from testing.hosts import run_host
@@ -32,14 +33,14 @@ def _doctor(paqad_cli, root, **env):
 def test_a_correct_setup_is_clean_and_the_replay_leaves_the_context_as_it_was(shop, paqad_cli):
     assert paqad_cli("hooks", "install", "--agents", "claude,gemini,copilot,qwen", cwd=shop.root).returncode == 0
     run_host(shop.root, "claude", prompt=QUESTION)
-    before = (shop.root / ".paqad/context/session-context.md").read_text()
+    before = (workspace.context_dir(shop.root) / "session-context.md").read_text()
     code, findings = _doctor(paqad_cli, shop.root)
     assert code == 0 and not [f for f in findings if f["level"] != "ok"], findings
     replays = {(f["host"], f["what"].split(":")[0]) for f in findings if "exit 0" in f["what"]}
     assert {("claude", "prompt"), ("claude", "session-start"), ("gemini", "prompt"), ("copilot", "tool"), ("qwen", "prompt")} <= replays
-    assert any("through .paqad/bin/paqad" in f["what"] for f in findings)
+    assert any(f"through {launcher.shim_path()}" in f["what"] for f in findings)
     assert refresh.recorded_prompt(shop.root) == QUESTION  # the doctor's own question was not kept
-    assert (shop.root / ".paqad/context/session-context.md").read_text() == before
+    assert (workspace.context_dir(shop.root) / "session-context.md").read_text() == before
 
 
 def test_each_broken_setup_is_reported_with_its_fix(shop, paqad_cli, tmp_path):
@@ -51,7 +52,7 @@ def test_each_broken_setup_is_reported_with_its_fix(shop, paqad_cli, tmp_path):
     data = json.loads(claude.read_text())
     data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] = old
     claude.write_text(json.dumps(data))
-    (shop.root / launcher.SHIM_REL).unlink()
+    launcher.shim_path().unlink()
     home = tmp_path / "home"
     home.mkdir()
     bare = tmp_path / "bin"
@@ -61,7 +62,7 @@ def test_each_broken_setup_is_reported_with_its_fix(shop, paqad_cli, tmp_path):
     code, findings = _doctor(paqad_cli, shop.root, HOME=str(home), CODEX_HOME=str(home / ".codex"), PATH=f"{bare}:{__import__('os').environ['PATH']}")
     text = "\n".join(f"{f['level']} {f['host']} {f['what']} -- {f['fix']}" for f in findings)
     assert code == 1
-    assert "no .paqad/bin/paqad shim" in text  # PATH's paqad still answers: a warning with the fix
+    assert f"no launcher at {launcher.shim_path()}" in text  # PATH's paqad still answers: a warning with the fix
     assert "hooksConfig.enabled is false" in text and '"enabled": true' in text
     assert "written by an older paqad" in text and "paqad hooks install --agents claude" in text
     assert "Codex does not trust this project" in text and "not reviewed in Codex" in text

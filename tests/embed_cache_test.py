@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paqad import config
+from paqad import config, workspace
 from paqad.index import build, embed_cache, vectors
 from paqad.index.embed_cache import UserEmbedCache
 from paqad.search import pipeline
@@ -246,7 +246,7 @@ def test_the_per_tree_cache_of_earlier_versions_moves_into_the_user_cache(repo: 
     fp = vectors.fingerprint(vectors.provider_for("local", "", "", repo.root))
     rows = cache.con.execute("SELECT sha, vec FROM vectors").fetchall()
     cache.close()
-    old = repo.root / ".paqad" / "vectors" / vectors.TREE_CACHE_NAME
+    old = workspace.vectors_dir(repo.root) / vectors.TREE_CACHE_NAME
     con = sqlite3.connect(old)
     con.execute(
         "CREATE TABLE cache(fingerprint TEXT NOT NULL, text_sha TEXT NOT NULL, prep INTEGER NOT NULL, dims INTEGER NOT NULL,"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad import tokenize
+from paqad import tokenize, workspace
 from paqad.evaluation import EXIT_COULD_NOT_RUN, masked, questions
 from paqad.index.records import StoredUnit
 from testing.env import wait_for
@@ -137,7 +137,7 @@ def _sha(path: Path) -> str:
 
 
 def _index_files(root: Path) -> dict[str, str]:
-    folder = root / ".paqad" / "vectors"
+    folder = workspace.vectors_dir(root)
     return {p.name: _sha(p) for p in folder.iterdir() if p.name == "CURRENT" or p.name.endswith(".sqlite")}
 
 
@@ -169,7 +169,7 @@ def test_eval_pays_on_a_focused_repo_and_leaves_the_live_index_alone(repo: Repo,
     assert len(data["questions"]) == data["sources"]["docstring"] + data["sources"]["unanswerable"]
     # the live index is byte-identical, and the scratch copy is gone
     assert _index_files(repo.root) == before
-    assert not list((repo.root / ".paqad" / "state").glob("eval-*"))
+    assert not list((workspace.state_dir(repo.root)).glob("eval-*"))
 
 
 def test_questions_carry_none_of_the_units_identifiers(repo: Repo, paqad_cli) -> None:
@@ -262,7 +262,7 @@ def test_malformed_eval_yaml_could_not_run(repo: Repo, paqad_cli, text: str, mes
     proc = paqad_cli("rag", "eval", cwd=repo.root)
     assert proc.returncode == 3, proc.stderr
     assert ".paqad/eval.yaml" in proc.stderr and message in proc.stderr
-    assert not list((repo.root / ".paqad" / "state").glob("eval-*"))
+    assert not list((workspace.state_dir(repo.root)).glob("eval-*"))
 
 
 def test_team_questions_are_asked_and_reported(repo: Repo, paqad_cli) -> None:
@@ -319,7 +319,7 @@ def test_unanswerable_subjects_are_dropped_when_their_words_occur() -> None:
 
 
 def test_a_scratch_folder_of_a_killed_run_is_swept(tmp_path: Path) -> None:
-    state = tmp_path / ".paqad" / "state"
+    state = workspace.state_dir(tmp_path)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     (state / f"eval-{dead.pid}-abcd").mkdir(parents=True)

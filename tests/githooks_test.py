@@ -74,7 +74,7 @@ def test_an_older_shim_is_updated_in_place_not_chained(repo):
     path.write_text("#!/bin/sh\n# paqad-hook-id: paqad-git-shim-v0\nexit 0\n")
     [state] = [s for s in githooks.install(repo.root) if s.hook == "post-commit"]
     assert state.action == "updated" and state.legacy is None
-    assert "paqad-git-shim-v4" in path.read_text()
+    assert "paqad-git-shim-v5" in path.read_text()
 
 
 def test_existing_hook_is_chained_and_restored_byte_for_byte(repo):
@@ -256,7 +256,7 @@ def test_a_burst_of_commits_without_a_service_starts_few_pythons_and_indexes_the
         proc, _ = timed_git(repo, "add", "-A")
         proc, _ = timed_git(repo, "commit", "-q", "-m", f"step {i}")
         assert proc.returncode == 0 and proc.stderr == ""
-    burst = repo.root / ".paqad" / "state" / "git-burst.pid"
+    burst = workspace.state_dir(repo.root) / "git-burst.pid"
     assert wait_for(lambda: not burst.exists(), timeout=60), "the burst's Python left when the commits stopped"
     assert wait_for(lambda: "shop/step_7.py" in paqad_cli("rag", "search", "sum the hickory column", cwd=repo.root).stdout, timeout=60)
     started = starts.read_text().count("start")
@@ -282,7 +282,7 @@ def test_checkout_and_merge_fire_their_events(indexed):
 
 def test_a_broken_setting_does_not_fail_git(indexed):
     repo = indexed
-    (repo.root / ".paqad" / ".config").write_text("rag_top_n: lots\n")  # the hook's settings check fails
+    (workspace.local_config_path(repo.root)).write_text("rag_top_n: lots\n")  # the hook's settings check fails
     proc, _ = timed_git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
     assert proc.returncode == 0 and proc.stderr == ""
     [run] = wait_for(lambda: [e for e in runner.read_log(repo.root) if e.get("status") == "error"])

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from paqad.hooks.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini
+from paqad.hooks.hosts import HOSTS, base, claude, cline, codex, copilot, cursor, gemini, launcher
 from testing.hosts import RESOURCES, events, run_host
 from testing.repos import Repo, make_shop
 
@@ -123,7 +123,7 @@ def test_claude_entries_run_the_repository_shim_then_path_with_a_timeout(repo):
     [hook] = group["hooks"]
     assert hook["type"] == "command" and hook["timeout"] == 10
     command = hook["command"]
-    assert ".paqad/bin/paqad" in command and "command -v paqad" in command and command.endswith('"$p" hook run prompt-submit --host claude || true')
+    assert launcher.COMMAND_MARK in command and ".paqad/" not in command and "command -v paqad" in command and command.endswith('"$p" hook run prompt-submit --host claude || true')
     assert str(repo.root) not in command and sys.executable not in command  # no machine path in a committed file
 
 

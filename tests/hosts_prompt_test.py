@@ -22,7 +22,7 @@ from paqad import workspace as paqad_workspace
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
 from paqad.hooks import runner
-from paqad.hooks.hosts import turns
+from paqad.hooks.hosts import launcher, turns
 from paqad.index import build, store
 from testing.env import BIN, wait_for
 from testing.hosts import host_json, run_host
@@ -162,9 +162,8 @@ def test_without_paqad_on_path_the_shim_finds_the_installing_paqad(shop, tmp_pat
         (bare / tool).symlink_to(shutil.which(tool))
     proc = run_host(shop.root, "claude", prompt=QUESTION, path=str(bare))
     assert "shop/sessions.py:L" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "bin/" not in (shop.root / ".paqad/bin/.gitignore").read_text() and subprocess.run(
-        ["git", "check-ignore", "-q", ".paqad/bin/paqad"], cwd=shop.root, check=False
-    ).returncode == 0  # the shim names this machine's interpreter: never committed
+    shim = launcher.shim_path()
+    assert shim.is_file() and not shim.is_relative_to(shop.root)  # per user, outside the repository: nothing to commit or pull
 
 
 def test_the_shim_checks_the_installed_package_file_without_a_second_python(shop, tmp_path):
@@ -172,7 +171,7 @@ def test_the_shim_checks_the_installed_package_file_without_a_second_python(shop
     there (``[ -f …/paqad/__init__.py ]``) and falls back to PATH when it is not."""
     import paqad
 
-    shim = shop.root / ".paqad/bin/paqad"
+    shim = launcher.shim_path()
     text = shim.read_text()
     assert f"[ -f {Path(paqad.__file__).resolve()} ]" in text and "import paqad" not in text
     gone = text.replace(str(Path(paqad.__file__).resolve()), str(tmp_path / "uninstalled/paqad/__init__.py"))
@@ -201,7 +200,7 @@ def test_modules_in_the_repository_shadow_nothing_the_shim_runs(shop, tmp_path):
 
 
 def test_without_the_shim_or_paqad_on_path_the_hook_is_silent(shop, tmp_path):
-    (shop.root / ".paqad/bin/paqad").unlink()
+    launcher.shim_path().unlink()
     bare = tmp_path / "bin"
     bare.mkdir()
     for tool in ("sh", "git"):
@@ -527,7 +526,7 @@ def test_a_prompt_answered_in_a_warm_process_syncs_nothing_to_disk_and_leaves_it
 
     assert json.loads(refresh.prompt_path(shop.root).read_text())["prompt"] == "how is a card charge retried"
     assert json.loads(context.state_path(shop.root).read_text())["query"] == "how is a card charge retried"
-    assert "claude:s2" in json.loads((shop.root / ".paqad" / "state" / hosts.DELIVERED_FILE).read_text())
+    assert "claude:s2" in json.loads((paqad_workspace.state_dir(shop.root) / hosts.DELIVERED_FILE).read_text())
     assert "how is a card charge retried" in context.context_path(shop.root).read_text()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad import audit, config
+from paqad import audit, config, workspace
 from paqad.errors import IndexCorruptError, IndexOutdatedError
 from paqad.index import build, store
 from paqad.index.reader import Index
@@ -139,7 +139,7 @@ def test_the_prompt_hook_upgrades_an_older_index_in_the_background(shop: Repo, p
     _damage(shop.root, "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     proc = run_host(shop.root, "claude", prompt=QUESTION)
     assert proc.returncode == 0 and proc.stderr == ""
-    lines = [json.loads(line) for line in (shop.root / ".paqad/logs/hooks.log").read_text().splitlines()]
+    lines = [json.loads(line) for line in (workspace.logs_dir(shop.root) / "hooks.log").read_text().splitlines()]
     answer = next(e for e in lines if e["action"] == "context:claude")
     assert answer["status"] == "stale" and "upgrade" in answer["detail"]
     assert wait_for(lambda: any("index-upgraded" in line for line in audit.read(shop.root)), timeout=60)

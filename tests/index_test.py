@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from paqad import config
+from paqad import config, workspace
 from paqad.errors import IndexCorruptError, IndexMissingError, LockedError
 from paqad.index import build, postings, store
 from paqad.index.reader import Index
@@ -188,9 +188,9 @@ def test_sigkill_during_build_or_update_leaves_previous_index_usable(repo):
         assert pipeline.search(repo.root, "parcel invoice handle", gate=False).results
     build.update(repo.root, _cfg(repo))
     assert "pkg/mod_001.py::changed_1" in _units(repo)
-    leftovers = [p.name for p in (repo.root / ".paqad" / "vectors").iterdir() if p.name.endswith(".building")]
+    leftovers = [p.name for p in (workspace.vectors_dir(repo.root)).iterdir() if p.name.endswith(".building")]
     build.build_full(repo.root, _cfg(repo))
-    assert not [p for p in (repo.root / ".paqad" / "vectors").iterdir() if p.name.endswith(".building")], leftovers
+    assert not [p for p in (workspace.vectors_dir(repo.root)).iterdir() if p.name.endswith(".building")], leftovers
 
 
 def _posting_sets(root) -> dict[str, set[tuple[str, int]]]:

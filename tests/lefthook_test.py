@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from paqad import workspace
 from paqad.hooks import gitshims as githooks
 from paqad.hooks import lefthook
 from testing.env import wait_for
@@ -65,7 +66,7 @@ def test_real_lefthook_runs_paqad_after_commit(repo, lefthook_bin, paqad_cli):
     subprocess.run(["git", *GIT_ID, "add", "-A"], cwd=repo.root, check=True)
     done = subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "shipping"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    log = repo.root / ".paqad" / "logs" / "hooks.log"
+    log = workspace.logs_dir(repo.root) / "hooks.log"
     wait_for(lambda: log.exists() and '"status": "ok"' in log.read_text(), timeout=60)
     assert any(json.loads(line)["status"] == "ok" for line in log.read_text().splitlines())
     found = paqad_cli("rag", "search", "hand the parcel to the courier", "--json", cwd=repo.root)

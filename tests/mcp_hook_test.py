@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from paqad import workspace
 from paqad.agent import mcp_hook
 from paqad.serve import client
 from testing import serve
@@ -31,7 +32,7 @@ def _context(text: str) -> str:
 
 
 def _prompt_lines(root) -> list[dict]:
-    lines = (root / ".paqad" / "logs" / "hooks.log").read_text().splitlines()
+    lines = (workspace.logs_dir(root) / "hooks.log").read_text().splitlines()
     return [e for e in map(json.loads, lines) if e.get("action") == "context:claude"]
 
 

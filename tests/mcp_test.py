@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from paqad import workspace
 from testing.agents import call_all, text_of
 from testing.env import BIN, paqad_exe
 from testing.repos import Repo, make_shop
@@ -149,7 +150,7 @@ def test_a_client_hanging_up_ends_the_server_with_0_and_no_crash_log(shop: Repo,
     assert proc.wait(timeout=30) == 0
     err = proc.stderr.read().decode()
     assert "unexpected" not in err and "Traceback" not in err, err
-    assert not (shop.root / ".paqad/logs/crash.log").exists()
+    assert not (workspace.logs_dir(shop.root) / "crash.log").exists()
 
 
 def test_without_the_sdk_paqad_mcp_says_what_to_install(shop: Repo) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from paqad import workspace
 from testing.env import wait_for
 from testing.repos import GIT_ID, make_shop
 
@@ -64,11 +65,11 @@ def test_a_tagged_rev_works_with_no_separate_install(repo, env, tmp_path, paqad_
     done = subprocess.run(["git", *GIT_ID, "commit", "-q", "-m", "shipping"], cwd=repo.root, capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "paqad index update" in done.stdout + done.stderr and "Passed" in done.stdout + done.stderr
-    log = repo.root / ".paqad" / "logs" / "hooks.log"
+    log = workspace.logs_dir(repo.root) / "hooks.log"
     wait_for(lambda: log.exists() and '"status": "ok"' in log.read_text(), timeout=120)
     runs = [json.loads(line) for line in log.read_text().splitlines()]
     assert any(r["event"] == "post-commit" and r["status"] == "ok" and r["detail"].startswith("full") for r in runs), runs
-    assert "retrieval-on-from-pre-commit" in (repo.root / ".paqad" / "audit.log").read_text()
+    assert "retrieval-on-from-pre-commit" in (workspace.local_dir(repo.root) / "audit.log").read_text()
     found = paqad_cli("rag", "search", "hand the parcel to the courier", "--json", cwd=repo.root)
     assert json.loads(found.stdout)["results"][0]["name"] == "ship_parcel"
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from paqad import workspace
 from paqad.secrets import set_secret
 from testing.repos import Repo, make_shop
 from testing.stubs import Reply, Request, json_reply, serve
@@ -103,7 +104,7 @@ def test_rag_init_rejects_an_unknown_provider(repo: Repo, paqad_cli) -> None:
     make_shop(repo)
     out = paqad_cli("rag", "init", "--provider", "cohere", cwd=repo.root)
     assert out.returncode == 2 and "openai" in out.stderr and "voyageai" in out.stderr
-    assert not (repo.root / ".paqad" / ".config").exists()
+    assert not (workspace.local_config_path(repo.root)).exists()
 
 
 class _Terminal:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from paqad import redaction, redaction_rules
+from paqad import redaction, redaction_rules, workspace
 from paqad import secrets as secrets_mod
 from paqad.eligibility import collect, secretfiles
 from paqad.index import store
@@ -178,7 +178,7 @@ def test_search_open_and_the_prompt_hook_deliver_no_secret(leaky: Repo, paqad_cl
     hook = run_host(leaky.root, "claude", prompt=QUESTION)
     assert hook.returncode == 0 and "billing/gateway.py" in hook.stdout and "[REDACTED:" in hook.stdout
     _assert_clean(hook.stdout, "the prompt hook")
-    _assert_clean((leaky.root / ".paqad/context/session-context.md").read_text(), "session-context.md")
+    _assert_clean(((workspace.context_dir(leaky.root) / "session-context.md")).read_text(), "session-context.md")
 
 
 def test_an_index_built_before_redaction_is_rebuilt(leaky: Repo, paqad_cli: Any) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from paqad import audit, config
+from paqad import audit, config, workspace
 from paqad.delivery import prompt
 from paqad.index import build
 from paqad.index.reader import Index
@@ -300,7 +300,7 @@ def test_cohere_failures_keep_the_fused_order_and_never_log_the_key(shop: Repo, 
     assert ids(resp) == ids(fused) and reason in resp.rerank["fallback"]
     (line,) = fallback_lines(shop.root)
     assert 'mode="cohere"' in line and reason in line
-    assert KEY not in (shop.root / ".paqad" / "audit.log").read_text(encoding="utf-8")
+    assert KEY not in (workspace.local_dir(shop.root) / "audit.log").read_text(encoding="utf-8")
     assert KEY not in json.dumps(resp.to_dict())
 
 

@@ -203,7 +203,7 @@ def test_background_spawns_a_detached_child_with_a_clean_environment(root, tmp_p
     assert not {"GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE"} & set(data["env"])
     assert data["env"]["GIT_TERMINAL_PROMPT"] == "0"
     assert data["sid"] != os.getsid(0)  # its own session: a terminal's ^C or hang-up does not reach it
-    assert Path(data["cwd"]) == root.resolve()
+    assert Path(data["cwd"]) == workspace.local_dir(root)  # never the repository: nothing there can be picked up as code
 
 
 def test_background_event_starts_the_child_with_this_interpreter(root, monkeypatch):
@@ -211,7 +211,7 @@ def test_background_event_starts_the_child_with_this_interpreter(root, monkeypat
     monkeypatch.setattr(runner, "spawn", lambda argv, where: started.append(argv) or 4242)
     [result] = runner.run_event(root, "post-commit")
     assert (result.status, result.mode, result.detail) == ("started", "background", "pid 4242")
-    assert started == [[sys.executable, "-m", "paqad", "--root", str(root), "hook", "run-action", "rag-update", "--event", "post-commit"]]
+    assert started == [[sys.executable, "-P", "-m", "paqad", "--root", str(root), "hook", "run-action", "rag-update", "--event", "post-commit"]]
 
 
 def test_background_event_coalesces_while_the_action_runs(root, monkeypatch):

@@ -1,4 +1,4 @@
-"""API keys: the environment, ``.paqad/secrets.env`` (mode 0600), and redaction."""
+"""API keys: the environment, ``secrets.env`` in the per-developer folder (mode 0600), and redaction."""
 
 from __future__ import annotations
 
@@ -27,18 +27,18 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_set_secret_creates_0600_file_ignored_by_git(tmp_path: Path) -> None:
+def test_set_secret_creates_0600_file_outside_the_work_tree(tmp_path: Path) -> None:
     old = os.umask(0)  # the mode must not depend on the user's umask
     try:
         path = set_secret(tmp_path, "OPENAI_API_KEY", KEY)
     finally:
         os.umask(old)
-    assert path == tmp_path / ".paqad" / "secrets.env"
+    assert path == (workspace.local_dir(tmp_path) / "secrets.env")
     assert _mode(path) == 0o600
-    assert "secrets.env" in (tmp_path / ".paqad" / ".gitignore").read_text().splitlines()
+    assert not path.is_relative_to(tmp_path) and not (tmp_path / ".paqad" / "secrets.env").exists()  # no git add, no pull reaches it
     assert f"OPENAI_API_KEY={KEY}" in path.read_text().splitlines()
     found = get_secret("OPENAI_API_KEY", tmp_path, environ={})
-    assert found is not None and found.reveal() == KEY and found.source == ".paqad/secrets.env"
+    assert found is not None and found.reveal() == KEY and found.source == str(path)
 
 
 def test_set_secret_replaces_one_line_and_keeps_the_rest(tmp_path: Path) -> None:
@@ -56,14 +56,6 @@ def test_values_that_need_quotes_round_trip(tmp_path: Path) -> None:
     value = 'tok with spaces # and "quotes" \\ end'
     set_secret(tmp_path, "PAQAD_EMBEDDING_API_KEY", value)
     assert read_secrets(tmp_path)["PAQAD_EMBEDDING_API_KEY"] == value
-
-
-def test_old_gitignore_gets_secrets_env_added(tmp_path: Path) -> None:
-    folder = tmp_path / ".paqad"
-    folder.mkdir()
-    (folder / ".gitignore").write_text("vectors/\n")
-    set_secret(tmp_path, "OPENAI_API_KEY", KEY)
-    assert (folder / ".gitignore").read_text().splitlines() == ["vectors/", "secrets.env"]
 
 
 def test_environment_wins_and_empty_variables_count_as_unset(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from paqad import workspace
 from paqad.hooks import runner
 from paqad.serve import client, paths, wire
 from testing import serve
@@ -48,7 +49,7 @@ def context_of(stdout: str) -> str:
 
 
 def serve_log(root: Path) -> str:
-    path = root / ".paqad" / "logs" / "serve.log"
+    path = workspace.logs_dir(root) / "serve.log"
     return path.read_text() if path.exists() else ""
 
 
@@ -244,7 +245,7 @@ def _found(root: Path, query: str) -> list[str]:
 
 def test_the_shims_hand_a_running_service_their_events_without_starting_python(shop: Repo) -> None:
     serve.start(shop.root)
-    state = shop.root / ".paqad" / "state"
+    state = workspace.state_dir(shop.root)
     assert (state / "serve.pid").read_text().strip() == str(serve.service_pid(shop.root))
     shim = shop.root / ".git" / "hooks" / "post-commit"
     done = subprocess.run(["sh", "-x", str(shim)], cwd=shop.root, capture_output=True, text=True, timeout=30, check=False)

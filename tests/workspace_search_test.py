@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad import config
+from paqad import config, workspace
 from paqad.errors import UsageError
 from paqad.index import build
 from paqad.search import across
@@ -65,7 +65,7 @@ def test_each_member_keeps_its_own_rules_and_unindexed_members_are_reported(two,
 def test_a_member_with_a_broken_config_is_reported_and_the_others_answer(two):
     repo, lib = two
     across.add(repo.root, str(lib.root))
-    (lib.root / ".paqad" / ".config").write_text("rag_top_n: [not, a, number]\n")
+    (workspace.local_config_path(lib.root)).write_text("rag_top_n: [not, a, number]\n")
     resp = across.search(repo.root, "where is the session cookie signed")
     assert resp.answered and resp.results[0].repository == repo.root.name
     broken = next(m for m in resp.evidence["members"] if m["repository"] == "billing-lib")
@@ -77,7 +77,7 @@ def test_membership_is_per_developer_and_validated(two, tmp_path):
     across.add(repo.root, str(lib.root))
     across.add(repo.root, str(lib.root))  # idempotent
     assert across.members(repo.root) == [lib.root.resolve()]
-    stored = repo.root / ".paqad" / "state" / "workspace.json"
+    stored = workspace.state_dir(repo.root) / "workspace.json"
     assert json.loads(stored.read_text())["members"] == [str(lib.root.resolve())]
     assert subprocess.run(["git", "check-ignore", "-q", str(stored)], cwd=repo.root, check=False).returncode == 0
     with pytest.raises(UsageError, match="not inside a git repository"):

@@ -62,6 +62,19 @@ class AppContext:
         return config.load(self.root(), self.overrides)
 
 
+def migrate_setup(root: Path) -> None:
+    """Move an older setup's per-developer files out of the work tree and rewrite paqad's git shims
+    an older version wrote; each thing done is one ``paqad:`` line on stderr, said once (what moved
+    is not there the next time). ``hooks install``, ``rag init`` and ``rag update`` call it."""
+    from paqad import trust
+    from paqad.hooks import gitshims
+
+    for line in trust.migrate(root):
+        click.echo(f"paqad: {line}", err=True)
+    if gitshims.refresh(root):
+        click.echo("paqad: rewrote the git hook shims of an older paqad (they read state inside the work tree)", err=True)
+
+
 def parse_overrides(values: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for item in values:

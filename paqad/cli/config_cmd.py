@@ -64,7 +64,8 @@ def config_set(app: AppContext, key: str, value: str, team: bool) -> None:
     Example: paqad config set rag_max_file_size 300000
     """
     path = config_mod.set_value(app.root(), key, value, team)
-    click.echo(f"{key} = {value} (written to {path.relative_to(app.root())})")
+    shown = path.relative_to(app.root()) if path.is_relative_to(app.root()) else path
+    click.echo(f"{key} = {value} (written to {shown})")
 
 
 def _show(value: object) -> str:

@@ -10,7 +10,7 @@ import click
 
 from paqad import config as config_mod
 from paqad import git, workspace
-from paqad.cli.common import AppContext, emit_json
+from paqad.cli.common import AppContext, emit_json, migrate_setup
 from paqad.cli.errors import one_line
 from paqad.errors import ConfigError, PaqadError, UsageError
 from paqad.git import no_git_env
@@ -85,12 +85,12 @@ def _install(root: Path, agents: str | None) -> dict:
     workspace.ensure(root)
     wrote = runner.write_default_config(root)
     states = githooks.install(root)
-    shim = launcher.write_shim(root)  # what the agent hook commands run first (git-ignored, per machine)
+    shim = launcher.write_shim()  # what the agent hook commands run first (per user, outside the repository)
     return {
         "hooks_yaml": str(runner.hooks_path(root)),
         "hooks_yaml_written": wrote,
         "hooks": [s.to_dict() for s in states],
-        "shim": {"path": launcher.SHIM_REL, "action": shim, "python": sys.executable},
+        "shim": {"path": str(launcher.shim_path()), "action": shim, "python": sys.executable},
         "agents": _agents(root, names, "install"),
         "elsewhere": found.elsewhere(names) if agents is None else [],
     }
@@ -128,6 +128,7 @@ def hooks_install(app: AppContext, agents: str | None, with_mcp: bool, as_json: 
 
     Example: paqad hooks install --agents claude,codex --mcp
     """
+    migrate_setup(app.locate())
     data = _install(app.root(), agents)
     if with_mcp:
         data["mcp"] = _install_mcp(app.root(), data["agents"])
@@ -249,11 +250,11 @@ def _safe_exit() -> None:
 
 
 def _log_reason(app: AppContext, root: Path | None, event: str, exc: BaseException) -> None:
-    """Why a hook did nothing, as an ``error`` line in ``.paqad/logs/hooks.log``: a hook exits 0
+    """Why a hook did nothing, as an ``error`` line in ``hooks.log``: a hook exits 0
     and prints nothing, so the log (and ``paqad hooks status``) is where the reason shows.
 
     The repository is the hook's own, else (a ``--root`` that does not exist) the one around the
-    current folder, where git or the agent host ran the hook; one without ``.paqad/`` gets nothing.
+    current folder, where git or the agent host ran the hook; one paqad is not set up in gets nothing.
     """
     if isinstance(exc, SystemExit):
         return
@@ -263,7 +264,7 @@ def _log_reason(app: AppContext, root: Path | None, event: str, exc: BaseExcepti
                 root = app.locate()
             except PaqadError:
                 root = git.toplevel(Path.cwd())
-        if root is None or not workspace.paqad_dir(root).is_dir():
+        if root is None or not workspace.is_set_up(root):
             return
         code = exc.exit_code if isinstance(exc, PaqadError) else 1
         text = one_line(exc) if isinstance(exc, PaqadError) else f"{type(exc).__name__}: {one_line(exc)}"
@@ -306,7 +307,7 @@ def _agent_hook(app: AppContext, event: str, host_name: str, raw: str | None = N
         # --root, else the folder the host says it runs in; its settings are checked here so a
         # broken one is logged (hosts.handle itself stays silent on any failure)
         root = app.locate() if app.root_option else hosts.repo_root(parsed)
-        cfg = config_mod.load(root, app.overrides) if root is not None and workspace.paqad_dir(root).is_dir() else None
+        cfg = config_mod.load(root, app.overrides) if root is not None and workspace.is_set_up(root) else None
         budget = max(0.0, _budget(cfg) - spent) if cfg is not None else None
         out = hosts.handle(host, parsed, root, budget=budget, note=f"service: {service}" if service else "")
     except BaseException as exc:  # noqa: BLE001 - a prompt hook never fails the prompt

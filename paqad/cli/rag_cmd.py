@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -12,9 +11,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from paqad import config as config_mod
-from paqad import workspace
+from paqad import localstate, workspace
 from paqad.cli import render
-from paqad.cli.common import AppContext, emit_json
+from paqad.cli.common import AppContext, emit_json, migrate_setup
 from paqad.errors import UsageError
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
@@ -95,7 +94,7 @@ def _announce_interim(root: Path, cfg: config_mod.Config, units: int) -> None:
     type=click.Choice(list(SETTINGS["rag_embedding_provider"].choices)),
     default=None,
     help="Embedding provider, saved as rag_embedding_provider: none (lexical only), local (offline model), or openai, voyageai, "
-    "openai-compatible (send unit text to that service; key from the environment or .paqad/secrets.env).",
+    "openai-compatible (send unit text to that service; key from the environment or secrets.env in paqad's per-developer folder).",
 )
 @click.option(
     "--background",
@@ -110,6 +109,8 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
 
     Example: paqad rag init --provider local   (or: OPENAI_API_KEY=... paqad rag init --provider openai)
     """
+    root = app.locate()
+    migrate_setup(root)
     root = app.root()
     workspace.ensure(root)
     config_mod.set_value(root, "rag_enabled", "true")
@@ -160,7 +161,7 @@ def _init_in_background(root: Path, cfg: config_mod.Config, adopted: bool = Fals
     _announce_lexical(root, cfg)
     if cfg.rag_embedding_provider == "none":
         return report, None
-    return report, runner.spawn([sys.executable, "-m", "paqad", "--root", str(root), "rag", "update"], root)
+    return report, runner.spawn(localstate.python_argv("--root", str(root), "rag", "update"), root)
 
 
 @rag_group.command("publish")
@@ -199,6 +200,7 @@ def rag_update(app: AppContext, as_json: bool) -> None:
 
     Example: paqad rag update
     """
+    migrate_setup(app.locate())
     report = _with_progress(False, app.root(), app.config())
     _build_output(report, as_json)
 
@@ -236,7 +238,7 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
     resp = doors.search(root, cfg, request) or pipeline.run(Index.shared(root), request)
     if resp.rerank and resp.rerank.get("fallback"):
-        click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see .paqad/audit.log", err=True)
+        click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see audit.log (paqad doctor shows where)", err=True)
     return resp
 
 
@@ -425,7 +427,7 @@ def rag_clear(app: AppContext, yes: bool, as_json: bool) -> None:
         raise UsageError("this deletes the index; confirm with --yes")
     root = app.root()
     existed = workspace.clear_index(root)
-    if workspace.paqad_dir(root).exists():
+    if workspace.is_set_up(root):
         config_mod.set_value(root, "rag_enabled", "false")
     if as_json:
         emit_json({"cleared": existed, "rag_enabled": False})

@@ -1,6 +1,6 @@
 """Delivery: turn search results into the ``## Retrieved context`` section and hook stdout.
 
-The section of ``.paqad/context/session-context.md`` follows one table, where H = results scoring
+The section of ``session-context.md`` (in the work tree's per-developer folder) follows one table, where H = results scoring
 at or above ``rag_similarity_threshold`` and L = results between ``rag_relief_floor`` and it:
 
     1 to 5 in H         those passages, each up to 1,200 characters, with path and line span
@@ -200,7 +200,7 @@ def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
         parts.append(f"{len(pointers)} {'more ' if len(pointers) < len(shown) else ''}places match strongly; open the ones that fit:")
         parts.extend(f"- {p.span}{f' `{escape(p.name)}`' if p.name else ''} (score {p.score:.2f})" for p in pointers)
     if len(shown) < len(delivery.passages):
-        parts.append(f"({len(delivery.passages) - len(shown)} more in .paqad/context/{CONTEXT_FILE})")
+        parts.append(f"({len(delivery.passages) - len(shown)} more: `paqad rag search` with the same words lists them)")
     return "\n\n".join(parts) + "\n"
 
 
@@ -237,7 +237,7 @@ def _age(seconds: float) -> str:
 
 
 def context_path(root: Path) -> Path:
-    return workspace.paqad_dir(root) / "context" / CONTEXT_FILE
+    return workspace.context_dir(root) / CONTEXT_FILE
 
 
 def state_path(root: Path) -> Path:

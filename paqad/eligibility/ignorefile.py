@@ -46,7 +46,7 @@ def _matching(spec: pathspec.GitIgnoreSpec | None, lines: tuple[str, ...], path:
 def load(root: Path) -> IgnoreRules:
     """Read and validate the ignore file; a missing file means no extra rules."""
     path = workspace.ignore_file(root)
-    if not path.exists():
+    if workspace.team_file(root, path) is None:  # absent, or reached through a symlink (never read)
         return IgnoreRules(None, None)
     try:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))

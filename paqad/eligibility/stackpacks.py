@@ -263,11 +263,15 @@ def load_builtin_packs() -> dict[str, StackPack]:
 
 
 def load_user_packs(repo_root: str | os.PathLike[str]) -> dict[str, StackPack]:
-    """The repository's own packs from ``.paqad/stackpacks/*.yaml``, by name."""
-    folder = Path(repo_root) / USER_PACK_DIR
-    if not folder.is_dir():
+    """The repository's own packs from ``.paqad/stackpacks/*.yaml``, by name (a symlinked folder or
+    file is never read: :func:`paqad.workspace.linked_part`)."""
+    from paqad import workspace
+
+    root = Path(repo_root)
+    folder = root / USER_PACK_DIR
+    if workspace.linked_part(root, folder) is not None or not folder.is_dir():
         return {}
-    packs = (load_pack_file(f) for f in sorted(folder.glob("*.yaml")))
+    packs = (load_pack_file(f) for f in sorted(folder.glob("*.yaml")) if workspace.team_file(root, f) is not None)
     return {p.name: p for p in packs}
 
 

@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from paqad import workspace
 from paqad.embed.base import TEXT_PREP_VERSION, Provider
 from paqad.errors import ConfigError, RemoteError
 from paqad.secrets import COMPATIBLE_KEY, OPENAI_KEY, VOYAGE_KEY, Secret
@@ -392,8 +393,8 @@ REMOTE_PROVIDERS: dict[str, type[RemoteProvider]] = {
 
 def remote_provider(name: str, model: str = "", *, root: Path | None = None, base_url: str = "", dims: int | None = None, **options: Any) -> Provider:
     """The remote provider ``name`` for ``model`` ("" = its default). ``root`` is the repository whose
-    ``.paqad/secrets.env`` may hold the key (None: the nearest folder above the working directory
-    that has a ``.paqad``); ``base_url`` "" means the service's own. Offline: nothing is sent yet."""
+    ``secrets.env`` may hold the key (None: the nearest folder above the working directory that
+    paqad is set up in); ``base_url`` "" means the service's own. Offline: nothing is sent yet."""
     cls = REMOTE_PROVIDERS.get(name)
     if cls is None:
         raise ConfigError(f"Unknown remote embedding provider {name!r}. Choose from {', '.join(REMOTE_PROVIDERS)}.")
@@ -407,7 +408,7 @@ def remote_provider(name: str, model: str = "", *, root: Path | None = None, bas
 
 def _find_root(start: Path) -> Path | None:
     for folder in (start, *start.parents):
-        if (folder / ".paqad").is_dir():
+        if workspace.is_set_up(folder):
             return folder
     return None
 

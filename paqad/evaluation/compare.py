@@ -110,7 +110,7 @@ def _run_in(root: Path, cfg: Config, live: Path, scratch: Path, limit: int, seed
     decided = report.verdict(off, on)
     return EvalReport(
         mode=MODES[0], root=str(root), seed=seed, limit=limit,
-        index={"file": str(live.relative_to(root)), "generation": store.generation_of(live), "units": int(meta.get("n_units", "0")),
+        index={"file": str(live), "generation": store.generation_of(live), "units": int(meta.get("n_units", "0")),
                "embedding_provider": meta.get("embedding_provider") or "none",
                "masked_units_without_vectors": filled.pending if filled is not None else None},
         sources={src: sum(1 for q in test_set if q.source == src) for src in ("docstring", "unanswerable", "team")},

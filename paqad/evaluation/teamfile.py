@@ -44,7 +44,7 @@ def path_of(root: Path) -> Path:
 def load(root: Path, unit_exists: Callable[[str], bool]) -> list[Question]:
     """The questions of ``.paqad/eval.yaml`` (none when the file is absent); EvalCannotRun when malformed."""
     path = path_of(root)
-    if not path.exists():
+    if workspace.team_file(root, path) is None:  # absent, or reached through a symlink (never read)
         return []
     where = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
     data = _read(path, where)

@@ -62,14 +62,31 @@ class Finding:
 
 def check(root: Path, home: Path | None = None) -> list[Finding]:
     """Every finding for the hosts installed in ``root`` (an empty install is one finding too)."""
+    out = trust_findings(root)
     installed = [name for name, host in hosts.HOSTS.items() if host.status(root).state != "absent"]
     if not installed:
-        return [Finding("-", "warn", "no agent host is installed here", "paqad hooks install (or --agents NAME)")]
-    out = _which_paqad(root)
+        return [*out, Finding("-", "warn", "no agent host is installed here", "paqad hooks install (or --agents NAME)")]
+    out.extend(_which_paqad(root))
     for name in installed:
         out.extend(_host_findings(root, name, home or Path.home()))
     out.extend(_mcp_findings(root))
     out.extend(runtime_findings(root))
+    return out
+
+
+def trust_findings(root: Path) -> list[Finding]:
+    """Where this work tree's per-developer files are; what under ``.paqad/`` paqad ignores (tracked
+    per-developer files, symlinks: a commit's attempt to reach this machine); a launcher that is not paqad's."""
+    from paqad import trust
+
+    local = workspace.local_dir(root)
+    out = [Finding("-", "ok", f"per-developer files (settings, keys, index, logs) in {local}" if local.is_dir() else f"paqad is not set up in this work tree ({local} does not exist)")]
+    for found in trust.findings(root):
+        what = "tracked by git" if found.why == "tracked" else "a symlink"
+        out.append(Finding("-", "error", f"{found.path} is {what}; paqad never reads it (a commit put it there: see who added it)", f"git rm -r --cached {found.path}, or delete it"))
+    shim = launcher.shim_path()
+    if os.path.lexists(shim) and not launcher.is_our_shim(shim):
+        out.append(Finding("-", "error", f"{shim} is not paqad's launcher; hook commands would run it", "paqad hooks install (replaces it)"))
     return out
 
 
@@ -83,14 +100,15 @@ def runtime_findings(root: Path) -> list[Finding]:
 
 
 def _which_paqad(root: Path) -> list[Finding]:
-    found, how = launcher.resolve(root)
+    shim = launcher.shim_path()
+    found, how = launcher.resolve()
     if how == "none":
-        return [Finding("-", "error", "no paqad for the hook commands: no .paqad/bin/paqad shim and no paqad on PATH", "paqad hooks install")]
+        return [Finding("-", "error", f"no paqad for the hook commands: no launcher at {shim} and no paqad on PATH", "paqad hooks install")]
     if how == "shim → PATH":
-        return [Finding("-", "warn", f"the shim's interpreter is gone; hooks run {found} from PATH", "paqad hooks install (rewrites .paqad/bin/paqad)")]
+        return [Finding("-", "warn", f"the launcher's interpreter is gone; hooks run {found} from PATH", f"paqad hooks install (rewrites {shim})")]
     if how == "PATH":
-        return [Finding("-", "warn", f"no .paqad/bin/paqad shim; hooks run {found} from PATH", "paqad hooks install")]
-    return [Finding("-", "ok", f"hook commands run {found} (through .paqad/bin/paqad)")]
+        return [Finding("-", "warn", f"no launcher at {shim}; hooks run {found} from PATH", "paqad hooks install")]
+    return [Finding("-", "ok", f"hook commands run {found} (through {shim})")]
 
 
 def _host_findings(root: Path, name: str, home: Path) -> list[Finding]:
@@ -102,7 +120,7 @@ def _host_findings(root: Path, name: str, home: Path) -> list[Finding]:
     if state.note:
         out.append(Finding(name, "warn", state.note, ""))
     if _old_command(root, state.paths):
-        out.append(Finding(name, "warn", "its config was written by an older paqad (PATH only, no shim)", f"paqad hooks install --agents {name}"))
+        out.append(Finding(name, "warn", "its config was written by an older paqad (PATH only, or a launcher inside the repository)", f"paqad hooks install --agents {name}"))
     if name == "codex":
         out.extend(_codex_trust(root, home))
     if name == "gemini":
@@ -122,7 +140,7 @@ def _old_command(root: Path, paths: list[str]) -> bool:
             text = (root / rel).read_text(encoding="utf-8")
         except OSError:
             continue
-        if launcher.OLD_PREFIX in text:
+        if any(mark in text for mark in launcher.OLD_MARKS):
             return True
     return False
 
@@ -168,6 +186,9 @@ def _replay(root: Path, name: str, event: str) -> Finding:
     command = _command(root, name, event)
     if command is None:
         return Finding(name, "error", f"no installed command for {event}", f"paqad hooks install --agents {name}")
+    if not _is_paqads(root, name, command):
+        shown = command if len(command) <= 160 else command[:157] + "..."
+        return Finding(name, "error", f"{event}: the installed command is not one paqad writes, so doctor did not run it: {shown!r}", f"review it; paqad hooks install --agents {name} rewrites it")
     payload = _payload(root, name, event)
     kept = _keep_state(root)
     started = time.perf_counter()
@@ -209,6 +230,22 @@ def _shape(name: str, stdout: str) -> str:
     except ValueError:
         return "stdout is not JSON; the host would ignore it or fail"
     return "" if isinstance(data, dict) else "stdout is JSON but not an object"
+
+
+def _is_paqads(root: Path, name: str, command: str) -> bool:
+    """True when ``command`` is exactly one paqad writes today: the host configs are committed,
+    so a command that merely mentions ``paqad hook run`` may carry anything else, and doctor runs
+    what it replays. Cline's hook is a file: it must be a regular file with paqad's exact text."""
+    if name == "cline":
+        from paqad.hooks.hosts import cline
+
+        path = Path(command)
+        if path.is_symlink() or workspace.linked_part(root, path) is not None:
+            return False
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        return any(text == cline.script(event) for event in cline.EVENTS)
+    words = command.split(" hook run ", 1)[-1].split()
+    return len(words) >= 3 and words[1] == "--host" and command == launcher.command(words[0], words[2])
 
 
 def _command(root: Path, name: str, event: str) -> str | None:
@@ -253,14 +290,14 @@ def _payload(root: Path, name: str, event: str) -> str:
 def _keep_state(root: Path) -> dict[str, bytes | None]:
     out: dict[str, bytes | None] = {}
     for rel in STATE:
-        path = workspace.paqad_dir(root) / rel
+        path = workspace.local_dir(root) / rel
         out[rel] = path.read_bytes() if path.exists() else None
     return out
 
 
 def _put_back(root: Path, kept: dict[str, bytes | None]) -> None:
     for rel, data in kept.items():
-        path = workspace.paqad_dir(root) / rel
+        path = workspace.local_dir(root) / rel
         if data is None:
             path.unlink(missing_ok=True)
         else:

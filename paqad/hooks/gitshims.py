@@ -19,7 +19,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from paqad import git, resources, workspace
+from paqad import git, localstate, resources, workspace
 from paqad.errors import NotARepositoryError, PaqadError
 from paqad.hooks import lefthook
 from paqad.hooks.runner import GIT_EVENTS
@@ -75,6 +75,7 @@ def template_text() -> str:
 
 def render_shim(hook: str, python: str | None = None) -> str:
     text = template_text()
+    text = text.replace("@TREE_DIR_SH@", localstate.SH_TREE_DIR.rstrip())
     return text.replace("@HOOK@", shlex.quote(hook)).replace("@PYTHON@", shlex.quote(python or sys.executable))
 
 
@@ -171,6 +172,22 @@ def _uninstall_one(path: Path, hook: str) -> HookState:
     state = _describe(hook, path)
     state.action = action
     return state
+
+
+def refresh(root: Path) -> bool:
+    """Rewrite paqad's own shims that an older version wrote (in git's plain hooks folder); True
+    when one was rewritten. Older shims looked for state inside the work tree, where a pull can
+    plant files, so an upgrade must not leave them in place until the next ``hooks install``."""
+    try:
+        hdir = hooks_dir(root)
+    except PaqadError:
+        return False
+    if lefthook.config_path(root) is not None or husky_dir(root, hdir) is not None:
+        return False
+    stale = [hook for hook in HOOKS if is_ours(hdir / hook) and (hdir / hook).read_text(encoding="utf-8", errors="replace") != render_shim(hook)]
+    for hook in stale:
+        _install_one(hdir / hook, hook)
+    return bool(stale)
 
 
 def status(root: Path) -> dict:

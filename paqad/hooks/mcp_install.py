@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from paqad import workspace
 from paqad.errors import ConfigError, UsageError
 from paqad.hooks import hosts
 from paqad.hooks.hosts import base
@@ -66,7 +67,7 @@ def cannot_start(path_env: str | None = None) -> str | None:
     """Why the registered ``paqad mcp`` could not start, or None when it can.
 
     The entries run ``paqad mcp`` from the host's PATH (``path_env``, default this process's), and
-    the hook commands run the interpreter behind ``.paqad/bin/paqad``, which ``hooks install`` sets
+    the hook commands run the interpreter behind paqad's per-user launcher, which ``hooks install`` sets
     to this one. So both must import the MCP SDK: this interpreter, and the one the ``paqad`` on
     PATH starts (its console script's ``#!`` line), which may be another installation."""
     import importlib.util
@@ -80,7 +81,8 @@ def cannot_start(path_env: str | None = None) -> str | None:
     if python is None or _same_file(python, sys.executable):
         return None
     try:
-        ok = subprocess.run([python, "-c", HAS_SDK], capture_output=True, timeout=30, check=False).returncode == 0
+        # -P and a neutral folder: a repository's importlib/ or mcp/ must not answer for the installed ones
+        ok = subprocess.run([python, "-P", "-c", HAS_SDK], cwd=os.sep, capture_output=True, timeout=30, check=False).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     if not ok:
@@ -129,8 +131,8 @@ def host_names(value: str) -> list[str]:
 
 def install(root: Path, name: str) -> InstallState:
     host = HOSTS[name]
-    path = root / host.rel
     try:
+        path = workspace.repo_file(root, host.rel)
         old = path.read_text(encoding="utf-8") if path.exists() else None
         servers = _servers(host, old)
         if servers.get(SERVER) == host.entry:
@@ -139,7 +141,7 @@ def install(root: Path, name: str) -> InstallState:
             return InstallState(name, host.rel, "kept", f"an entry named {SERVER!r} is already there and differs from paqad's; left as is")
         new = _add_toml(host, old) if host.toml else _add_json(host, old)
         base.edit_file(root, f"mcp-{name}", host.rel, lambda _old: new)
-    except (MergeError, OSError, UnicodeDecodeError) as exc:
+    except (MergeError, OSError, UnicodeDecodeError, workspace.SymlinkRefused) as exc:
         return InstallState(name, host.rel, "error", str(exc))
     return InstallState(name, host.rel, "installed")
 

@@ -4,7 +4,7 @@ pre-commit installs paqad into an environment of its own, so a user who added ``
 to ``.pre-commit-config.yaml`` may have no ``paqad`` on PATH to run ``paqad rag init`` with;
 before, the hook then logged "retrieval is off" on every commit and did nothing while pre-commit
 printed "Passed". Adding the hook is the opt-in: when no settings layer says anything about
-``rag_enabled`` (never initialised here), the first run sets it in the local ``.paqad/.config``
+``rag_enabled`` (never initialised here), the first run sets it in the developer's local settings
 and the background ``rag-update`` builds the index. A repository where someone ran
 ``paqad rag clear`` (``rag_enabled: false`` written down) stays off.
 """

@@ -29,7 +29,6 @@ import enum
 import json
 import os
 import subprocess
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,11 +37,11 @@ from typing import Any
 import filelock
 import yaml
 
-from paqad import deadline, workspace, yamlio
+from paqad import deadline, localstate, workspace, yamlio
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
-from paqad.textsafe import quote
 from paqad.hooks.actions import ACTIONS
+from paqad.textsafe import quote
 
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 AGENT_EVENTS = ("prompt-submit", "session-start")
@@ -123,7 +122,7 @@ def hooks_path(root: Path) -> Path:
 def load_config(root: Path) -> dict[str, tuple[ActionSpec, ...]]:
     """Built-in defaults overlaid with ``.paqad/hooks.yaml``; ConfigError names file, event, action, key."""
     path = hooks_path(root)
-    if not path.exists():
+    if workspace.team_file(root, path) is None:  # absent, or reached through a symlink (never read)
         return dict(DEFAULTS)
     try:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))
@@ -196,7 +195,7 @@ def _number(item: dict, key: str, default: float, low: float, high: float, where
 def write_default_config(root: Path) -> bool:
     """Write ``.paqad/hooks.yaml`` with the defaults if it is absent; True when written."""
     path = hooks_path(root)
-    if path.exists():
+    if path.exists() or path.is_symlink() or workspace.linked_part(root, path) is not None:
         return False
     workspace.atomic_write_text(path, DEFAULT_YAML, mode=0o644)
     return True
@@ -217,7 +216,7 @@ def log_result(root: Path, result: RunResult) -> None:
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, path.with_name(LOG_NAME + ".1"))
         line = json.dumps(asdict(result), ensure_ascii=False) + "\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             os.write(fd, line.encode("utf-8"))
         finally:
@@ -356,15 +355,15 @@ def _take_rerun(flag: Path) -> str | None:
 
 
 def child_argv(root: Path, event: str, action: str) -> list[str]:
-    """The detached child's command line: this interpreter, this paqad."""
-    return [sys.executable, "-m", "paqad", "--root", str(root), "hook", "run-action", action, "--event", event]
+    """The detached child's command line: this interpreter, this paqad, the repository off ``sys.path``."""
+    return localstate.python_argv("--root", str(root), "hook", "run-action", action, "--event", event)
 
 
 def spawn(argv: list[str], root: Path) -> int:
     """Start a detached child: own session, no stdio, no GIT_DIR/GIT_INDEX_FILE; return its pid."""
     proc = subprocess.Popen(
         argv,
-        cwd=root,
+        cwd=localstate.child_cwd(root),
         env=no_git_env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -405,9 +404,10 @@ def _logged(root: Path, result: RunResult) -> RunResult:
 def run_event(root: Path, event: str) -> list[RunResult]:
     """Run every action configured for ``event``; never raises, whatever the config or the actions do.
 
-    A repository without ``.paqad/`` is not set up: nothing runs and nothing is written.
+    A work tree paqad is not set up in (:func:`paqad.workspace.is_set_up`) runs nothing and
+    writes nothing, whatever its committed ``.paqad/`` holds.
     """
-    if not workspace.paqad_dir(root).is_dir():
+    if not workspace.is_set_up(root):
         return []
     try:
         if event not in EVENTS:
@@ -447,7 +447,7 @@ def start_refresh(root: Path) -> None:
 
 def run_action(root: Path, event: str, action: str) -> list[RunResult]:
     """The detached child's body: claim the lock (or coalesce) and run, honouring reruns and debounce."""
-    if not workspace.paqad_dir(root).is_dir():
+    if not workspace.is_set_up(root):
         return []
     try:
         spec = next((s for s in load_config(root).get(event, ()) if s.action == action), None) or ActionSpec(action)

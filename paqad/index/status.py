@@ -21,7 +21,7 @@ def status(root: Path, index: Index | None = None) -> dict[str, Any]:
     meta, counts = index.meta(), index.counts()
     return {
         "built": True,
-        "index_file": str(path.relative_to(root)),
+        "index_file": str(path),
         "index_bytes": path.stat().st_size,
         "files": counts.files,
         "source_bytes": counts.source_bytes,

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from paqad import workspace
-from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, IndexOutdatedError
+from paqad.errors import IndexCorruptError, IndexMissingError, IndexOutdatedError
 from paqad.index import guard, integrity, postings
 
 SCHEMA_VERSION = 2  # 2: postings packed in blocks (paqad.index.postings)
@@ -68,29 +68,8 @@ def current_pointer(root: Path) -> Path:
     return workspace.vectors_dir(root) / "CURRENT"
 
 
-def check_location(root: Path) -> None:
-    """Refuse a ``.paqad/vectors`` (or ``.paqad``) symlinked outside the repository unless the
-    user's own settings allow it (``rag_index_outside_repo``, never a team file): the builder
-    writes there and deletes old generations there. Only a symlink can lead out, so a folder
-    that is none costs two ``lstat`` calls."""
-    folder = workspace.vectors_dir(root)
-    if not (folder.is_symlink() or workspace.paqad_dir(root).is_symlink()):
-        return
-    real, top = folder.resolve(), root.resolve()
-    if real == top or top in real.parents:
-        return
-    from paqad import config  # only for a folder that leads out
-
-    if not config.load(root).rag_index_outside_repo:
-        raise ConfigError(
-            f"{folder} leads outside the repository (to {real}); paqad keeps its index inside it unless you allow "
-            "it yourself: `paqad config set rag_index_outside_repo true` (a local setting), or replace the symlink"
-        )
-
-
 def current_path(root: Path) -> Path | None:
     """The live database file, or None when no index has been built. Validates the pointer."""
-    check_location(root)
     pointer = current_pointer(root)
     if not pointer.exists():
         guard.check_folder(root)  # a plain file there: say so, not "run rag init" (which cannot)
@@ -128,7 +107,6 @@ def generation_of(path: Path) -> int:
 
 
 def next_generation_path(root: Path) -> Path:
-    check_location(root)
     folder = workspace.vectors_dir(root)
     folder.mkdir(parents=True, exist_ok=True)
     gens = [generation_of(p) for p in folder.glob("index-*.sqlite")]

@@ -2,9 +2,12 @@
 
 Why: an agent working in a service cannot otherwise ask where a shared library or another service
 implements something. ``paqad workspace add ../shared-lib`` records a member (per developer, in
-``.paqad/state/workspace.json``, never committed); ``paqad rag search --workspace`` asks every
-member's own index with that member's own settings (its eligibility and secrets rules built that
-index), and merges the answers by their calibrated score, which is comparable across indexes: it
+``state/workspace.json`` of the per-developer folder); ``paqad rag search --workspace`` asks every
+member's own index with that member's own ranking settings (its eligibility and secrets rules
+built that index), but never lets a member's settings choose where the query goes: a setting that
+would send it off this machine (a remote embedding provider, an endpoint, a reranking service) is
+taken from this repository's settings instead (:func:`member_config`), so a member whose settings
+differ is searched lexically or with the local model. It merges the answers by their calibrated score, which is comparable across indexes: it
 is the same [0, 1] evidence scale in each. Every result says which repository it comes from
 (``Result.repository``); paths stay relative to that repository.
 
@@ -27,6 +30,7 @@ from paqad.errors import PaqadError, UsageError
 from paqad.search import pipeline
 from paqad.search.pipeline import Result, SearchResponse
 from paqad.search.request import SearchRequest
+from paqad.settings import SETTINGS
 
 FILE = "workspace.json"
 MAX_MEMBERS = 64
@@ -121,9 +125,27 @@ def describe(root: Path) -> list[dict]:
     return out
 
 
-def _ask(member: Path, query: str, top_n: int | None, gate: bool, budget_chars: int | None) -> tuple[SearchResponse | None, dict, int | None]:
-    """One member's own answer (its settings, its index), its ``members`` entry, and its top_n.
-    Never raises for the member: a bad config or index is the entry's ``error``."""
+def member_config(theirs: config.Config, mine: config.Config) -> config.Config:
+    """A member's settings with every setting that sends text off this machine taken from this
+    repository's (``mine``): the user's own choice of where a query goes, never the member's.
+    When the member's index was embedded by another provider, its vectors no longer match the
+    query's, and the search falls back to lexical (the pipeline checks the model fingerprint)."""
+    changes = {
+        name: getattr(mine, name)
+        for name, setting in SETTINGS.items()
+        if setting.off_machine
+        and getattr(theirs, name) != getattr(mine, name)
+        and (setting.sends_off_machine(getattr(theirs, name)) or setting.sends_off_machine(getattr(mine, name)))
+    }
+    if not changes:
+        return theirs
+    sources = {**theirs.sources, **{name: mine.source(name) for name in changes}}
+    return replace(theirs, **changes, sources=sources)
+
+
+def _ask(member: Path, query: str, top_n: int | None, gate: bool, budget_chars: int | None, mine: config.Config) -> tuple[SearchResponse | None, dict, int | None]:
+    """One member's own answer (its index, its settings with :func:`member_config`), its ``members``
+    entry, and its top_n. Never raises for the member: a bad config or index is the entry's ``error``."""
     from paqad.index import store
     from paqad.index.reader import Index
 
@@ -131,7 +153,7 @@ def _ask(member: Path, query: str, top_n: int | None, gate: bool, budget_chars: 
     try:
         if not member.is_dir() or store.current_path(member) is None:
             return None, {**entry, "status": "not indexed"}, None
-        cfg = config.load(member)
+        cfg = member_config(config.load(member), mine)
         request = SearchRequest.from_settings(cfg, member, query, top_n=top_n, gate=gate, budget_chars=budget_chars)
         resp = pipeline.run(Index.shared(member), request)
     except (PaqadError, sqlite3.Error, OSError) as exc:  # one member's bad config or index never fails the rest
@@ -194,10 +216,11 @@ def search(
     ``rag_workspace_member_timeout``); the merged response. Members without an index, with an
     error or past the timeout are listed in ``evidence["members"]``, never an error."""
     started = time.perf_counter()
+    mine = config.load(root)
     if timeout is None:
-        timeout = config.load(root).rag_workspace_member_timeout
+        timeout = mine.rag_workspace_member_timeout
     targets = [root.resolve(), *members(root)]
-    answers = _ask_all(targets, lambda m: _ask(m, query, top_n, gate, budget_chars), timeout, parallel)
+    answers = _ask_all(targets, lambda m: _ask(m, query, top_n, gate, budget_chars, mine), timeout, parallel)
     results: list[Result] = []
     seen: list[dict] = []
     answered = False

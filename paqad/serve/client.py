@@ -16,7 +16,6 @@ Light on purpose (see :mod:`paqad.serve.paths`): ``_socket``, no ``pathlib``, ``
 from __future__ import annotations
 
 import os
-import sys
 import time
 from _socket import SOCK_STREAM, socket
 
@@ -27,7 +26,7 @@ except ImportError:  # no Unix sockets or flock here (Windows): no service; ever
     fcntl = None  # type: ignore[assignment]
     AF_UNIX = None  # type: ignore[assignment,misc]
 
-from paqad import __version__
+from paqad import __version__, localstate
 from paqad.serve import paths as paths_mod
 from paqad.serve import wire
 
@@ -169,8 +168,8 @@ def running(root: Root) -> bool:
 
 
 def serve_argv(root: Root, python: str | None = None) -> list[str]:
-    """The service's command line: this interpreter, this paqad."""
-    return [python or sys.executable, "-m", "paqad", "--root", os.fspath(root), "serve"]
+    """The service's command line: this interpreter, this paqad, the repository off ``sys.path``."""
+    return localstate.python_argv("--root", os.fspath(root), "serve", python=python)
 
 
 #: Refusals after which the refusing service exits (it made way for this client): the lock it
@@ -188,7 +187,8 @@ def start(root: Root, env: dict[str, str] | None = None, why: str = "") -> int |
     than the old service's exit started nothing, and the next prompt paid the in-process path again.
 
     The child gets its own session and no terminal; its stderr (a crash before its own log opens)
-    goes to ``.paqad/logs/serve.log``.
+    goes to ``serve.log`` in the work tree's per-developer logs folder; its working directory is
+    that folder, not the repository (:func:`paqad.localstate.child_cwd`).
     """
     import subprocess
 
@@ -196,11 +196,12 @@ def start(root: Root, env: dict[str, str] | None = None, why: str = "") -> int |
         paths = paths_mod.for_root(root, create=True) if fcntl is not None else None
         if paths is None or (why not in MAKING_WAY and lock_held(paths.lock)):
             return None
-        log = os.path.join(root, ".paqad", "logs", "serve.log")
-        os.makedirs(os.path.dirname(log), exist_ok=True)
-        with open(log, "ab") as err:
+        log = os.path.join(localstate.tree_dir(root), "logs", "serve.log")
+        os.makedirs(os.path.dirname(log), mode=0o700, exist_ok=True)
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        with open(fd, "ab") as err:
             proc = subprocess.Popen(
-                serve_argv(root), cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                serve_argv(root), cwd=localstate.child_cwd(root), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=err, close_fds=True, start_new_session=True,
             )
         return proc.pid

@@ -7,7 +7,8 @@ goes to the full CLI unchanged:
 
 - ``paqad hook run EVENT --host NAME`` (agent hosts): read the host's JSON from stdin, find the
   work tree (the JSON's ``cwd`` or workspace root, else the current folder, up to the folder
-  holding ``.git``; it must hold ``.paqad``), send the event to its service and print the
+  holding ``.git``; the developer must have set paqad up there: its per-developer folder exists,
+  :mod:`paqad.localstate`; a committed ``.paqad/`` is not enough), send the event to its service and print the
   service's answer. When the service is absent, stale, hung, crashed, outdated, refuses, or
   does not answer within its budget, the same event is answered in-process
   (``paqad.cli.hooks_cmd.agent_hook_in_process``, today's path), which also starts a service
@@ -25,7 +26,7 @@ import os
 import sys
 import time
 
-from paqad import hookclock
+from paqad import hookclock, localstate
 from paqad.serve import client
 from paqad.serve import litejson as json
 
@@ -105,11 +106,12 @@ def git_burst_main(argv: list[str] | None = None) -> int:
 
 
 def find_root(start: str) -> str | None:
-    """The work tree around ``start`` (the nearest folder up holding ``.git``) if it has ``.paqad``."""
+    """The work tree around ``start`` (the nearest folder up holding ``.git``) if the developer set
+    paqad up in it (its per-developer folder exists; a committed ``.paqad/`` says nothing)."""
     folder = os.path.abspath(start)
     while True:
         if os.path.lexists(os.path.join(folder, ".git")):
-            return folder if os.path.isdir(os.path.join(folder, ".paqad")) else None
+            return folder if os.path.isdir(localstate.tree_dir(folder)) else None
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
@@ -147,7 +149,7 @@ def agent_hook(event: str, host: str) -> None:
     hookclock.arm()
     raw = _read_stdin()
     root = find_root(_start_dir(raw))
-    why = "no work tree with .paqad found here"
+    why = "no work tree paqad is set up in found here"
     if len(raw) > MAX_STDIN:  # the in-process door logs it as over the cap
         root, why = None, "input over the cap"
     if root is not None:

@@ -7,8 +7,9 @@ client imports this before deciding whether to load anything else, so no ``pathl
 The folder is ``$XDG_RUNTIME_DIR/paqad`` (per user, 0700, cleared at logout) when that is set,
 else ``<tmp>/paqad-<uid>``, created 0700 and refused unless this user owns it and nobody else can
 enter it (a shared ``/tmp`` must not let another user plant a socket that answers our prompts).
-The file names are a hash of the resolved ``.paqad`` path, so two work trees (clones, git
-worktrees) get two services and a moved repository a new one. A Unix socket path is limited to
+The file names are a hash of the work tree's resolved path (not of its ``.paqad``, which a commit
+can make a symlink into another work tree), so two work trees (clones, git worktrees) get two
+services and a moved repository a new one. A Unix socket path is limited to
 108 bytes (``sun_path``; 104 on macOS): a runtime folder too deep for it is skipped for the next
 one, and when none fits there is no service (every door answers in-process).
 
@@ -48,8 +49,8 @@ def digest(data: bytes, size: int = KEY_BYTES) -> str:
 
 
 def key_of(root: str | os.PathLike[str]) -> str:
-    """The service key of the work tree at ``root``: a hash of its resolved ``.paqad`` path."""
-    return digest(os.fsencode(os.path.realpath(os.path.join(root, ".paqad"))))
+    """The service key of the work tree at ``root``: a hash of its resolved path."""
+    return digest(os.fsencode(os.path.realpath(os.fspath(root))))
 
 
 def temp_dir() -> str:

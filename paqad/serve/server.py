@@ -15,10 +15,10 @@
    - the resident memory passes ``rag_serve_memory_cap`` MB (``memory cap``: the next door
      starts a fresh one),
    - ``paqad serve stop``, a newer client, a client with other settings, ``rag_serve`` turned off,
-     the ``.paqad`` folder removed, or SIGTERM/SIGINT;
+     the work tree or its per-developer folder removed, or SIGTERM/SIGINT;
 5. remove its socket and info file and release the lock.
 
-Each start and exit is one line in ``.paqad/logs/serve.log``.
+Each start and exit is one line in ``serve.log`` of the per-developer logs folder.
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def _remove_ours(paths: paths_mod.ServicePaths) -> None:
 # ---- the loop ----------------------------------------------------------------------------------
 
 
-PID_FILE = "serve.pid"  # .paqad/state/: the git shims test it with `kill -0` before starting Python
-EVENTS_FILE = "git-events"  # .paqad/state/: one git event per line, appended by the shims
+PID_FILE = "serve.pid"  # state/ of the per-developer folder: the git shims test it with `kill -0` before starting Python
+EVENTS_FILE = "git-events"  # state/ of the per-developer folder: one git event per line, appended by the shims
 
 
 def _write_pid_file(root: Path) -> None:
@@ -150,8 +150,8 @@ def _check(svc: Service) -> None:
         svc.stop(f"idle for {svc.cfg.rag_serve_idle_timeout:g}s")
     elif rss_mb() > svc.cfg.rag_serve_memory_cap:
         svc.stop(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
-    elif not workspace.paqad_dir(svc.root).is_dir():
-        svc.stop(".paqad folder removed")
+    elif not svc.root.is_dir() or not workspace.is_set_up(svc.root):
+        svc.stop("work tree or its paqad folder removed")
     elif not os.path.exists(svc.paths.socket):
         svc.stop("socket file removed (nobody can reach this service)")
 

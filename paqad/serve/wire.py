@@ -37,7 +37,7 @@ MAX_LINE = 64 * 1024 * 1024  # a reply carries passages and sources; far above a
 ACK_TIMEOUT_S = 0.5  # a service that cannot even acknowledge in this long is treated as hung
 #: Environment variables that change what the service would answer besides ``PAQAD_*``: the keys
 #: of the remote providers (only their hash is compared; the values never cross the socket).
-ENV_KEYS = ("OPENAI_API_KEY", "VOYAGE_API_KEY", "CO_API_KEY", "COHERE_API_KEY", "XDG_CACHE_HOME", "HOME")
+ENV_KEYS = ("OPENAI_API_KEY", "VOYAGE_API_KEY", "CO_API_KEY", "COHERE_API_KEY", "XDG_CACHE_HOME", "XDG_DATA_HOME", "HOME")
 #: PAQAD_* variables that describe one call, not the settings (never part of the fingerprint).
 ENV_PER_CALL = ("PAQAD_HOOK_BUDGET",)
 

@@ -40,6 +40,16 @@ class Repo:
             path.write_text(text, encoding="utf-8")
         return path
 
+    def write_local(self, text: str) -> Path:
+        """Write the developer's own settings (``config.yaml`` in the work tree's per-developer
+        folder, outside the repository: :mod:`paqad.localstate`)."""
+        from paqad import workspace
+
+        path = workspace.local_config_path(self.root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
     def git(self, *args: str) -> str:
         return git(self.root, *args).stdout
 

@@ -99,7 +99,7 @@ def start(root: Path, version: str | None = None, build: str | None = None, **en
                 + (f"paqad.__version__ = {version!r}; " if version is not None else "")
                 + (f"wire._BUILD[:] = [{build!r}]; " if build is not None else "")
                 + "from paqad.cli.main import main; sys.exit(main(sys.argv[1:]))")
-        argv = [sys.executable, "-c", code, *argv[3:]]
+        argv = [sys.executable, "-P", "-c", code, *argv[argv.index("paqad") + 1 :]]
     proc = subprocess.Popen(argv, cwd=root, env=child_env(**env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     assert wait_ready(root), "the service did not come up"

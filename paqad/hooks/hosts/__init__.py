@@ -88,7 +88,7 @@ def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc
         from paqad.hooks import runner
 
         root = root or repo_root(event)
-        if root is not None and workspace.paqad_dir(root).is_dir():
+        if root is not None and workspace.is_set_up(root):
             error = f"{type(exc).__name__}: {exc}"[: runner.ERROR_MAX_CHARS]
             runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", "foreground", "error", 1, error=error))
     except Exception:  # noqa: BLE001
@@ -111,7 +111,7 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _D
 
     started = time.perf_counter()
     root = root or repo_root(event)
-    if root is None or not workspace.paqad_dir(root).is_dir():
+    if root is None or not workspace.is_set_up(root):
         return ""
     cfg = config.load(root)
     if not cfg.rag_enabled:

@@ -125,7 +125,7 @@ def after(action: str, status: Callable[[Path], HostState], root: Path) -> HostS
 
 
 def command(event: str, host: str) -> str:
-    """The hook command written into a host's config: the repository's shim, else PATH, else exit 0."""
+    """The hook command written into a host's config: the per-user launcher, else PATH, else exit 0."""
     return launcher.command(event, host)
 
 
@@ -141,9 +141,9 @@ def text_or_none(value: Any) -> str | None:
 
 
 def is_ours(entry: Any) -> bool:
-    """paqad's entry: it runs ``paqad hook run`` (older versions) or the repository's paqad shim."""
+    """paqad's entry: it runs ``paqad hook run`` through the launcher, or an older version's command."""
     text = entry if isinstance(entry, str) else json.dumps(entry)
-    return MARK in text or launcher.SHIM_REL in text
+    return MARK in text or launcher.COMMAND_MARK in text or launcher.OLD_SHIM_REL in text
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -191,9 +191,10 @@ def _backup_path(root: Path, host: str, rel: str) -> Path:
 def edit_file(root: Path, host: str, rel: str, change: Callable[[str | None], str | None]) -> str:
     """Apply ``change(old_text) -> new_text`` (None = delete) to ``root/rel``, keeping the first original.
 
-    Returns installed | updated | unchanged | removed.
+    Returns installed | updated | unchanged | removed. A symlink on the way is refused
+    (:func:`paqad.workspace.repo_file`).
     """
-    path = root / rel
+    path = workspace.repo_file(root, rel)
     old = path.read_text(encoding="utf-8") if path.exists() else None
     new = change(old)
     if new == old:
@@ -217,7 +218,7 @@ def edit_file(root: Path, host: str, rel: str, change: Callable[[str | None], st
 
 def restore_file(root: Path, host: str, rel: str, strip: Callable[[str], str | None]) -> str:
     """Undo ``edit_file``: the original bytes when the file is as paqad left it, else ``strip(text)``."""
-    path = root / rel
+    path = workspace.repo_file(root, rel)
     backup = _backup_path(root, host, rel)
     current = path.read_text(encoding="utf-8") if path.exists() else None
     record = None
@@ -356,8 +357,9 @@ def owned_status(root: Path, host: str, rel: str, ours: Callable[[Path], bool] =
 
 
 def owned_write(root: Path, host: str, rel: str, text: str, ours: Callable[[Path], bool] = owns) -> HostState:
-    """Write paqad's whole file; a file of the same name that is not paqad's is left alone (refused)."""
-    path = root / rel
+    """Write paqad's whole file; a file of the same name that is not paqad's is left alone (refused),
+    and so is a symlink on the way (:func:`paqad.workspace.repo_file`)."""
+    path = workspace.repo_file(root, rel)
     if path.exists() and not ours(path):
         state = owned_status(root, host, rel, ours)
         state.action, state.note = "refused", f"{rel} exists and is not paqad's; paqad left it alone"

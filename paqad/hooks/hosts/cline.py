@@ -62,10 +62,11 @@ def detect(root: Path) -> bool:
     return (root / ".clinerules").exists()
 
 
+
 def install(root: Path) -> base.HostState:
     actions, notes = [], []
     for event in EVENTS:
-        path = root / FOLDER / event
+        path = workspace.repo_file(root, f"{FOLDER}/{event}")
         if path.exists() and not _ours(path):
             actions.append("refused")
             notes.append(f"{FOLDER}/{event} is the user's own hook; paqad left it alone")

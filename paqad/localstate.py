@@ -1,0 +1,81 @@
+"""Where a work tree's per-developer state lives: a per-user folder that no ``git pull`` can write.
+
+git treats ignored files as expendable: a commit that force-adds ``.paqad/.config`` (or a
+``.paqad/bin/paqad``, or a symlink at ``.paqad/logs/hooks.log``) silently replaces the developer's
+own ignored file on the next pull, before any paqad code runs. Refusing such a file afterwards
+cannot bring the developer's settings back, so nothing per developer lives in the work tree any
+more. The local settings, API keys, index, logs, state, delivered context and audit log of the
+work tree at ``/home/ann/src/shop`` live in::
+
+    <data>/trees/home/ann/src/shop.paqad/
+
+where ``<data>`` is ``$PAQAD_DATA_DIR``, else ``$XDG_DATA_HOME/paqad``, else
+``~/.local/share/paqad`` (the XDG base-directory default; relative values are ignored, as the
+specification says). The folder mirrors the work tree's real path rather than hashing it, so the
+git hook shim (a ``sh`` script on every commit) finds it with shell builtins alone (``pwd -P``)
+and a person finds it by looking. The ``.paqad`` suffix on the last part keeps a nested work tree
+(``shop/vendor/lib``, a submodule) out of its parent's folder. The launcher that hosts' hook
+commands run, ``<data>/bin/paqad``, is per user: a committed hook command names no machine path
+and never a path inside the repository.
+
+Imports only ``os``: the thin hook clients import this before deciding whether to load anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+TREES = "trees"
+SUFFIX = ".paqad"
+BIN = "bin"
+LAUNCHER = "paqad"
+
+
+def data_home(environ: Mapping[str, str] | None = None) -> str:
+    """paqad's per-user data folder (see the module docstring for the order)."""
+    env = os.environ if environ is None else environ
+    own = env.get("PAQAD_DATA_DIR", "")
+    if own and os.path.isabs(own):
+        return own
+    xdg = env.get("XDG_DATA_HOME", "")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "paqad")
+
+
+def tree_dir(root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> str:
+    """The per-developer folder of the work tree at ``root`` (keyed by its real path)."""
+    real = os.path.realpath(os.fspath(root))
+    return os.path.join(data_home(environ), TREES + real) + SUFFIX
+
+
+def launcher(environ: Mapping[str, str] | None = None) -> str:
+    """The per-user launcher hosts' hook commands run: ``<data>/bin/paqad``."""
+    return os.path.join(data_home(environ), BIN, LAUNCHER)
+
+
+#: The same two lookups in POSIX sh, for the shims and the hook commands written into host configs
+#: (kept beside the Python so the two cannot drift; ``tests/localstate_test.py`` runs both).
+SH_DATA_HOME = (
+    'd=${XDG_DATA_HOME:-}; case $d in /*) ;; *) d=$HOME/.local/share ;; esac; d=$d/paqad; '
+    'case ${PAQAD_DATA_DIR:-} in /*) d=$PAQAD_DATA_DIR ;; esac; '
+)
+SH_TREE_DIR = SH_DATA_HOME + 't="$d/' + TREES + '$(pwd -P)' + SUFFIX + '"; '
+
+
+def python_argv(*args: str, python: str | None = None) -> list[str]:
+    """How paqad starts itself in a new Python: ``-P``, so neither the working directory nor a
+    script's folder goes on ``sys.path`` (a repository's ``yaml.py`` or ``paqad/`` shadows
+    nothing), but unlike ``-I`` the user's site-packages and ``PYTHON*`` variables still apply.
+    Every process paqad starts runs through here or through the shims' ``-P`` (tests/trust_test.py
+    finds each one)."""
+    import sys
+
+    return [python or sys.executable, "-P", "-m", "paqad", *args]
+
+
+def child_cwd(root: str | os.PathLike[str]) -> str:
+    """A working directory for a child that no repository content can be in: the work tree's
+    per-developer folder when it exists, else the filesystem root. Children get ``--root``."""
+    folder = tree_dir(root)
+    return folder if os.path.isdir(folder) else os.sep
