@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,6 +113,29 @@ def test_a_full_disk_is_one_line_naming_the_folder_and_leaves_no_building_file(r
         filler.unlink()
         ok(paqad_cli("rag", "update", cwd=repo.root))
         assert "shop/payments.py" in ok(paqad_cli("rag", "search", "retry a card charge after a processor timeout", cwd=repo.root)).stdout
+
+
+def test_a_disk_that_fills_while_embedding_is_one_line_and_no_door_calls_it_damage(repo: Repo, paqad_cli):
+    big_repo(repo, files=3)
+    env = {"PAQAD_RAG_EMBEDDING_PROVIDER": "local"}
+    folder = workspace.vectors_dir(repo.root)
+    with small_disk(folder, "8m"):
+        ok(paqad_cli("rag", "init", cwd=repo.root, env=env))
+        con = sqlite3.connect(store.current_path(repo.root), isolation_level=None)
+        con.execute("DELETE FROM vectors")  # every unit pending again, the file shrunk to what stays
+        con.execute("VACUUM")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
+        filler = fill(folder)
+        line = one_error_line(paqad_cli("rag", "update", cwd=repo.root, env=env))
+        assert "is full" in line and str(folder) in line
+        # SQLite cannot even open the index without room for its -shm file: a full disk, not damage to rebuild
+        line = one_error_line(paqad_cli("rag", "search", "retry a card charge after a processor timeout", cwd=repo.root, env=env))
+        assert "is full" in line and "corrupt" not in line and not (folder / store.DAMAGED).exists()
+        filler.unlink()
+        done = ok(paqad_cli("rag", "update", cwd=repo.root, env=env))
+        assert "Updated:" in done.stdout and "0 pending" in done.stdout
+        assert "shop/payments.py" in ok(paqad_cli("rag", "search", "retry a card charge after a processor timeout", cwd=repo.root, env=env)).stdout
 
 
 def test_the_index_folder_taken_by_a_file_is_one_line_and_search_advises_what_works(repo: Repo, paqad_cli):

@@ -128,7 +128,12 @@ def _embed_after(
     """Step 7: the lexical index is live; embed what is pending (nothing without a provider):
     stand-in vectors first when the model has many to embed, then the model's (``paqad.index.interim``)."""
     if embed and cfg.rag_embedding_provider != "none":
-        report.interim_vectors, report.vectors = interim.fill_then_model(root, cfg, writer_lock(root, lock_timeout), progress, on_interim)
+        try:
+            report.interim_vectors, report.vectors = interim.fill_then_model(root, cfg, writer_lock(root, lock_timeout), progress, on_interim)
+        except (OSError, sqlite3.OperationalError) as exc:
+            if guard.disk_full(exc):  # the lexical index is live; its vectors wait for space
+                raise guard.full_error(workspace.vectors_dir(root)) from None
+            raise
     return report
 
 
@@ -139,7 +144,7 @@ def _build_full_locked(root: Path, cfg: Config) -> BuildReport:
         return _build_generation(root, cfg)
     except (OSError, sqlite3.OperationalError) as exc:
         if guard.disk_full(exc):
-            raise guard.full_error(root) from None
+            raise guard.full_error(workspace.vectors_dir(root)) from None
         raise
 
 
@@ -227,7 +232,7 @@ def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] 
 def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile:
     st = (root / path).stat()
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # of the file as it is: what the update compares
-    units = parse_file(path, redaction.redact(text), rule.parser, rule.grammar, cfg.rag_max_unit_lines)
+    units = parse_file(path, redaction.redact(text, path), rule.parser, rule.grammar, cfg.rag_max_unit_lines)
     is_test = stackpacks.is_test_path(path, elig.active_packs)
     item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, rule.language, units, is_test)
     item.descriptions = [describe.description_for(sidecar, u.id, u.content_hash) for u in units]
@@ -377,7 +382,7 @@ def _update_current(root: Path, cfg: Config, check: bool, defer_model_file: bool
             return _update_locked(root, cfg, con)
     except (sqlite3.DatabaseError, ValueError, TypeError) as exc:  # a damaged row read back mid-update
         if guard.disk_full(exc):
-            raise guard.full_error(root) from None
+            raise guard.full_error(workspace.vectors_dir(root)) from None
         raise IndexCorruptError(f"index update failed ({type(exc).__name__}: {exc})") from exc
     finally:
         con.close()
@@ -426,7 +431,7 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
             store.set_meta(con, {"updated_at": now, "active_packs": elig.active, "descriptions_sha": sidecar.sha})
     except sqlite3.DatabaseError as exc:
         if guard.disk_full(exc):  # not damage: a rebuild would need more space still
-            raise guard.full_error(root) from None
+            raise guard.full_error(workspace.vectors_dir(root)) from None
         raise IndexCorruptError(f"index update failed ({exc})") from exc
     report = _report("incremental", changed, dropped, elig, started, changed=len(changed), removed=len(removed), unchanged=unchanged)
     report.descriptions_changed, report.unnamed = n_redescribed, unnamed

@@ -35,6 +35,7 @@ from paqad.errors import StorageError
 
 _FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
 _SCRATCH = re.compile(r"^\.(?:fetched|publish)-(\d{1,10})\.sqlite(?:-journal|-wal|-shm)?$")
+LOW_SPACE = 1 << 20  # free bytes below which SQLite's I/O errors are taken for a full disk
 SHOWN_NAMES = 3  # skipped names shown in the one line (the count says how many more)
 
 
@@ -86,14 +87,26 @@ def disk_full(exc: BaseException) -> bool:
     return False
 
 
-def full_error(root: Path) -> StorageError:
+def full_error(folder: Path) -> StorageError:
     """The one line for a full disk, naming the index folder and what is free there."""
-    folder = workspace.vectors_dir(root)
     try:
         free = f"{shutil.disk_usage(folder if folder.is_dir() else folder.parent).free / 1e6:.1f} MB free"
     except OSError:
         free = "free space unknown"
     return StorageError(f"the disk holding {folder} is full ({free}); free some space, then run `paqad rag update`")
+
+
+def out_of_space(exc: BaseException, folder: Path) -> bool:
+    """True when ``exc`` comes from a full disk: said so, or SQLite's "disk I/O error" (opening a WAL
+    index creates its ``-shm`` file) while less than ``LOW_SPACE`` is free where ``folder`` is."""
+    if disk_full(exc):
+        return True
+    if not isinstance(exc, sqlite3.OperationalError) or "disk i/o error" not in str(exc).lower():
+        return False
+    try:
+        return shutil.disk_usage(folder).free < LOW_SPACE
+    except OSError:
+        return False
 
 
 def check_folder(root: Path) -> None:

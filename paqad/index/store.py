@@ -130,6 +130,8 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         check_meta(con, path)
     except sqlite3.DatabaseError as exc:
         con.close()
+        if guard.out_of_space(exc, path.parent):  # not damage: a rebuild would need more space still
+            raise guard.full_error(path.parent) from None
         raise IndexCorruptError(f"index {path} is unreadable ({exc})") from exc
     except BaseException:
         con.close()
