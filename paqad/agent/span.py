@@ -43,7 +43,7 @@ def read_span(root: Path, relative: str, start_line: int, end_line: int | None, 
         if b"\x00" in handle.read(BINARY_SNIFF):
             raise SpanError("binary", f"{rel} is a binary file")
         handle.seek(0)
-        lines = redaction.redact(handle.read().decode("utf-8", errors="replace")).splitlines(keepends=True)
+        lines = redaction.redact(handle.read().decode("utf-8", errors="replace"), rel).splitlines(keepends=True)
     total = len(lines)
     if start_line > max(total, 1):
         raise SpanError("out_of_range", f"start_line {start_line} is past the end of {rel} ({total} lines)")

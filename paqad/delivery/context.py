@@ -168,7 +168,7 @@ def _live_lines(root: Path, rel: str) -> list[str] | None:
 
     try:
         path, _ = confinement.readable(root, rel)
-        return redaction.redact(path.read_text(encoding="utf-8", errors="replace")).splitlines(keepends=True)
+        return redaction.redact(path.read_text(encoding="utf-8", errors="replace"), rel).splitlines(keepends=True)
     except (OSError, confinement.ConfinementError):
         return None
 

@@ -23,8 +23,9 @@ from paqad.units import CodeUnit
 
 ParseFn = Callable[[str, str, str], list[CodeUnit]]
 
-PARSER_VERSION = 3  # 2: files are parsed after paqad.redaction masked the secret shapes in them;
-# 3: JavaScript/TypeScript functions declared by assignment and as object members are units
+PARSER_VERSION = 4  # 2: files are parsed after paqad.redaction masked the secret shapes in them;
+# 3: JavaScript/TypeScript functions declared by assignment and as object members are units;
+# 4: the masking covers gitleaks's rule set, URL passwords and secret assignments (issue 31)
 
 
 # Parser name (the stack pack's ``parser`` field) → (module, function). Imported on first use so

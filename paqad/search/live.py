@@ -47,7 +47,7 @@ class LiveFiles:
         if rel not in self._masked:
             from paqad import redaction
 
-            self._masked[rel] = redaction.redact("".join(raw)).splitlines(keepends=True)
+            self._masked[rel] = redaction.redact("".join(raw), rel).splitlines(keepends=True)
         span = self._masked[rel][start - 1 : stop]
         if _faithful(text, span, module):
             return text, True
