@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from paqad import workspace
 from paqad.embed import Provider
 from paqad.embed.remote import (
     OPENAI_LIMITS,
@@ -278,7 +279,7 @@ def test_remote_provider_factory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         remote_provider("openai-compatible", "", base_url="https://llm.example.com")
     with pytest.raises(ConfigError, match="Choose from"):
         remote_provider("cohere")
-    (tmp_path / ".paqad").mkdir()
+    workspace.ensure(tmp_path)
     (tmp_path / "sub").mkdir()
     monkeypatch.chdir(tmp_path / "sub")
     assert remote_provider("openai").root == tmp_path

@@ -94,9 +94,9 @@ def test_rag_init_with_a_remote_provider_then_hybrid_search(repo: Repo, stub, pa
     assert away.returncode == 0, away.stderr
     assert json.loads(away.stdout)["mode"] == "hybrid" and seen[-1]["body"]["input"] == ["refund an earlier card charge"]
 
-    paqad_dir = repo.root / ".paqad"
-    assert files_holding(paqad_dir, key) == ["secrets.env"]
-    assert key_name not in (paqad_dir / ".config").read_text(encoding="utf-8")
+    local = workspace.local_dir(repo.root)
+    assert files_holding(local, key) == ["secrets.env"] and files_holding(repo.root, key) == []
+    assert key_name not in workspace.local_config_path(repo.root).read_text(encoding="utf-8")
     assert key not in init.stdout + init.stderr + out.stdout + out.stderr + missing.stderr + away.stdout + away.stderr
 
 
