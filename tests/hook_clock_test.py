@@ -76,3 +76,14 @@ def test_a_host_that_never_closes_stdin_waits_at_most_the_budget_and_the_margin(
     assert wall <= BUDGET_S + hookclock.MARGIN_S + SLACK_S, wall
     assert proc.returncode == 0 and out == b"" and err == b""  # no input to answer: silent
 
+
+
+@pytest.mark.usefixtures("serving")
+def test_a_prompt_the_service_answers_is_logged_from_the_hooks_process_start(shop: Repo) -> None:
+    serve.start(shop.root)
+    run_host(shop.root, "claude", prompt="how is a card charge refunded", session_id="warm")  # the service's first search
+    done = run_host(shop.root, "claude", prompt=QUESTION, session_id="timed")
+    assert done.returncode == 0 and "shop/sessions.py:L" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    entry = _last(shop.root)
+    assert entry["mode"] == "service" and "seconds from process start" in entry["detail"], entry
+    assert done.seconds - 0.25 <= entry["seconds"] <= done.seconds, (entry["seconds"], done.seconds)

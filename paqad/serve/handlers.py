@@ -200,7 +200,11 @@ def op_hook(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     budget = prompt.budget_of(cfg, {prompt.BUDGET_ENV: raw_budget} if isinstance(raw_budget, str) else {})
     ack(budget=budget)
     assert svc.jobs is not None
-    return {"ok": True, "stdout": hosts.handle(host, event, svc.root, door="service", budget=budget, refresh=svc.jobs.refresh, changed=svc.jobs.files_changed)}
+    # the hook's process started ``age`` seconds before it asked: its budget runs from there (hookclock)
+    raw_age = req.get("client_age")
+    age = min(max(float(raw_age), 0.0), budget) if isinstance(raw_age, (int, float)) and not isinstance(raw_age, bool) else 0.0
+    stdout = hosts.handle(host, event, svc.root, door="service", budget=budget - age, refresh=svc.jobs.refresh, changed=svc.jobs.files_changed, age=age)
+    return {"ok": True, "stdout": stdout}
 
 
 _ROOTS: dict[str, Path] = {}  # folder -> its work tree, found once per service (a git process per prompt saved)

@@ -154,7 +154,10 @@ def agent_hook(event: str, host: str) -> None:
         root, why = None, "input over the cap"
     if root is not None:
         hookclock.on_stop(lambda: _log_stop(str(root), event, host))
-        fields = {"event": event, "host": host, "stdin": raw, "cwd": os.getcwd(), "budget_env": os.environ.get("PAQAD_HOOK_BUDGET")}
+        fields = {
+            "event": event, "host": host, "stdin": raw, "cwd": os.getcwd(), "budget_env": os.environ.get("PAQAD_HOOK_BUDGET"),
+            "client_age": round(hookclock.elapsed(), 3),  # the service's log and budget count from this process's start too
+        }
         outcome = client.request(root, "hook", fields, until=_wait_until, on_ack=_budget_from_ack)
         reply = outcome.reply or {}
         if reply.get("ok"):

@@ -54,6 +54,7 @@ def handle(
     refresh: Callable[[Path], None] | None = None,
     note: str = "",
     changed: Callable[[Path, list[str]], None] | None = None,
+    age: float = 0.0,
 ) -> str:
     """The host's stdout for this event; "" when paqad should stay silent. Never raises.
 
@@ -63,10 +64,11 @@ def handle(
     runner's detached ``refresh-context``), ``note`` added to the log line's detail (why the
     service did not answer), ``changed`` what to do with the files a ``file-changed`` event
     names (the service's coalesced re-index; None, in the hook's own process: nothing, the next
-    prompt's sync re-indexes them).
+    prompt's sync re-indexes them). ``age``: how long the hook's own process had run when it
+    asked the service (its log line counts from that process's start, as the host does).
     """
     try:
-        return _handle(host, event, root, _Door(door, budget, refresh, note, changed))
+        return _handle(host, event, root, _Door(door, budget, refresh, note, changed, age))
     except Exception as exc:  # noqa: BLE001 - a prompt hook never fails the prompt; the log says why
         _log_failure(host, event, root, exc)
         return ""
@@ -77,9 +79,11 @@ class _Door:
     and what to do with files a host says it changed."""
 
     def __init__(
-        self, mode: str, budget: float | None, refresh: Callable[[Path], None] | None, note: str, changed: Callable[[Path, list[str]], None] | None = None
+        self, mode: str, budget: float | None, refresh: Callable[[Path], None] | None, note: str, changed: Callable[[Path, list[str]], None] | None = None,
+        age: float = 0.0,
     ) -> None:
         self.mode, self.budget, self.refresh, self.note, self.changed = mode, budget, refresh, note, changed
+        self.age = age
 
 
 def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc: Exception) -> None:
@@ -177,6 +181,9 @@ def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, start
     seconds = round(time.perf_counter() - started, 3)
     if door.mode == "foreground" and hookclock.armed():  # what the host waited so far, not just this call
         seconds = round(hookclock.elapsed(), 3)
+        detail += "; seconds from process start"
+    elif door.age > 0:  # the service: the hook's process had run this long when it asked
+        seconds = round(seconds + door.age, 3)
         detail += "; seconds from process start"
     detail = f"{detail}; {door.note}" if door.note else detail
     runner.log_result(root, runner.RunResult(hint, f"context:{host.NAME}", door.mode, status, 0, seconds, detail=detail))
