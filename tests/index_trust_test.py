@@ -61,3 +61,18 @@ def test_the_agent_search_shows_the_live_file_not_text_the_index_alone_holds(cra
     assert reply["ok"] is True, reply
     assert reply["result"]["results"][0]["source"].startswith("def sign_cookie(")
     assert NOTE not in json.dumps(reply)
+
+
+def test_a_faithful_row_of_a_crlf_file_with_form_feeds_keeps_its_text_and_docstring(repo: Repo, paqad_cli):
+    """The live file is split into lines as the parser numbers them (at "\\n" only): a form feed or
+    a CRLF line ending does not make an honest row look crafted."""
+    make_shop(repo, commit=False)
+    body = '"""Ledger."""\n\x0c\n\ndef reconcile_the_ledger_entries(entries):\n    """Reconcile the ledger entries against the bank statement."""\n    return sorted(entries)\n'
+    repo.write("shop/ledger.py", body.replace("\n", "\r\n").encode())
+    repo.commit("a CRLF file")
+    ok(paqad_cli("rag", "init", cwd=repo.root))
+    found = json.loads(ok(paqad_cli("rag", "search", "reconcile the ledger entries against the bank statement", "--json", cwd=repo.root)).stdout)
+    top = found["results"][0]
+    assert (top["path"], top["name"]) == ("shop/ledger.py", "reconcile_the_ledger_entries")
+    assert top["docstring"] == "Reconcile the ledger entries against the bank statement."
+    assert top["source"].startswith("def reconcile_the_ledger_entries(entries):\n")

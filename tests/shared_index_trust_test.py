@@ -109,6 +109,22 @@ def test_adopted_unit_text_that_differs_from_its_file_is_rederived_before_it_goe
     assert "shop/sessions.py" in found and NOTE not in found
 
 
+def test_an_honest_artifact_is_adopted_whole_even_where_redaction_depends_on_the_path(repo: Repo, paqad_cli, monkeypatch, tmp_path, dsn):
+    """The check derives units exactly as the build does: a rule scoped to ``*.tf`` masks this
+    password only when given the path, so a check without it would call an honest row crafted."""
+    repo.write("deploy/main.tf", 'variable "db" {\n  description = "The shop database credentials for the payment service"\n  password = "Zk8pQ2mX9vL4rT7w"\n}\n')
+    publish(repo, paqad_cli, monkeypatch, tmp_path, dsn)
+    mate = clone(repo.root, tmp_path / "mate")
+    on_machine(monkeypatch, tmp_path, "mate", dsn)
+    done = ok(paqad_cli("rag", "init", "--json", cwd=mate.root))
+    report = json.loads(done.stdout)
+    assert report["shared_index"]["status"] == "adopted" and report["shared_index"]["rederived"] == [], done.stderr
+    assert report["files_changed"] == 0 and "does not match" not in done.stderr
+    con = sqlite3.connect(store.current_path(mate.root))
+    assert con.execute("SELECT COUNT(*) FROM units WHERE path = 'deploy/main.tf' AND text LIKE '%hashicorp-tf-password%'").fetchone()[0] == 1
+    con.close()
+
+
 def _wchar() -> int:
     """Bytes this process has passed to write(2) so far."""
     for line in Path("/proc/self/io").read_text().splitlines():

@@ -232,12 +232,18 @@ def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] 
 def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile:
     st = (root / path).stat()
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # of the file as it is: what the update compares
-    units = parse_file(path, redaction.redact(text, path), rule.parser, rule.grammar, cfg.rag_max_unit_lines)
+    units = derive_units(path, text, rule, cfg)
     is_test = stackpacks.is_test_path(path, elig.active_packs)
     item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, rule.language, units, is_test)
     item.descriptions = [describe.description_for(sidecar, u.id, u.content_hash) for u in units]
     item.counts = [fields.field_terms(u, d) for u, d in zip(units, item.descriptions)]
     return item
+
+
+def derive_units(path: str, text: str, rule: stackpacks.FileRule, cfg: Config) -> list[CodeUnit]:
+    """``path``'s units from its text as every build derives them (secrets masked first, by path);
+    adoption's check (``paqad.index.verify``) compares an artifact's rows with exactly this."""
+    return parse_file(path, redaction.redact(text, path), rule.parser, rule.grammar, cfg.rag_max_unit_lines)
 
 
 def _write_all(con: sqlite3.Connection, parsed: list[ParsedFile]) -> None:

@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paqad import describe, redaction
+from paqad import describe
 from paqad.index.artifact_check import harden
-from paqad.parse import parse_file
 from paqad.units import CodeUnit
 
 if TYPE_CHECKING:
@@ -92,13 +91,14 @@ def verify_and_refresh(root: Path, cfg: Config, index_file: Path) -> Verified:
 def _reparsed(root: Path, elig: Eligibility, cfg: Config, path: str, digest: str) -> tuple[list[tuple], str] | None:
     """(the unit rows this paqad derives from the file, its text) when its content here hashes to
     ``digest``; the parse alone, without the field terms a build also counts (a third of its time)."""
+    from paqad.index import build
+
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:
         return None
     if hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != digest:
         return None
-    rule = decision.rule
-    return _derived(parse_file(path, redaction.redact(text), rule.parser, rule.grammar, cfg.rag_max_unit_lines)), text
+    return _derived(build.derive_units(path, text, decision.rule, cfg)), text
 
 
 def _rows(con: sqlite3.Connection, path: str) -> list[tuple]:

@@ -47,7 +47,7 @@ class LiveFiles:
         if rel not in self._masked:
             from paqad import redaction
 
-            self._masked[rel] = redaction.redact("".join(raw), rel).splitlines(keepends=True)
+            self._masked[rel] = _lines(redaction.redact("".join(raw), rel))
         span = self._masked[rel][start - 1 : stop]
         if _faithful(text, span, module):
             return text, True
@@ -59,9 +59,9 @@ def _faithful(text: str, span: list[str], module: bool) -> bool:
     module unit, its lines in order within the span)."""
     if not text.strip():
         return True  # nothing shown, nothing to lie with (an empty JSON key's unit)
-    if not module:
-        return text.rstrip() == "".join(span).rstrip()
-    want = [line.rstrip() for line in text.rstrip().split("\n")] if text.strip() else []
+    if not module:  # the parsers store "\r\n" as "\n"
+        return text.replace("\r\n", "\n").rstrip() == "".join(span).replace("\r\n", "\n").rstrip()
+    want = [line.rstrip() for line in text.rstrip().split("\n")]
     have = iter(line.rstrip() for line in span)
     return all(any(line == seen for seen in have) for line in want)
 
@@ -71,6 +71,15 @@ def _read(root: Path, rel: str) -> list[str] | None:
 
     try:
         path, _ = confinement.readable(root, rel)
-        return path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        text = path.read_bytes().decode("utf-8", "replace")
     except (OSError, confinement.ConfinementError):
         return None
+    return _lines(text)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as the parsers number them: split at "\n" only, each keeping its end (str.splitlines
+    would also split at form feeds and U+2028, shifting every later line of such a file)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
