@@ -149,8 +149,8 @@ def conditions(tmp_path_factory: pytest.TempPathFactory, home: Path) -> dict[str
     }
 
 
-def _hooks_log(root: Path) -> list[dict]:
-    path = workspace.logs_dir(root) / "hooks.log"
+def _hooks_log(root: Path, home: Path) -> list[dict]:
+    path = Path(localstate.tree_dir(root, _env(home)), "logs", "hooks.log")  # where the subprocesses (this module's HOME) log
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
 
 
@@ -169,7 +169,7 @@ def _search_in_band_over_mcp(cond: Condition, home: Path) -> tuple[bool, str]:
 @pytest.mark.parametrize(("path", "args"), CALLS, ids=[" ".join((*p, *a)) for p, a in CALLS])
 def test_every_command_fails_in_one_line(path: tuple[str, ...], args: list[str], condition: str, conditions: dict[str, Condition], home: Path) -> None:
     cond = conditions[condition]
-    before = _hooks_log(cond.repo)
+    before = _hooks_log(cond.repo, home)
     stdin = json.dumps({"prompt": "where is a card charge retried", "cwd": str(cond.repo), "session_id": "t"}) if "--host" in args else ""
     if path in IN_BAND and condition != "missing-root":
         stdin = json.dumps({"id": 1, "action": "search", "query": "retry a charge"}) + "\n"
@@ -181,7 +181,7 @@ def test_every_command_fails_in_one_line(path: tuple[str, ...], args: list[str],
 
     if path[0] == "hook":  # what git and the agent hosts call: exit 0, silent, the reason logged
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-        new = _hooks_log(cond.repo)[len(before):]
+        new = _hooks_log(cond.repo, home)[len(before):]
         assert [e["status"] for e in new] == ["error"], new
         assert cond.says in new[0]["error"] and new[0]["exit"] == 2
     elif path in IN_BAND and condition != "missing-root":  # the session started; the error is a reply
