@@ -313,12 +313,15 @@ def _agent_hook(app: AppContext, event: str, host_name: str, raw: str | None = N
     except BaseException as exc:  # noqa: BLE001 - a prompt hook never fails the prompt
         _log_reason(app, root, event, exc)
         out, cfg = "", None
-    try:
-        if out:
-            sys.stdout.write(out + "\n")
-        sys.stdout.flush()
-    except BaseException:  # noqa: BLE001
-        pass
+    from paqad import hookclock
+
+    with hookclock.OUTPUT:  # the hook's watchdog (hookclient) never ends the process halfway through the answer
+        try:
+            if out:
+                sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+        except BaseException:  # noqa: BLE001
+            pass
     if cfg is not None and root is not None and cfg.rag_enabled and cfg.rag_serve and event != "file-changed":
         from paqad.serve import client
 
