@@ -228,6 +228,12 @@ def main() -> None:
         pid = service_pid(root, env)
         if pid is not None:
             os.kill(pid, signal.SIGTERM)
+            for _ in range(100):  # until it has exited: it writes its log into the folder removed below
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
         emit(result, args.out)
     finally:
         if args.keep:
