@@ -153,6 +153,28 @@ def test_husky_gets_one_marked_line_that_uninstall_removes(repo):
     assert sorted(p.name for p in husky.iterdir()) == ["_", "post-commit"]  # the files we created are gone
 
 
+def test_a_committed_husky_or_lefthook_file_that_is_a_symlink_is_never_written_through(repo, tmp_path):
+    """A commit can make ``.husky/post-commit`` or ``lefthook-local.yml`` a symlink to a file of the
+    developer's: rewriting it would copy that file into the repository (issue 31, as finding 7)."""
+    own = tmp_path / "bashrc"
+    own.write_text("# the developer's own file\n")
+    repo.git("config", "core.hooksPath", ".husky/_")
+    husky = repo.root / ".husky"
+    (husky / "_").mkdir(parents=True)
+    (husky / "post-commit").symlink_to(own)
+    states = {s.hook: s for s in githooks.install(repo.root)}
+    assert states["post-commit"].action == "left alone" and (husky / "post-commit").is_symlink()
+    assert own.read_text() == "# the developer's own file\n"
+    githooks.uninstall(repo.root)
+    assert (husky / "post-commit").is_symlink() and own.read_text() == "# the developer's own file\n"
+    other = Repo.init(tmp_path / "lefty")
+    (other.root / "lefthook.yml").write_text("pre-commit:\n  commands: {}\n")
+    (other.root / "lefthook-local.yml").symlink_to(own)
+    with pytest.raises(PaqadError, match="symlink"):
+        githooks.install(other.root)
+    assert own.read_text() == "# the developer's own file\n"
+
+
 # ---- the shim itself ----------------------------------------------------------------------------
 
 

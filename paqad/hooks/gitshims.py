@@ -7,7 +7,9 @@ stdin, and renamed back on uninstall: after ``uninstall`` the folder is byte for
 
 husky (``core.hooksPath`` is ``.husky/_`` for husky 9, ``.husky`` for husky 4 to 8): its hook files
 are committed, so paqad appends one marked line to ``.husky/<hook>`` (creating the file if needed)
-that calls ``paqad`` from PATH, and removes exactly that line again on uninstall.
+that calls ``paqad`` from PATH, and removes exactly that line again on uninstall. A hook file
+reached through a symlink is left alone: rewriting it would copy the link's target (a file of the
+committer's choosing on this machine) into the repository.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def install(root: Path) -> list[HookState]:
         return [_lefthook_state(root, hook, action) for hook in HOOKS]
     husky = husky_dir(root, hdir)
     if husky is not None:
-        return [_husky_install(husky / hook, hook) for hook in HOOKS]
+        return [_husky_install(husky / hook, hook) if workspace.linked_part(root, husky / hook) is None else _husky_state(husky / hook, hook, "left alone") for hook in HOOKS]
     hdir.mkdir(parents=True, exist_ok=True)
     return [_install_one(hdir / hook, hook) for hook in HOOKS]
 
@@ -154,7 +156,7 @@ def uninstall(root: Path) -> list[HookState]:
         return [_lefthook_state(root, hook, action) for hook in HOOKS]
     husky = husky_dir(root, hdir)
     if husky is not None:
-        return [_husky_uninstall(husky / hook, hook) for hook in HOOKS]
+        return [_husky_uninstall(husky / hook, hook) if workspace.linked_part(root, husky / hook) is None else _husky_state(husky / hook, hook, "left alone") for hook in HOOKS]
     return [_uninstall_one(hdir / hook, hook) for hook in HOOKS]
 
 

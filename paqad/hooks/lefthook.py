@@ -42,8 +42,12 @@ def block(hooks: tuple[str, ...]) -> str:
 
 
 def install(root: Path, hooks: tuple[str, ...]) -> str:
-    """Add paqad's block to ``lefthook-local.yml``; returns installed / updated / unchanged."""
-    path = root / LOCAL_NAME
+    """Add paqad's block to ``lefthook-local.yml``; returns installed / updated / unchanged. A
+    symlinked file is refused (:func:`paqad.workspace.repo_file`), one line."""
+    try:
+        path = workspace.repo_file(root, LOCAL_NAME)
+    except workspace.SymlinkRefused as exc:
+        raise PaqadError(str(exc)) from None
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     wanted = block(hooks)
     action = "installed"
@@ -64,9 +68,9 @@ def install(root: Path, hooks: tuple[str, ...]) -> str:
 
 
 def uninstall(root: Path) -> str:
-    """Remove paqad's block (and the file, when nothing else is left in it)."""
+    """Remove paqad's block (and the file, when nothing else is left in it); a symlinked file is left alone."""
     path = root / LOCAL_NAME
-    if not path.exists() or BEGIN not in path.read_text(encoding="utf-8"):
+    if workspace.linked_part(root, path) is not None or not path.exists() or BEGIN not in path.read_text(encoding="utf-8"):
         return "unchanged"
     rest = _cut(path.read_text(encoding="utf-8"))
     if rest.strip():
