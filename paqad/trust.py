@@ -8,10 +8,12 @@ symlink. Anything else there that git tracks (a force-committed ``.config``, ``b
 machine through a commit: :func:`findings` lists it for ``paqad doctor``, and nothing else
 reads it.
 
-:func:`migrate` moves an older setup's own files (``.config``, ``secrets.env``, ``audit.log``,
-``vectors/``) into the per-developer folder on the next ``paqad hooks install``, ``rag init`` or
-``rag update``, and removes the old launcher and logs. A file git tracks or that is a symlink is
-never moved (a pull may have written it): it is reported instead.
+:func:`migrate` moves an older setup's own files (``.config``, ``secrets.env``, ``audit.log``) into
+the per-developer folder on the next ``paqad hooks install``, ``rag init`` or ``rag update``, and
+removes the old index, launcher, logs and state. The index is rebuilt rather than moved: a pull
+may have replaced it unseen (git overwrites ignored files), and the user-level embedding cache
+makes the rebuild cheap. A file git tracks or that is a symlink is never moved (a pull may have
+written it): it is reported instead.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from paqad import git, workspace
 #: What the team may commit under ``.paqad/``: paqad reads these (never through a symlink).
 TEAM_FILES = ("configs/", "rag.ignore.yaml", "hooks.yaml", "stackpacks/", "eval.yaml", "README.md", ".gitignore")
 #: An older setup's per-developer files: (name under .paqad/, name in the per-developer folder).
-MOVED = ((".config", "config.yaml"), ("secrets.env", "secrets.env"), ("audit.log", "audit.log"), ("vectors", "vectors"))
-#: An older setup's regenerable folders, removed once the rest moved.
-DROPPED = ("bin", "logs", "state", "context")
+MOVED = ((".config", "config.yaml"), ("secrets.env", "secrets.env"), ("audit.log", "audit.log"))
+#: An older setup's regenerable folders, removed once the rest moved (the index is rebuilt).
+DROPPED = ("vectors", "bin", "logs", "state", "context")
 
 
 @dataclass(frozen=True)

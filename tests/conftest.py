@@ -36,6 +36,20 @@ GITCONFIG = """\
 """
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _user_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Per-developer state (``paqad.localstate``: settings, index, logs, the launcher) for the whole
+    run in one temp folder, never the developer's. Session-wide, not per test: a module-scoped
+    fixture builds its index before any test's own environment exists, and a test that points HOME
+    elsewhere (for a host's own files) must still find the work tree's state. Each test's
+    repositories have paths of their own, so their folders never meet."""
+    folder = tmp_path_factory.mktemp("data")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_DATA_HOME", str(folder))
+        patch.delenv("PAQAD_DATA_DIR", raising=False)
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def _gitconfig(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("git") / "gitconfig"
@@ -53,9 +67,6 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     # The user-level embedding cache of this test alone (the developer's may be elsewhere than
     # ~/.cache: XDG_CACHE_HOME or PAQAD_CACHE_DIR from the shell would otherwise reach it).
     monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache_home(home)))
-    # Per-developer state (paqad.localstate) in this test's home, and kept there when a test
-    # points HOME elsewhere for a host's own files (CODEX_HOME, ~/.claude).
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(_gitconfig))
     monkeypatch.setenv("GIT_TEMPLATE_DIR", "")

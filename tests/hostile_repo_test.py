@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from paqad import workspace
+from paqad.hooks.hosts import launcher
 from paqad.index import store
 from testing import attack
 from testing.env import wait_for
@@ -300,8 +301,8 @@ def test_the_launcher_and_the_hook_commands_name_no_path_in_the_repository(scene
     settings = json.loads((scene.victim.root / ".claude" / "settings.json").read_text())
     commands = [h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]]
     assert commands and all(".paqad/" not in c and "$r/" not in c for c in commands)
-    launchers = [p for p in Path(os.environ["HOME"]).rglob("bin/paqad") if p.is_file()]
-    assert launchers and all(stat.S_IMODE(p.stat().st_mode) & 0o111 for p in launchers)
+    launcher_path = launcher.shim_path()
+    assert launcher_path.is_file() and stat.S_IMODE(launcher_path.stat().st_mode) & 0o111 and not launcher_path.is_relative_to(scene.victim.root)
     assert not (scene.victim.root / ".paqad" / "bin").exists()
 
 
