@@ -136,6 +136,24 @@ def test_finding_3_committed_symlinks_under_paqad_append_nothing_to_the_victims_
     attack.settle(scene.victim.root)
     assert bashrc.read_text() == before
     assert not scene.marker.exists()
+    doctor = scene.cli("doctor")
+    assert ".paqad/logs/hooks.log is tracked by git" in doctor.stdout and doctor.returncode == 1
+
+
+def test_doctor_reports_a_symlink_under_paqad_and_a_launcher_that_is_not_paqads(scene: attack.Scene, tmp_path: Path) -> None:
+    """An untracked symlink there (a checkout of another branch can leave one) and a launcher
+    someone else wrote are both reported; ``hooks install`` replaces the launcher."""
+    (scene.victim.root / ".paqad" / "configs").mkdir(exist_ok=True)
+    (scene.victim.root / ".paqad" / "configs" / "team.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    planted = launcher.shim_path()
+    planted.unlink()
+    planted.write_text(f"#!/bin/sh\ntouch {scene.marker}\n")
+    planted.chmod(0o755)
+    doctor = scene.cli("doctor")
+    assert ".paqad/configs/team.yaml is a symlink" in doctor.stdout and f"{planted} is not paqad's launcher" in doctor.stdout
+    assert doctor.returncode == 1 and not scene.marker.exists()
+    assert scene.cli("hooks", "install", "--agents", "claude").returncode == 0
+    assert launcher.is_our_shim(planted)
 
 
 # ---- finding 4: a force-committed local config -----------------------------------------------------

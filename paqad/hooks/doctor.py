@@ -186,6 +186,9 @@ def _replay(root: Path, name: str, event: str) -> Finding:
     command = _command(root, name, event)
     if command is None:
         return Finding(name, "error", f"no installed command for {event}", f"paqad hooks install --agents {name}")
+    shim = launcher.shim_path()
+    if os.path.lexists(shim) and not launcher.is_our_shim(shim):
+        return Finding(name, "error", f"{event}: not replayed: the command would run {shim}, which is not paqad's launcher", "paqad hooks install (replaces it)")
     if not _is_paqads(root, name, command):
         shown = command if len(command) <= 160 else command[:157] + "..."
         return Finding(name, "error", f"{event}: the installed command is not one paqad writes, so doctor did not run it: {shown!r}", f"review it; paqad hooks install --agents {name} rewrites it")
