@@ -21,18 +21,15 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
-from paqad import git
+from paqad import git, written
 from paqad.eligibility import content, ignorefile, stackpacks
 from paqad.eligibility.secretfiles import SECRET_PATTERNS as SECRET_PATTERNS  # re-exported: the one secrets-file predicate
 from paqad.eligibility.secretfiles import secrets_match as secrets_match
 
-AGENT_DIRS = frozenset(
-    {".paqad", ".git", ".claude", ".cursor", ".codex", ".gemini", ".clinerules", ".cline", ".windsurf", ".continue", ".aider.tags.cache.v3", ".roo", ".kiro", ".amazonq", ".junie"}
-)
+AGENT_DIRS = written.FOLDERS
 LOCKFILES = frozenset(
     {"package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "bun.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "pdm.lock", "Cargo.lock", "go.sum", "Gemfile.lock", "composer.lock", "Podfile.lock", "Package.resolved", "pubspec.lock", "mix.lock", "flake.lock", "packages.lock.json", "gradle.lockfile", ".terraform.lock.hcl"}
 )
-PAQAD_FILES = frozenset({"paqad.descriptions.json", "session-context.md"})
 BUILD_DIRS = frozenset(
     {"node_modules", "dist", "build", ".venv", "venv", "env", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", "target", ".next", ".nuxt", ".svelte-kit", "coverage", ".gradle", ".idea", ".vscode", "bower_components", "vendor", ".terraform", ".cache", "out", "_build", "Pods", "DerivedData"}
 )
@@ -167,8 +164,8 @@ def hard_exclusion(path: str) -> str | None:
     name = parts[-1]
     if name in LOCKFILES or name.endswith(".lock"):
         return f"lockfile ({name})"
-    if name in PAQAD_FILES:
-        return f"file written by paqad ({name})"
+    if written.written_by_paqad(path):
+        return f"file written by paqad ({path})"
     return None
 
 
