@@ -8,6 +8,7 @@ silently fall back to a default.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from collections.abc import Mapping
@@ -136,9 +137,11 @@ def _apply_env(values: dict[str, Value], environ: Mapping[str, str]) -> None:
 
 def _setting(key: str, origin: str) -> Setting:
     if key not in SETTINGS:
-        close = [k for k in SETTINGS if key.replace("-", "_") == k or key in k]
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise ConfigError(f"{origin}: unknown setting {key!r}{hint}; known settings: {', '.join(SETTINGS)}")
+        wanted = key.replace("-", "_").lower()
+        close = [k for k in SETTINGS if wanted == k or (len(wanted) > 3 and wanted in k)] or difflib.get_close_matches(wanted, SETTINGS, n=1, cutoff=0.75)
+        if close:
+            raise ConfigError(f"{origin}: unknown setting {key!r}; did you mean {close[0]}? (`paqad config list` shows every setting)")
+        raise ConfigError(f"{origin}: unknown setting {key!r}; known settings: {', '.join(SETTINGS)}")
     return SETTINGS[key]
 
 

@@ -134,3 +134,10 @@ def test_every_setting_is_documented_in_readme():
     text = README.read_text(encoding="utf-8")
     missing = [key for key in SETTINGS if f"`{key}`" not in text]
     assert not missing, f"settings missing from the README's table: {missing}"
+
+
+def test_a_mistyped_agent_host_says_which_one_was_meant(repo, paqad_cli):
+    make_shop(repo)
+    done = paqad_cli("hooks", "install", "--agents", "claud", cwd=repo.root)
+    assert done.returncode == 2 and "unknown agent 'claud' (did you mean claude?)" in done.stderr, done.stderr
+    assert not (repo.root / ".claude").exists()

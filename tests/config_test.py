@@ -105,3 +105,17 @@ def test_a_team_config_may_choose_on_machine_values(repo):
     repo.write(".paqad/configs/10-team.yaml", "rag_embedding_provider: none\nrag_rerank: off\nrag_embedding_base_url: ''\n")
     cfg = config.load(repo.root, environ={})
     assert cfg["rag_embedding_provider"] == "none" and cfg["rag_rerank"] == "off"
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("rag_top_m", "rag_top_n"), ("rag-top-n", "rag_top_n"), ("rag_embeding_provider", "rag_embedding_provider"), ("top_n", "rag_top_n")])
+def test_a_mistyped_setting_says_what_was_meant_instead_of_listing_everything(repo, typed, meant):
+    """Issue 34 item 6: a typo names the setting it resembles, in one short line."""
+    with pytest.raises(ConfigError) as err:
+        config.load(repo.root, cli_overrides={typed: "5"}, environ={})
+    message = str(err.value)
+    assert f"did you mean {meant}?" in message and "known settings" not in message and len(message) < 160
+
+
+def test_an_unknown_setting_like_nothing_lists_the_settings(repo):
+    with pytest.raises(ConfigError, match="known settings: rag_enabled"):
+        config.load(repo.root, cli_overrides={"colour": "5"}, environ={})

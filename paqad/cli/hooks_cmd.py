@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -58,7 +59,9 @@ def agent_names(value: str | None, default: list[str]) -> list[str]:
         return list(NAMES)
     unknown = [n for n in names if n not in NAMES]
     if unknown:
-        raise UsageError(f"--agents: unknown agent {unknown[0]!r}; choose from {', '.join(NAMES)}, all, none")
+        close = difflib.get_close_matches(unknown[0], NAMES, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UsageError(f"--agents: unknown agent {unknown[0]!r}{hint}; choose from {', '.join(NAMES)}, all, none")
     return list(dict.fromkeys(names))
 
 
