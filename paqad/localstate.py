@@ -39,7 +39,8 @@ def data_home(environ: Mapping[str, str] | None = None) -> str:
     if own and os.path.isabs(own):
         return own
     xdg = env.get("XDG_DATA_HOME", "")
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "share")
+    home = env.get("HOME") or os.path.expanduser("~")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(home, ".local", "share")
     return os.path.join(base, "paqad")
 
 
@@ -55,12 +56,15 @@ def launcher(environ: Mapping[str, str] | None = None) -> str:
 
 
 #: The same two lookups in POSIX sh, for the shims and the hook commands written into host configs
-#: (kept beside the Python so the two cannot drift; ``tests/localstate_test.py`` runs both).
+#: (kept beside the Python so the two cannot drift; ``tests/localstate_test.py`` runs both). Every
+#: expansion is quoted and the variables have names no environment sets: some hosts (Gemini CLI)
+#: substitute ``$NAME`` and ``${NAME:-default}`` from their own environment into the command
+#: before the shell sees it, which left ``case  in`` (a syntax error) for an unset variable.
 SH_DATA_HOME = (
-    'd=${XDG_DATA_HOME:-}; case $d in /*) ;; *) d=$HOME/.local/share ;; esac; d=$d/paqad; '
-    'case ${PAQAD_DATA_DIR:-} in /*) d=$PAQAD_DATA_DIR ;; esac; '
+    'paqad_data="${XDG_DATA_HOME:-}"; case "$paqad_data" in /*) ;; *) paqad_data="$HOME/.local/share" ;; esac; '
+    'paqad_data="$paqad_data/paqad"; case "${PAQAD_DATA_DIR:-}" in /*) paqad_data="$PAQAD_DATA_DIR" ;; esac; '
 )
-SH_TREE_DIR = SH_DATA_HOME + 't="$d/' + TREES + '$(pwd -P)' + SUFFIX + '"; '
+SH_TREE_DIR = SH_DATA_HOME + 'paqad_tree="$paqad_data/' + TREES + '$(pwd -P)' + SUFFIX + '"; '
 
 
 def python_argv(*args: str, python: str | None = None) -> list[str]:

@@ -123,7 +123,7 @@ def test_claude_entries_run_the_repository_shim_then_path_with_a_timeout(repo):
     [hook] = group["hooks"]
     assert hook["type"] == "command" and hook["timeout"] == 10
     command = hook["command"]
-    assert launcher.COMMAND_MARK in command and ".paqad/" not in command and "command -v paqad" in command and command.endswith('"$p" hook run prompt-submit --host claude || true')
+    assert launcher.COMMAND_MARK in command and ".paqad/" not in command and "command -v paqad" in command and command.endswith('"$paqad_exe" hook run prompt-submit --host claude || true')
     assert str(repo.root) not in command and sys.executable not in command  # no machine path in a committed file
 
 

@@ -30,10 +30,10 @@ SHIM_ID = "# paqad-hook-id: paqad-host-shim-v2"
 SHIM_IDS = (SHIM_ID, "# paqad-hook-id: paqad-host-shim-v1")
 #: Where the launcher is, for messages (the real path: :func:`shim_path`).
 SHIM_DISPLAY = "~/.local/share/paqad/bin/paqad"
-#: The shell prefix every host command starts with: ``$p`` is the paqad to run, or the hook exits 0.
-FIND = localstate.SH_DATA_HOME + 'p="$d/bin/paqad"; [ -x "$p" ] || p=$(command -v paqad) || exit 0; '
+#: The shell prefix every host command starts with: ``$paqad_exe`` is the paqad to run, or the hook exits 0.
+FIND = localstate.SH_DATA_HOME + 'paqad_exe="$paqad_data/bin/paqad"; [ -x "$paqad_exe" ] || paqad_exe=$(command -v paqad) || exit 0; '
 #: What marks a command as paqad's (it survives JSON escaping): the launcher's path in ``FIND``.
-COMMAND_MARK = "$d/bin/paqad"
+COMMAND_MARK = "$paqad_data/bin/paqad"
 #: The repository-relative launcher of older versions; a command naming it runs repository content.
 OLD_SHIM_REL = ".paqad/bin/paqad"
 #: Marks of hook commands written by older paqad versions (PATH only, or the repository's shim
@@ -49,15 +49,15 @@ def shim_path() -> Path:
 
 def command(event: str, host: str) -> str:
     """The hook command written into a host's config (contains ``paqad hook run``, paqad's mark)."""
-    return f'{FIND}"$p" hook run {event} --host {host} || true'
+    return f'{FIND}"$paqad_exe" hook run {event} --host {host} || true'
 
 
 #: What an MCP entry that cannot name a machine path runs (the Claude Code plugin's ``.mcp.json``):
 #: the same search as ``FIND``, but a server that cannot start says why on stderr (the host shows it).
 SERVE = (
-    localstate.SH_DATA_HOME + 'p="$d/bin/paqad"; [ -x "$p" ] || p=$(command -v paqad) || '
-    "{ echo \"paqad: not found (no launcher at $d/bin/paqad, no paqad on PATH): pip install 'paqad[mcp]', then paqad hooks install\" >&2; exit 1; }; "
-    'exec "$p" mcp'
+    localstate.SH_DATA_HOME + 'paqad_exe="$paqad_data/bin/paqad"; [ -x "$paqad_exe" ] || paqad_exe=$(command -v paqad) || '
+    "{ echo \"paqad: not found (no launcher at $paqad_data/bin/paqad, no paqad on PATH): pip install 'paqad[mcp]', then paqad hooks install\" >&2; exit 1; }; "
+    'exec "$paqad_exe" mcp'
 )
 #: What the shim runs: the CLI's entry point, as ``python -m paqad`` would, minus ``runpy`` (its
 #: imports cost a prompt hook ~4 ms of CPU; benchmarks/shim_cost.py). ``-P`` keeps the hook's
