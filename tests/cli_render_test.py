@@ -87,3 +87,34 @@ def test_no_color_is_honoured_on_a_terminal(coupons: Repo) -> None:
     assert "\x1b[1m" in styled and "apply_coupon" in styled
     plain = _on_a_terminal(coupons.root, {**env, "NO_COLOR": "1"})
     assert "\x1b[" not in plain and "apply_coupon" in plain
+
+
+# ---- issue 34 item 6: output that does not contradict itself ---------------------------------------
+
+
+def test_a_refusal_is_sentences_with_what_it_needed_not_python_dicts(coupons: Repo, paqad_cli: Any) -> None:
+    text = paqad_cli("rag", "search", "kubernetes helm chart values", cwd=coupons.root).stdout
+    data = json.loads(paqad_cli("rag", "search", "kubernetes helm chart values", "--json", cwd=coupons.root).stdout)["diagnosis"]
+    assert text.startswith(f"No passage answers this ({data['reason']}).")
+    assert "{" not in text and "': " not in text, text  # no Python dict
+    assert f"(needed {data['bars']['coverage']:.0%})" in text
+
+
+def test_the_terminal_never_says_no_query_word_when_json_lists_matched_terms() -> None:
+    from paqad.cli import render
+    from paqad.search.pipeline import Result
+
+    result = Result(id="a.py::proxy", path="a.py", language="python", kind="function", name="select_proxy", qualified_name="select_proxy",
+                    signature="def select_proxy(url, proxies)", start_line=1, end_line=2, score=0.5, signals={"cosine": 0.41},
+                    matched_terms={"proxi": "name", "url": "signature"})
+    line = render._matched(result, {"kubernet": "kubernetes"})
+    assert "no query word" not in line and "proxi (name)" in line and "url (signature)" in line
+
+
+def test_help_lists_whole_summaries_and_a_mistyped_command_names_the_right_one(paqad_cli: Any, tmp_path: Path) -> None:
+    listing = paqad_cli("--help", cwd=tmp_path, env={"COLUMNS": "100"}).stdout
+    assert "..." not in listing.split("Commands:")[1] and "which paqad ran, and whether the host will run the hook." in " ".join(listing.split())
+    rag = paqad_cli("rag", "--help", cwd=tmp_path).stdout
+    assert "..." not in rag.split("Commands:")[1]
+    typo = paqad_cli("rag", "serch", "x", cwd=tmp_path)
+    assert typo.returncode == 2 and "did you mean 'search'?" in typo.stderr

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import click
 
-from paqad.cli.common import AppContext, emit_json
+from paqad.cli.common import AppContext, HelpfulGroup, emit_json
 from paqad.errors import UsageError
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def agent(ctx: click.Context, root_opt: str | None) -> None:
     ctx.exit(protocol.serve(session, sys.stdin.buffer, _protect_stdout()))
 
 
-@click.group("mcp", invoke_without_command=True)
+@click.group("mcp", cls=HelpfulGroup, invoke_without_command=True)
 @ROOT_OPT
 @click.option("--hook-tool", is_flag=True, help="Also offer Claude Code's prompt hook as the tool prompt_context, for a hook of type mcp_tool (opt-in; see paqad.agent.mcp_hook).")
 @click.pass_context

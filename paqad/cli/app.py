@@ -10,7 +10,7 @@ import importlib
 import click
 
 from paqad import __version__
-from paqad.cli.common import AppContext, parse_overrides
+from paqad.cli.common import AppContext, HelpfulGroup, parse_overrides
 from paqad.cli.errors import error_handler
 
 # Command name -> "module:attribute". Groups are imported only when their command runs, so a
@@ -32,7 +32,7 @@ COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(HelpfulGroup):
     """A group whose subcommands are imported on first use, and dispatched inside the error handler."""
 
     def invoke(self, ctx: click.Context) -> None:

@@ -6,6 +6,7 @@ around dispatch.
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,29 @@ import click
 
 from paqad import config, git
 from paqad.errors import UsageError
+
+
+class HelpfulGroup(click.Group):
+    """A command group whose ``--help`` lists each command's whole first sentence (wrapped, never
+    cut with "..."), and whose unknown command names the one that was probably meant."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=400)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1, cutoff=0.6)
+            if close:
+                ctx.fail(f"No such command {name!r}; did you mean {close[0]!r}?")
+        return super().resolve_command(ctx, args)
 
 
 @dataclass

@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from paqad import config as config_mod
-from paqad.cli.common import AppContext, emit_json
+from paqad.cli.common import AppContext, HelpfulGroup, emit_json
 from paqad.settings import SETTINGS
 
 
-@click.group("config")
+@click.group("config", cls=HelpfulGroup)
 def config_group() -> None:
-    """Show and change settings (defaults < .paqad/configs/* < .paqad/.config < PAQAD_* < -c).
+    """Show and change settings (defaults < .paqad/configs/* < your own config.yaml < PAQAD_* < -c).
 
     Example: paqad config set rag_top_n 30
     """
@@ -56,7 +56,7 @@ def config_get(app: AppContext, key: str, as_json: bool) -> None:
 @config_group.command("set")
 @click.argument("key")
 @click.argument("value")
-@click.option("--team", is_flag=True, help="Write to the committed .paqad/configs/team.yaml instead of the local .paqad/.config.")
+@click.option("--team", is_flag=True, help="Write to the committed .paqad/configs/team.yaml instead of your own config.yaml (outside the repository).")
 @click.pass_obj
 def config_set(app: AppContext, key: str, value: str, team: bool) -> None:
     """Validate and store a setting (local by default).

@@ -8,14 +8,14 @@ from pathlib import Path
 import click
 
 from paqad import describe
-from paqad.cli.common import AppContext, emit_json
+from paqad.cli.common import AppContext, HelpfulGroup, emit_json
 from paqad.errors import UsageError
 from paqad.index.reader import Index
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 
-@click.group("describe")
+@click.group("describe", cls=HelpfulGroup)
 def describe_group() -> None:
     """Descriptions an agent writes per unit, kept in paqad.descriptions.json (committed).
 

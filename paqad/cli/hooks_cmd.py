@@ -11,7 +11,7 @@ import click
 
 from paqad import config as config_mod
 from paqad import git, workspace
-from paqad.cli.common import AppContext, emit_json, migrate_setup
+from paqad.cli.common import AppContext, HelpfulGroup, emit_json, migrate_setup
 from paqad.cli.errors import one_line
 from paqad.errors import ConfigError, PaqadError, UsageError
 from paqad.git import no_git_env
@@ -28,7 +28,7 @@ PRE_COMMIT_STAGE_VARS = (
 )
 
 
-@click.group("hooks")
+@click.group("hooks", cls=HelpfulGroup)
 def hooks_group() -> None:
     """Install, remove and inspect the git hooks that keep the index fresh.
 
@@ -226,7 +226,7 @@ def hooks_status(app: AppContext, as_json: bool) -> None:
         click.echo(f"last {action}: {run['ts']} {run['status']} {run['seconds']}s {run.get('detail') or ''}".rstrip())
 
 
-@click.group("hook")
+@click.group("hook", cls=HelpfulGroup)
 def hook_group() -> None:
     """Entry points the installed hooks call; they always exit 0.
 

@@ -13,7 +13,7 @@ import click
 from paqad import config as config_mod
 from paqad import localstate, workspace
 from paqad.cli import render
-from paqad.cli.common import AppContext, emit_json, migrate_setup
+from paqad.cli.common import AppContext, HelpfulGroup, emit_json, migrate_setup
 from paqad.errors import UsageError
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
@@ -29,7 +29,7 @@ JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readabl
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@click.group("rag")
+@click.group("rag", cls=HelpfulGroup)
 def rag_group() -> None:
     """Build and query the retrieval index of this repository.
 

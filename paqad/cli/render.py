@@ -72,22 +72,41 @@ def _matched(r: Result, words: dict[str, str] | None) -> str:
             if term in words:
                 fields.setdefault(words[term].lower(), field_name)
         text = ", ".join(f"{w} ({f})" for w, f in list(fields.items())[:8])
+        if not text and r.matched_terms:  # only terms the word list leaves out matched: say which, as --json does
+            text = "common words only: " + ", ".join(f"{t} ({f})" for t, f in list(r.matched_terms.items())[:8])
     if not text and "cosine" in r.signals:
         text = f"no query word; by meaning (cosine {r.signals['cosine']:.2f})"
     return text
 
 
 def _refusal_text(d: dict) -> str:
-    lines = [f"No passage answers this ({d['reason']}).", f"  coverage {d['coverage']:.2f}, concentration {d['concentration']:.2f}; bars {d['bars']}"]
+    """A refusal in sentences: what was measured against what it needed (``--json`` has the numbers)."""
+    lines = [f"No passage answers this ({d['reason']}).", f"  Words: {_word_bars(d)}."]
     if d.get("vector"):
-        v = d["vector"]
-        lines.append(f"  vectors: top cosine {v['top_cosine']:.2f}, margin over median {v['margin']:.2f}; bars {v['bars']}")
+        v, bars = d["vector"], d["vector"].get("bars") or {}
+        lines.append(
+            f"  Meaning: the closest passage's cosine is {v['top_cosine']:.2f} (needed {bars.get('top_cosine', 0):g}), "
+            f"{v['margin']:.2f} above the median one (needed {bars.get('margin', 0):g})."
+        )
     if d.get("best_score") is not None:
-        lines.append(f"  best score {d['best_score']:.2f}")
+        lines.append(f"  Best score {d['best_score']:.2f}.")
     if d["absent_terms"]:
-        lines.append(f"  not in this repository: {', '.join(d['absent_terms'][:12])}")
-    lines.append(f"  hint: {d['hint']}")
+        lines.append(f"  Not in this repository: {', '.join(d['absent_terms'][:12])}.")
+    lines.append(f"  Hint: {d['hint']}")
     return "\n".join(lines)
+
+
+def _word_bars(d: dict) -> str:
+    bars = d.get("bars") or {}
+    if "coverage" in bars:
+        return (
+            f"{d['coverage']:.0%} of the query's distinctive words occur here (needed {bars['coverage']:.0%}), "
+            f"and the best passage holds {d['concentration']:.0%} of them (needed {bars.get('concentration', 0):.0%})"
+        )
+    return (
+        f"coverage {d['coverage']:.2f}, concentration {d['concentration']:.2f} (a long query needs {bars.get('min_matched_terms', '?')} matched words, "
+        f"{bars.get('min_terms_in_one_unit', '?')} of them in one passage)"
+    )
 
 
 def _footer(resp: SearchResponse) -> str:

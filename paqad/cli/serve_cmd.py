@@ -7,12 +7,12 @@ import sys
 
 import click
 
-from paqad.cli.common import AppContext, emit_json
+from paqad.cli.common import AppContext, HelpfulGroup, emit_json
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 
-@click.group("serve", invoke_without_command=True)
+@click.group("serve", cls=HelpfulGroup, invoke_without_command=True)
 @click.pass_context
 def serve_group(ctx: click.Context) -> None:
     """Run this work tree's resident paqad process in the foreground (with no subcommand).

@@ -15,7 +15,7 @@ import click
 import yaml
 
 from paqad import git
-from paqad.cli.common import AppContext
+from paqad.cli.common import AppContext, HelpfulGroup
 from paqad.eligibility import scaffold, stackpacks
 from paqad.errors import UsageError
 
@@ -72,7 +72,7 @@ def render_pack(pack: stackpacks.StackPack, as_json: bool) -> str:
     return f"# origin: {pack.origin}\n{body}".rstrip("\n")
 
 
-@click.group("stackpack")
+@click.group("stackpack", cls=HelpfulGroup)
 def stackpack() -> None:
     """List, show and scaffold stack packs (which files paqad reads, and how).
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from paqad.cli.common import AppContext, emit_json
+from paqad.cli.common import AppContext, HelpfulGroup, emit_json
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 
-@click.group("workspace")
+@click.group("workspace", cls=HelpfulGroup)
 def workspace_group() -> None:
     """Other local repositories searched with `paqad rag search --workspace` (per developer,
     never committed; each member answers from its own index, with its own rules).
