@@ -9,8 +9,8 @@ format) was written once, without reading the ruler's questions (see benchmarks/
 "Descriptions"). Two private copies of the pinned corpus are indexed: ``off`` as fetched, ``on``
 with the sidecar at its root. Both answer the same ruler questions (plus the refusal questions
 that name the corpus) through the same retriever the scorer uses, and the same pure functions
-in ``scoring.py`` judge them. Per-question rows go to ``benchmarks/results/<stamp>-descriptions-
-<corpus>-<config>.jsonl``; the table (overall and by question style) is printed.
+in ``scoring.py`` judge them. Per-question rows go to ``benchmarks/.cache/results/<stamp>-
+descriptions-<corpus>-<config>.jsonl`` (gitignored); the table (overall and by question style) is printed.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import scoring  # noqa: E402
 
 SIDECARS = HERE / "descriptions"
 WORK = HERE / ".cache" / "descriptions-work"
+RESULTS = HERE / ".cache" / "results"  # gitignored
 
 
 def copies(name: str) -> tuple[Path, Path, Path, score.Corpus]:
@@ -70,7 +71,7 @@ def run(name: str, hybrid: bool, k: int) -> int:
             ret.prepare(root)
             built = time.perf_counter() - started
             got = score.ask_all(ret, corpus.name, corpus.questions, k)
-            score.write_jsonl(HERE / "results" / f"{stamp}-descriptions-{name}-{ret.name}.jsonl", got)
+            score.write_jsonl(RESULTS / f"{stamp}-descriptions-{name}-{ret.name}.jsonl", got)
             rows += got
             print(f"  {ret.name:22s} index {built:6.1f}s  {len(got)} questions", file=sys.stderr)
         if label == "on":

@@ -4,14 +4,16 @@
 Usage (from the repo root, after ``python benchmarks/corpora.py fetch``):
     python benchmarks/score.py [--corpora flask,requests,cobra,rxjs]
                                [--retrievers paqad-lexical,paqad-probe,grep,bm25,peer]
-                               [--out benchmarks/results/] [--k 10] [--set SETTING=VALUE ...]
+                               [--out benchmarks/.cache/results/] [--k 10] [--set SETTING=VALUE ...]
     python benchmarks/score.py diff A.jsonl B.jsonl
 
 Every retriever answers every ruler question of every corpus (plus ``refusal.yaml`` against the
 corpora it names) through one small interface, ``prepare(corpus_root)`` then ``ask(question)``,
 and is judged by the same pure functions in ``benchmarks/scoring.py``. Per-question rows go to
 ``<out>/<UTC timestamp>-<retriever>.jsonl`` (diffable between runs); the Markdown summary is
-printed and written to ``<out>/latest.md``. ``--set`` (repeatable) adds a paqad setting override to
+printed and written to ``<out>/latest.md`` (``<out>`` defaults to the gitignored
+``benchmarks/.cache/results/``; ``python -m benchmarks summarize STAMP`` keeps a published run's
+small summary in ``benchmarks/summaries/``). ``--set`` (repeatable) adds a paqad setting override to
 every ``paqad-*`` retriever (over its own registry overrides); it is recorded in their rows
 (``settings``) and in the summary, so such a run is told apart from a default one.
 
@@ -49,6 +51,7 @@ from scoring import Answer, Passage, Question  # noqa: E402
 
 RULERS = HERE / "rulers"
 WORK = HERE / ".cache" / "score-work"
+RESULTS = HERE / ".cache" / "results"  # gitignored; summaries/ keeps published runs
 PEER_VENV = HERE / ".cache" / "peer-venv"
 PEER_INDEX = HERE / ".cache" / "peer-index"
 PEER_PACKAGE = "rag-your-code==1.5.3"
@@ -422,6 +425,7 @@ def run_retriever(ret: Retriever, cs: list[Corpus], k: int) -> tuple[list[dict[s
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     tmp.replace(path)
@@ -567,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpora", default=",".join(DEFAULT_CORPORA))
     ap.add_argument("--retrievers", default=",".join(n for n in REGISTRY if n != "paqad-rerank" or os.environ.get(RERANK_ENV)))
-    ap.add_argument("--out", default=str(HERE / "results"))
+    ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--set", dest="settings", action="append", default=[], metavar="SETTING=VALUE",
                     help="paqad setting override for every paqad-* retriever, e.g. rag_max_file_size=262144 (repeatable)")

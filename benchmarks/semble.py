@@ -71,7 +71,7 @@ UPSTREAM_FORKS = ("MinishLab/semble", "michalfedyna/semble")  # a fork carries t
 CACHE = Path(os.environ.get("PAQAD_SEMBLE_CACHE") or HERE / ".cache" / "semble")
 LOCK = HERE / "semble.lock.json"
 SPLIT = HERE / "semble_split.json"
-RESULTS = HERE / "results" / "semble"
+RESULTS = HERE / ".cache" / "results" / "semble"  # gitignored; summaries/ keeps published runs
 K = 10
 UPSTREAM_ABLATIONS = "benchmarks/results/semble-ablations-1ea77add4c1b.json"  # modes bm25 and semantic (raw)
 LEXICAL = {"rag_embedding_provider": "none"}
@@ -917,7 +917,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Rebuild a run's summary from its saved rows (benchmarks/results/semble/<stamp>-*)."""
+    """Rebuild a run's summary from its saved rows (benchmarks/.cache/results/semble/<stamp>-*)."""
     d = Path(args.out)
     run = json.loads((d / f"{args.stamp}-run.json").read_text())
     arms = [a for a in ("gated", "ungated", "bm25raw") if (d / f"{args.stamp}-{a}.jsonl").exists()]

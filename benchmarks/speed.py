@@ -28,8 +28,8 @@ in brackets. The peer runs offline in its default configuration (embedding provi
 ``signed-feature-hash``: no model, no socket); each peer step is capped at ``--peer-cap``
 seconds (default 1,200), after which the peer is marked capped on that corpus.
 
-Writes ``benchmarks/results/speed-latest.md`` (also printed) and the raw numbers to
-``benchmarks/results/speed-<UTC timestamp>.json``; ``--render RAW_JSON`` re-prints an earlier run.
+Writes ``benchmarks/.cache/results/speed-latest.md`` (also printed) and the raw numbers to
+``benchmarks/.cache/results/speed-<UTC timestamp>.json`` (gitignored); ``--render RAW_JSON`` re-prints an earlier run.
 paqad runs from a private copy of its installed package taken at the start (``PYTHONPATH``), so a
 reinstall into the shared venv during the run cannot mix two versions into one table.
 """
@@ -63,7 +63,7 @@ CACHE = HERE / ".cache"
 PEER_VENV = CACHE / "peer-venv"
 PEER_SPEC = "rag-your-code==1.5.3"
 PEER_VERSION = "1.5.3"
-RESULTS = HERE / "results"
+RESULTS = CACHE / "results"  # gitignored; summaries/ keeps published runs
 RULERS = HERE / "rulers"
 TIME_BIN = "/usr/bin/time"
 WARM_HELPER = HERE / "speed_warm.py"
@@ -603,7 +603,7 @@ def main() -> int:
     ap.add_argument("--passes", type=int, default=3, help="timed warm passes over the queries (default 3)")
     ap.add_argument("--peer-cap", type=float, default=1200.0, help="seconds per peer step before it is capped")
     ap.add_argument("--workdir", type=Path, default=None, help="where the corpus copies go (default: a temp dir)")
-    ap.add_argument("--no-write", action="store_true", help="print only; do not write benchmarks/results/")
+    ap.add_argument("--no-write", action="store_true", help="print only; do not write benchmarks/.cache/results/")
     ap.add_argument("--render", type=Path, metavar="RAW_JSON",
                     help="only re-render the Markdown of an earlier raw speed-<timestamp>.json and print it")
     args = ap.parse_args()

@@ -40,7 +40,7 @@ out of function Acc. Each checkout is deleted after scoring unless ``--keep`` (a
 and its index are reused by the next run with the same settings). A ``--set`` run checks out into
 ``<instance>+<hash of its settings>/``, so it can run beside a default run.
 
-Rows go to ``benchmarks/results/swebench-sympy-<UTC timestamp>.jsonl``; a summary table is printed.
+Rows go to ``benchmarks/.cache/results/swebench-sympy-<UTC timestamp>.jsonl`` (gitignored); a summary table is printed.
 Each row records the paqad measured and its ``settings`` overrides (``{}`` for a default run), so
 two runs (say, default and ``--set rag_max_file_size=262144``) can be told apart and compared.
 """
@@ -64,7 +64,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RULER = HERE / "rulers" / "swebench" / "sympy.json"
 CACHE = HERE / ".cache" / "swebench"
-RESULTS = HERE / "results"
+RESULTS = HERE / ".cache" / "results"  # gitignored; summaries/ keeps published runs
 SOURCE_REPO = "ivan4722/csvtransfer"
 SOURCE_PATH = "swe-bench-lite.json"
 PREFIX = "sympy__sympy-"

@@ -9,6 +9,10 @@ own venv and the network, so neither runs here).
 from __future__ import annotations
 
 import ast
+import json
+import os
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -277,3 +281,80 @@ def test_paqad_lexical_end_to_end(tiny):
 def test_probe_is_never_silent(tiny):
     rows, _ = score.run_retriever(score.REGISTRY["paqad-probe"](10), [tiny], 10)
     assert not any(r["silent"] for r in rows)
+
+
+# --------------------------------------------------------------------------- run output stays out of git
+
+REPO = BENCH.parent
+MAX_TRACKED = 200 * 1024  # a summary is a few KB; a ruler or lock file well under this
+PROSE = {"benchmarks/README.md"}  # the write-up of every figure: long, but text
+
+
+def _tracked(under: str) -> list[str] | None:
+    done = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--", under], capture_output=True, text=True)
+    return [p for p in done.stdout.split("\0") if p] if done.returncode == 0 and done.stdout else None
+
+
+def test_no_run_logs_are_tracked():
+    files = _tracked("benchmarks")
+    if files is None:
+        pytest.skip("not a git checkout")
+    assert not [p for p in files if p.endswith(".jsonl")], "per-query rows belong under benchmarks/.cache/results/"
+    assert not [p for p in files if p.startswith("benchmarks/results/")]
+    large = [(p, (REPO / p).stat().st_size) for p in files if p not in PROSE and (REPO / p).is_file()]
+    assert [x for x in large if x[1] > MAX_TRACKED] == []
+
+
+def test_scripts_write_rows_under_the_ignored_cache():
+    import combined_table
+    import descriptions_eval
+    import semble
+    import speed
+    import summarize
+    import swebench
+
+    cache = (BENCH / ".cache").resolve()
+    for module in (score, semble, speed, swebench, descriptions_eval, combined_table, summarize):
+        assert cache in Path(module.RESULTS).resolve().parents, module.__name__
+    if _tracked("benchmarks") is not None:
+        probe = str(summarize.RESULTS / "semble" / "x-gated.jsonl")
+        assert subprocess.run(["git", "-C", str(REPO), "check-ignore", "-q", probe]).returncode == 0
+
+
+def test_summaries_name_their_run_and_headline():
+    import summarize
+
+    paths = sorted(summarize.SUMMARIES.glob("2*.json"))
+    assert paths
+    for path in paths:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        assert data["run"] == path.stem and data["kind"] in ("semble", "swebench", "speed", "rulers")
+        assert data["headline"] and "date" in data and "command" in data and data["raw"]["files"]
+
+
+def test_published_table_rebuilds_from_summaries(monkeypatch, tmp_path, capsys):
+    """README's "Every ruler in one table": its command, run on the summaries alone, prints its lines."""
+    import combined_table
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"combined_table\.py --lexical (\S+) --hybrid (\S+)\s+--rulers (\S+) --swe ([^`\s]+)", readme)
+    assert m, "README.md no longer shows the combined_table.py command"
+    monkeypatch.setattr(combined_table, "RESULTS", tmp_path)  # no rows at hand: summaries only
+    monkeypatch.setattr(sys, "argv", ["combined_table.py", "--lexical", m[1], "--hybrid", m[2], "--rulers", m[3], "--swe", m[4]])
+    assert combined_table.main() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) > 20
+    assert [line for line in lines[2:] if line not in readme] == []
+
+
+def test_python_m_benchmarks_lists_and_runs_the_scripts():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    names = {line.split()[0] for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert {"score", "semble", "swebench", "speed", "summarize", "combined_table", "corpora"} <= names
+    assert "scoring" not in names and "scoring" in done.stdout  # shared code, listed apart
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "combined-table", "--help"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--lexical" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "benchmarks", "scor"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "did you mean score" in done.stderr
