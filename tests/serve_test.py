@@ -404,3 +404,13 @@ def test_which_client_is_newer(client_version: str, service_version: str, newer:
     from paqad.serve import wire
 
     assert wire.is_newer(client_version, service_version) is newer
+
+
+def test_a_command_that_fails_before_rag_init_starts_nothing_and_writes_nothing(repo: Repo, paqad_cli, serving: None) -> None:
+    """Issue 34 item 3: `rag search` before `rag init` used to leave a service for 30 minutes and
+    its log and pid file behind (and, with per-developer state, would have marked paqad set up)."""
+    make_shop(repo)
+    done = paqad_cli("rag", "search", "where is a card charge retried", cwd=repo.root)
+    assert done.returncode == 1 and "rag init" in done.stderr
+    assert not workspace.local_dir(repo.root).exists() and not (repo.root / ".paqad").exists()
+    assert not client.running(repo.root)
