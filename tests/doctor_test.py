@@ -83,3 +83,59 @@ def test_codex_trusted_and_reviewed_is_clean(shop, paqad_cli, tmp_path):
 def test_nothing_installed_says_what_to_run(repo, paqad_cli):
     proc = paqad_cli("doctor", cwd=repo.root)
     assert "no agent host is installed here" in proc.stdout and "paqad hooks install" in proc.stdout
+
+
+def _budget(paqad_cli, root, seconds: str) -> None:
+    assert paqad_cli("config", "set", "rag_prompt_budget", seconds, cwd=root).returncode == 0
+
+
+def test_a_prompt_hook_that_delivers_nothing_for_an_answerable_question_fails(shop, paqad_cli):
+    """0.1 s is too short for any answer (the process barely starts): over budget, and no earlier
+    context to hand over, so the hook exits 0 with nothing, which doctor used to call ok."""
+    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=shop.root).returncode == 0
+    _budget(paqad_cli, shop.root, "0.1")
+    code, findings = _doctor(paqad_cli, shop.root)
+    errors = [f for f in findings if f["level"] == "error"]
+    assert code == 1 and [(f["host"], f["what"].split(":")[0]) for f in errors] == [("claude", "prompt")], findings
+    assert "delivered nothing" in errors[0]["what"] and "for a question the index answers with shop/" in errors[0]["what"]
+    assert "rag_prompt_budget" in errors[0]["fix"]
+    asked = next(f["what"] for f in findings if f["what"].startswith("the replays ask"))
+    assert "which the index answers with shop/" in asked  # picked from the index, not a fixed question
+    _budget(paqad_cli, shop.root, "30")
+    code, findings = _doctor(paqad_cli, shop.root)
+    assert code == 0 and any(f["what"].startswith("prompt: exit 0, context (") and "live: passages" in f["what"] for f in findings), findings
+
+
+def test_doctor_and_hooks_status_count_how_the_last_prompts_were_answered(shop, paqad_cli):
+    assert paqad_cli("hooks", "install", "--agents", "claude,gemini", cwd=shop.root).returncode == 0
+    _budget(paqad_cli, shop.root, "0.1")  # over budget with no earlier context: nothing
+    assert run_host(shop.root, "claude", prompt="how are failed card charges retried with backoff").stdout == ""
+    _budget(paqad_cli, shop.root, "30")  # room to answer: live
+    assert "session cookie" in run_host(shop.root, "claude", prompt=QUESTION).stdout
+    assert run_host(shop.root, "gemini", prompt="where does the payment gateway refund a transaction").stdout
+    _budget(paqad_cli, shop.root, "0.1")  # over budget, an earlier context: stale
+    for host, prompt in (("claude", "which code verifies the cookie signature"), ("gemini", "where is the card processor called")):
+        assert "STALE:" in run_host(shop.root, host, prompt=prompt).stdout
+    assert run_host(shop.root, "claude", prompt="ok thanks").stdout == ""  # an acknowledgement: skipped, not a prompt answered
+    _budget(paqad_cli, shop.root, "30")
+    code, findings = _doctor(paqad_cli, shop.root)
+    counts = {f["host"]: (f["level"], f["what"]) for f in findings if "prompt-hook lines" in f["what"]}
+    assert sorted(counts) == ["claude", "gemini"], findings
+    lines = "among the last 50 prompt-hook lines of hooks.log"
+    assert counts["claude"][0] == "warn"  # 2 of 3 missed: over a fifth, and more than one cold start
+    assert counts["claude"][1].startswith(f"2 of 3 answered prompts got an old context or none; 4 prompts {lines}: 1 live, 0 weak, 1 stale, 1 nothing, 0 failed, 1 skipped (")
+    assert counts["gemini"][0] == "ok"  # 1 of 2 missed: one miss alone never warns
+    assert counts["gemini"][1].startswith(f"2 prompts {lines}: 1 live, 0 weak, 1 stale, 0 nothing, 0 failed (")
+    assert code == 0  # a warning, not a broken setup
+    status = json.loads(paqad_cli("hooks", "status", "--json", cwd=shop.root).stdout)  # after doctor: its replays are not counted
+    answers = status["prompt_answers"]
+    assert (answers["window"], answers["lines"]) == (50, 6)
+    wanted = {"claude": (1, 0, 1, 1, 0, 1, 0, 3, 2), "gemini": (1, 0, 1, 0, 0, 0, 0, 2, 1)}
+    keys = ("live", "weak", "stale", "nothing", "failed", "skipped", "recorded", "answered", "missed")
+    assert {h: tuple(c[k] for k in keys) for h, c in answers["hosts"].items()} == wanted
+    assert answers["hosts"]["claude"]["first"] <= answers["hosts"]["claude"]["last"]
+    assert "last_prompt_hooks" in status and "last_runs" in status  # the existing fields stay
+    text = paqad_cli("hooks", "status", cwd=shop.root).stdout
+    assert "prompts answered (the last 6 of at most 50 prompt-hook lines in hooks.log):" in text
+    assert "  claude    1 live, 0 weak, 1 stale, 1 nothing, 0 failed, 1 skipped (" in text
+    assert "  gemini    1 live, 0 weak, 1 stale, 0 nothing, 0 failed (" in text

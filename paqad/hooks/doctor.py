@@ -10,6 +10,16 @@ will run the hook at all (Codex's project trust and hook review, Gemini's ``hook
 Qwen's ``disableAllHooks``), whether a config was written by an older paqad, and whether a
 registered MCP server can start. One finding per line, each with its fix.
 
+The replay asks a question the index can answer, taken from the index itself (:func:`probe`: a
+documented unit's docstring with its identifiers taken out, the way ``paqad rag eval`` makes its
+questions), so a prompt hook that exits 0 with nothing, or with an old context, is a finding and
+not ``ok`` (issue 34: a hook returned 0 characters in 4.2 s and doctor said ``ok``). The hook's own
+``hooks.log`` line for the replay says why. With no index there is nothing to answer from: a
+warning with the fix, and the replay's silence is not judged.
+
+It also counts how the last prompts were really answered, per host (:mod:`paqad.hooks.tally`),
+and warns when too many got an old context or none.
+
 The replay asks a real question, so it would record a prompt and a delivery: the state files a
 hook writes are kept before and put back after, so a doctor run leaves the next prompt's context
 as it was.
@@ -28,10 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from paqad import workspace
-from paqad.hooks import hosts
+from paqad.hooks import hosts, runner, tally
 from paqad.hooks.hosts import base, launcher
 
-PROBE_PROMPT = "where is the configuration of this project loaded"
+PROBE_PROMPT = "where is the configuration of this project loaded"  # asked when the index has nothing to ask about
 PROBE_SESSION = "paqad-doctor"
 RECORDED = Path(hosts.__file__).parent / "recorded"
 #: A recorded event (``recorded/<host>/<event>.json``) -> the hint in the installed command (``paqad hook run HINT``).
@@ -46,6 +56,23 @@ HINTS = {
 PLAIN = ("kiro", "opencode")  # hosts whose hook output is the context as plain text
 #: The files a hook run writes, relative to ``.paqad/``; kept and put back around the replay.
 STATE = ("state/prompt.json", "state/context.json", "context/session-context.md", "state/hosts-delivered.json", "logs/hooks.log")
+
+
+#: Warn when more than this share of a host's answered prompts got an old context, nothing, or
+#: failed. One prompt in five answered from another question's passages is often enough for an
+#: agent to be misled in a session; below it, the odd cold start (the first prompt after a model
+#: load or an index build is stale by design) stays quiet.
+MISSED_SHARE = 0.2
+#: ... and only when at least this many missed: a single cold start in a short log never warns.
+MISSED_MIN = 2
+
+
+@dataclass
+class Probe:
+    """The question the replay asks, and where its answer is (``where`` empty: not answerable here)."""
+
+    question: str
+    where: str = ""
 
 
 @dataclass
@@ -67,10 +94,59 @@ def check(root: Path, home: Path | None = None) -> list[Finding]:
     if not installed:
         return [*out, Finding("-", "warn", "no agent host is installed here", "paqad hooks install (or --agents NAME)")]
     out.extend(_which_paqad(root))
+    asked, found = probe(root)
+    out.extend(found)
     for name in installed:
-        out.extend(_host_findings(root, name, home or Path.home()))
+        out.extend(_host_findings(root, name, home or Path.home(), asked))
     out.extend(_mcp_findings(root))
     out.extend(runtime_findings(root))
+    out.extend(tally_findings(root))
+    return out
+
+
+def probe(root: Path) -> tuple[Probe, list[Finding]]:
+    """A question the live index answers: the docstring of a documented unit (not a test), its
+    identifiers taken out (:mod:`paqad.evaluation.questions`), first in a fixed seeded order so
+    runs over one index ask the same; else "where is NAME defined" for a code unit. An index that is
+    absent, empty or unreadable gives :data:`PROBE_PROMPT` and a warning with the fix."""
+    from paqad.errors import IndexMissingError, PaqadError
+    from paqad.evaluation import questions as qmod
+    from paqad.index.reader import Index
+
+    try:
+        index = Index.open(root)
+        try:
+            units = index.all_units(("id", "path", "name", "kind", "docstring", "part", "is_test"))
+        finally:
+            index.close()
+    except IndexMissingError:
+        return Probe(PROBE_PROMPT), [Finding("-", "warn", "no index here: the prompt hooks have nothing to answer from, so their replies are not judged", "paqad rag init")]
+    except (PaqadError, OSError) as exc:
+        return Probe(PROBE_PROMPT), [Finding("-", "warn", f"the index cannot be read, so the prompt hooks' replies are not judged: {exc}", "paqad rag rebuild")]
+    code = [u for u in units if u.part == 1 and not u.is_test and u.kind in qmod.CODE_KINDS]
+    picked = qmod.sample(qmod.docstring_candidates(u for u in code if u.docstring), seed=0)
+    if not code:
+        return Probe(PROBE_PROMPT), [Finding("-", "warn", "the index holds no function or class to ask about, so the prompt hooks' replies are not judged", "paqad rag update")]
+    unit, _para, question = picked[0] if picked else (min(code, key=lambda u: u.id), "", "")
+    asked = Probe(question or f"where is {unit.name} defined", f"{unit.path} ({unit.name})")
+    return asked, [Finding("-", "ok", f"the replays ask {asked.question[:120]!r}, which the index answers with {asked.where}")]
+
+
+def tally_findings(root: Path, window: int = tally.DEFAULT_WINDOW) -> list[Finding]:
+    """One line per host: how its last prompts were answered (from ``hooks.log``); ``warn`` when
+    more than :data:`MISSED_SHARE` of them (and at least :data:`MISSED_MIN`) missed their own context."""
+    counted = tally.count(root, window)
+    if not counted.hosts:
+        return [Finding("-", "ok", f"no prompt answered yet in {counted.log}")]
+    out = []
+    for name, host in counted.hosts.items():
+        seen = host.answered + host.counts["skipped"] + host.counts["recorded"]
+        what = f"{seen} prompts among the last {window} prompt-hook lines of hooks.log: {host.summary()}"
+        if host.missed >= MISSED_MIN and host.missed > MISSED_SHARE * host.answered:
+            fix = f"the budget may be too short: paqad config set rag_prompt_budget 3, or paqad config set rag_serve true; the reasons are in {counted.log}"
+            out.append(Finding(name, "warn", f"{host.missed} of {host.answered} answered prompts got an old context or none; {what}", fix))
+        else:
+            out.append(Finding(name, "ok", what))
     return out
 
 
@@ -111,7 +187,7 @@ def _which_paqad(root: Path) -> list[Finding]:
     return [Finding("-", "ok", f"hook commands run {found} (through {shim})")]
 
 
-def _host_findings(root: Path, name: str, home: Path) -> list[Finding]:
+def _host_findings(root: Path, name: str, home: Path, asked: Probe) -> list[Finding]:
     host: Any = hosts.HOSTS[name]
     state = host.status(root)
     out = []
@@ -130,7 +206,7 @@ def _host_findings(root: Path, name: str, home: Path) -> list[Finding]:
         if off and not state.note:
             out.append(Finding(name, "error", f"hooksConfig.enabled is false in {off}: Gemini CLI runs no hooks", 'set "hooksConfig": {"enabled": true}'))
     for event in sorted(p.stem for p in (RECORDED / name).glob("*.json")):
-        out.append(_replay(root, name, event))
+        out.append(_replay(root, name, event, asked))
     return out
 
 
@@ -179,7 +255,7 @@ def _mcp_findings(root: Path) -> list[Finding]:
 # ---- the replay ---------------------------------------------------------------------------------
 
 
-def _replay(root: Path, name: str, event: str) -> Finding:
+def _replay(root: Path, name: str, event: str, asked: Probe) -> Finding:
     """Run the installed command for ``event`` with the host's recorded input; judge the output."""
     from paqad.hooks.hosts import turns
 
@@ -192,26 +268,90 @@ def _replay(root: Path, name: str, event: str) -> Finding:
     if not _is_paqads(root, name, command):
         shown = command if len(command) <= 160 else command[:157] + "..."
         return Finding(name, "error", f"{event}: the installed command is not one paqad writes, so doctor did not run it: {shown!r}", f"review it; paqad hooks install --agents {name} rewrites it")
-    payload = _payload(root, name, event)
+    payload = _payload(root, name, event, asked.question)
     kept = _keep_state(root)
+    seen = len(runner.read_log(root))
     started = time.perf_counter()
     try:
         done = subprocess.run(["sh", "-c", command], cwd=root, input=payload, capture_output=True, text=True, timeout=base.HOOK_TIMEOUT_S * 3, check=False)
+        logged = [e for e in runner.read_log(root)[seen:] if e.get("action") == f"context:{name}"]  # read before the log is put back
     except subprocess.TimeoutExpired:
-        return Finding(name, "error", f"{event}: no answer within {base.HOOK_TIMEOUT_S * 3}s (the host gives up after {base.HOOK_TIMEOUT_S}s)", "paqad hooks status; .paqad/logs/hooks.log")
+        return Finding(name, "error", f"{event}: no answer within {base.HOOK_TIMEOUT_S * 3}s (the host gives up after {base.HOOK_TIMEOUT_S}s)", f"paqad hooks status; {runner.log_path(root)}")
     finally:
         _put_back(root, kept)
         shutil.rmtree(workspace.state_dir(root) / turns.TURNS_DIR, ignore_errors=True)
     seconds = time.perf_counter() - started
-    return _judge(name, event, done, seconds)
+    found = _judge(name, event, done, seconds, str(runner.log_path(root)))
+    if found.level == "ok" and asked.where and _answers_prompt(name, event, command):
+        return _judge_answer(root, name, event, done, seconds, asked, logged[-1] if logged else None)
+    return found
 
 
-def _judge(name: str, event: str, done: subprocess.CompletedProcess[str], seconds: float) -> Finding:
+def _answers_prompt(name: str, event: str, command: str) -> bool:
+    """Whether this replay must carry context: the prompt event of a host that takes context on its
+    prompt (not Copilot's ``prompt-record`` for a CLI older than 1.0.65, nor Cursor)."""
+    host: Any = hosts.HOSTS[name]
+    return event == "prompt" and bool(host.DELIVERS_ON_PROMPT) and " prompt-record " not in command
+
+
+def _delivered(name: str, stdout: str) -> bool:
+    """Whether the host got context: Cline's quiet reply is JSON without ``contextModification``."""
+    if name != "cline":
+        return bool(stdout.strip())
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and bool(data.get("contextModification"))
+
+
+def _judge_answer(root: Path, name: str, event: str, done: subprocess.CompletedProcess[str], seconds: float, asked: Probe, line: dict | None) -> Finding:
+    """A prompt replay that ran cleanly: did it answer the question the index can answer?"""
+    status = str((line or {}).get("status") or "")
+    said = f"{status}: {_detail(line)}" if line else "no hooks.log line"
+    if not _delivered(name, done.stdout):
+        why, fix = _why_nothing(root, line)
+        return Finding(name, "error", f"{event}: delivered nothing ({len(done.stdout):,} chars in {seconds:.2f}s) for a question the index answers with {asked.where}; {why}", fix)
+    if status == "stale":
+        fix = f"paqad config set rag_prompt_budget 3, or paqad config set rag_serve true; see {runner.log_path(root)}"
+        return Finding(name, "warn", f"{event}: handed over an old context, not this question's ({said}), {seconds:.2f}s", fix)
+    return Finding(name, "ok", f"{event}: exit 0, context ({len(done.stdout):,} chars, {said}) in {seconds:.2f}s")
+
+
+def _why_nothing(root: Path, line: dict | None) -> tuple[str, str]:
+    """Why a prompt replay delivered nothing, and the fix, from its ``hooks.log`` line (or its absence)."""
+    from paqad import config
+
+    log = runner.log_path(root)
+    if line is None:
+        try:
+            off = not config.load(root).rag_enabled
+        except Exception:  # noqa: BLE001 - a broken setting is reported by the hook's error line, if any
+            off = False
+        if off:
+            return "retrieval is off here (rag_enabled is false): every prompt hook stays silent", "paqad rag init (switches it on)"
+        return "the hook logged nothing", f"paqad hooks install; see {log}"
+    status = str(line.get("status") or "")
+    why = f"the hook logged {status}: {_detail(line)}"
+    if status in ("timeout", "stale"):
+        return why, "paqad config set rag_prompt_budget 3, or paqad config set rag_serve true"
+    if status in ("silent", "error"):
+        return why, f"paqad rag update (repairs the index); see {log}"
+    return why, f"see {log}"
+
+
+def _detail(line: dict | None) -> str:
+    """A replay's ``hooks.log`` detail (or error) without the clock note every hook line carries."""
+    text = str((line or {}).get("detail") or (line or {}).get("error") or "")
+    return text.replace("; seconds from process start", "")
+
+
+def _judge(name: str, event: str, done: subprocess.CompletedProcess[str], seconds: float, log: str) -> Finding:
     host: Any = hosts.HOSTS[name]
     if done.returncode != 0:
-        return Finding(name, "error", f"{event}: exit {done.returncode}; the host may show or block on it", "paqad hooks install; see .paqad/logs/hooks.log")
+        return Finding(name, "error", f"{event}: exit {done.returncode}; the host may show or block on it", f"paqad hooks install; see {log}")
     if done.stderr.strip():
-        return Finding(name, "warn", f"{event}: wrote to stderr: {done.stderr.strip()[:200]}", "see .paqad/logs/hooks.log")
+        return Finding(name, "warn", f"{event}: wrote to stderr: {done.stderr.strip()[:200]}", f"see {log}")
     shape = _shape(name, done.stdout)
     if shape:
         return Finding(name, "error", f"{event}: {shape}", "paqad hooks install")
@@ -274,8 +414,8 @@ def _command(root: Path, name: str, event: str) -> str | None:
     return None
 
 
-def _payload(root: Path, name: str, event: str) -> str:
-    values = {"cwd": str(root), "prompt": PROBE_PROMPT, "session_id": PROBE_SESSION, "initial_prompt": None, "file_path": None, "content": "", "agent_id": "paqad-doctor-agent"}
+def _payload(root: Path, name: str, event: str, question: str = PROBE_PROMPT) -> str:
+    values = {"cwd": str(root), "prompt": question, "session_id": PROBE_SESSION, "initial_prompt": None, "file_path": None, "content": "", "agent_id": "paqad-doctor-agent"}
     data = json.loads((RECORDED / name / f"{event}.json").read_text(encoding="utf-8"))
 
     def fill(node: Any) -> Any:
