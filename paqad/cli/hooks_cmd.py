@@ -16,7 +16,7 @@ from paqad.cli.errors import one_line
 from paqad.errors import ConfigError, PaqadError, UsageError
 from paqad.git import no_git_env
 from paqad.hooks import gitshims as githooks
-from paqad.hooks import runner
+from paqad.hooks import runner, tally
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -190,6 +190,7 @@ def _status(root: Path) -> dict:
     data["last_runs"] = runner.last_runs(root)
     data["agents"] = _agents(root, list(_host_names()), "status")
     data["last_prompt_hooks"] = {e["action"]: e for e in runner.read_log(root) if str(e.get("action", "")).startswith("context:")}
+    data["prompt_answers"] = tally.count(root).to_dict()  # how the last prompts were answered, per host (issue 34)
     return data
 
 
@@ -203,7 +204,8 @@ def _host_names() -> tuple[str, ...]:
 @JSON_OPT
 @click.pass_obj
 def hooks_status(app: AppContext, as_json: bool) -> None:
-    """Show which hooks are installed where, and the last run of each action.
+    """Show which hooks are installed where, the last run of each action, and how the last
+    prompts were answered per agent host (live, weak, stale, nothing, failed; see `paqad doctor`).
 
     Example: paqad hooks status --json
     """
@@ -224,6 +226,15 @@ def hooks_status(app: AppContext, as_json: bool) -> None:
     _render_agents(data["agents"])
     for action, run in sorted(data["last_prompt_hooks"].items()):
         click.echo(f"last {action}: {run['ts']} {run['status']} {run['seconds']}s {run.get('detail') or ''}".rstrip())
+    _render_answers(data["prompt_answers"])
+
+
+def _render_answers(answers: dict) -> None:
+    """One line per host: ``claude 12 live, 1 weak, 3 stale, 0 nothing, 0 failed (FIRST to LAST)``."""
+    if answers["hosts"]:
+        click.echo(f"prompts answered (the last {answers['lines']} of at most {answers['window']} prompt-hook lines in hooks.log):")
+    for name, counts in answers["hosts"].items():
+        click.echo(f"  {name:<9} {tally.summary(counts)}")
 
 
 @click.group("hook", cls=HelpfulGroup)
