@@ -139,3 +139,15 @@ def test_doctor_and_hooks_status_count_how_the_last_prompts_were_answered(shop, 
     assert "prompts answered (the last 6 of at most 50 prompt-hook lines in hooks.log):" in text
     assert "  claude    1 live, 0 weak, 1 stale, 1 nothing, 0 failed, 1 skipped (" in text
     assert "  gemini    1 live, 0 weak, 1 stale, 0 nothing, 0 failed (" in text
+
+
+def test_no_index_is_a_warning_and_retrieval_switched_off_is_an_error(repo, paqad_cli):
+    make_shop(repo)
+    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
+    code, findings = _doctor(paqad_cli, repo.root)  # nothing to answer from: the silence is not judged
+    assert code == 0 and [(f["level"], f["fix"]) for f in findings if f["what"].startswith("no index here")] == [("warn", "paqad rag init")], findings
+    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
+    assert paqad_cli("config", "set", "rag_enabled", "false", cwd=repo.root).returncode == 0
+    code, findings = _doctor(paqad_cli, repo.root)
+    errors = [f for f in findings if f["level"] == "error"]
+    assert code == 1 and len(errors) == 1 and "delivered nothing" in errors[0]["what"] and "rag_enabled is false" in errors[0]["what"], findings
