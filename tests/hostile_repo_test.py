@@ -294,6 +294,7 @@ STARTS_PYTHON = {
     "paqad/git.py": "runs git",
     "paqad/hooks/gitshims.py": "names this interpreter in the git shim, which starts it with -P (checked below)",
     "paqad/cli/hooks_cmd.py": "reports which interpreter the launcher runs",
+    "paqad/origin.py": "names this interpreter in the fix commands paqad prints (runs nothing)",
 }
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from paqad import workspace
+from paqad import origin, workspace
+from paqad.hooks.hosts import base, launcher
 from testing.agents import call_all, text_of
 from testing.env import BIN, paqad_exe
 from testing.repos import Repo, make_shop
@@ -111,7 +112,7 @@ def test_search_replies_carry_each_source_once_and_nothing_twice(shop: Repo) -> 
         if theirs["docstring"]:
             assert json.dumps(compact).count(json.dumps(theirs["docstring"].split("\n")[0])[1:-1]) == 1  # inside the source only
     sources = sum(len(r["source"]) for r in compact["results"])
-    overhead = len(json.dumps(compact, separators=(",", ":"))) - sources
+    overhead = len(json.dumps(compact, separators=(",", ":"))) - sources - len(json.dumps(compact.pop("freshness"), separators=(",", ":")))  # once per reply
     assert overhead < 200 + 120 * len(compact["results"]) and len(text) - sources < 200 + 160 * len(compact["results"])
     assert len(json.dumps(full)) > 1.5 * len(json.dumps(compact))
     assert research.structured_content["results"] == compact["results"] and "related" in research.structured_content
@@ -157,8 +158,8 @@ def test_without_the_sdk_paqad_mcp_says_what_to_install(shop: Repo) -> None:
     # A None entry in sys.modules makes `import mcp` raise ImportError, as on a machine without it.
     code = "import sys; sys.modules['mcp'] = None; from paqad.cli.main import main; sys.exit(main(['mcp', '--root', sys.argv[1]]))"
     done = subprocess.run([sys.executable, "-c", code, str(shop.root)], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
-    assert "pip install 'paqad[mcp]'" in done.stderr and done.stdout == ""
+    assert done.returncode == 2 and done.stdout == ""
+    assert origin.pip_install("mcp") in done.stderr  # this paqad's own install source, not a PyPI name
 
 
 # ---- install ------------------------------------------------------------------------------
@@ -190,12 +191,12 @@ def test_install_merges_keeps_user_entries_is_idempotent_and_uninstall_restores(
         assert list(servers)[:-1] == list(data[KEYS[rel]]) and list(servers)[-1] == "paqad"
         assert {k: v for k, v in servers.items() if k != "paqad"} == data[KEYS[rel]]
         assert list(merged) == list(data) and all(merged[k] == v for k, v in data.items() if k != KEYS[rel])
-        assert servers["paqad"]["command"] == "paqad" and servers["paqad"]["args"][0] == "mcp"
-    assert json.loads((repo.root / ".vscode/mcp.json").read_text())["servers"]["paqad"]["args"] == ["mcp", "--root", "${workspaceFolder}"]
+        assert servers["paqad"]["command"] == "sh" and launcher.SERVE in servers["paqad"]["args"][1]  # the hooks' launcher
+    assert json.loads((repo.root / ".vscode/mcp.json").read_text())["servers"]["paqad"]["args"][2:] == ["paqad-mcp", "--root", "${workspaceFolder}"]
     toml_text = (repo.root / ".codex/config.toml").read_text()
     assert toml_text.startswith(USER_TOML)  # comments and order untouched: appended to, never rewritten
     parsed = tomllib.loads(toml_text)
-    assert parsed["mcp_servers"]["paqad"] == {"command": "paqad", "args": ["mcp"]} and parsed["mcp_servers"]["docs"]["args"] == ["-y", "docs-mcp"]
+    assert parsed["mcp_servers"]["paqad"] == base.MCP_PLAIN and parsed["mcp_servers"]["docs"]["args"] == ["-y", "docs-mcp"]
 
     snapshot = {rel: (repo.root / rel).read_bytes() for rel in originals}
     again = paqad_cli("mcp", "install", "--host", four, "--json", cwd=repo.root)
@@ -210,7 +211,7 @@ def test_install_merges_keeps_user_entries_is_idempotent_and_uninstall_restores(
 def test_install_from_nothing_and_uninstall_cleans_up(repo: Repo, paqad_cli) -> None:
     done = paqad_cli("mcp", "install", "--host", "claude,cursor", cwd=repo.root)
     assert done.returncode == 0, done.stderr
-    assert json.loads((repo.root / ".mcp.json").read_text()) == {"mcpServers": {"paqad": {"type": "stdio", "command": "paqad", "args": ["mcp"], "alwaysLoad": True}}}
+    assert json.loads((repo.root / ".mcp.json").read_text()) == {"mcpServers": {"paqad": {"type": "stdio", "command": "sh", "args": ["-c", launcher.SERVE], "alwaysLoad": True}}}
     assert (repo.root / ".cursor/mcp.json").is_file() and not (repo.root / ".vscode").exists()
     assert paqad_cli("mcp", "uninstall", "--host", "claude,cursor", cwd=repo.root).returncode == 0
     assert not (repo.root / ".mcp.json").exists() and not (repo.root / ".cursor").exists()
@@ -261,7 +262,7 @@ def test_hooks_install_offers_mcp(repo: Repo, paqad_cli) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert [(m["host"], m["action"]) for m in data["mcp"]] == [("claude", "installed"), ("gemini", "installed")]
-    assert json.loads((repo.root / ".gemini/settings.json").read_text())["mcpServers"]["paqad"] == {"command": "paqad", "args": ["mcp"]}
+    assert json.loads((repo.root / ".gemini/settings.json").read_text())["mcpServers"]["paqad"] == base.MCP_PLAIN
     assert "paqad" in json.loads((repo.root / ".mcp.json").read_text())["mcpServers"]
     without = paqad_cli("hooks", "install", "--agents", "claude", "--json", cwd=repo.root)
     assert "mcp" not in json.loads(without.stdout)
@@ -292,25 +293,16 @@ def paqad_on_path(folder: Path, python: Path) -> str:
     return f"{folder}{os.pathsep}{os.environ['PATH']}"
 
 
-def test_hooks_install_registers_mcp_only_when_the_paqad_on_path_can_start_it(repo: Repo, paqad_cli, python_without_sdk, tmp_path) -> None:
-    """The entry runs `paqad mcp` from PATH: a paqad there whose interpreter lacks the SDK, or no
-    paqad on PATH at all, means no entry, and one line saying what to install where."""
+def test_hooks_install_registers_mcp_through_its_launcher_whatever_paqad_is_on_path(repo: Repo, paqad_cli, python_without_sdk, tmp_path) -> None:
+    """The entry runs the per-user launcher `hooks install` writes for this paqad (which has the
+    SDK) before any paqad on PATH: a paqad there without the SDK, or none at all, does not matter."""
     path = paqad_on_path(tmp_path, python_without_sdk)
     done = paqad_cli("hooks", "install", "--agents", "claude", "--mcp", "--json", cwd=repo.root, env={"PATH": path})
-    [state] = json.loads(done.stdout)["mcp"]
-    assert state["action"] == "skipped" and state["note"] == (
-        f"not registered: the paqad on PATH ({tmp_path / 'paqad'}) runs {python_without_sdk}, which lacks the MCP SDK; "
-        f"{python_without_sdk} -m pip install 'paqad[mcp]', then run this again"
-    )
-    assert not (repo.root / ".mcp.json").exists()
+    assert [m["action"] for m in json.loads(done.stdout)["mcp"]] == ["installed"]
     bare = tmp_path / "empty"
     bare.mkdir()
     nowhere = paqad_cli("hooks", "install", "--agents", "claude", "--mcp", "--json", cwd=repo.root, env={"PATH": f"{bare}{os.pathsep}/usr/bin:/bin"})
-    [state] = json.loads(nowhere.stdout)["mcp"]
-    assert state["action"] == "skipped" and "no paqad is on PATH" in state["note"] and "pip" in state["note"]
-    assert not (repo.root / ".mcp.json").exists()
-    ok = paqad_cli("hooks", "install", "--agents", "claude", "--mcp", "--json", cwd=repo.root, env={"PATH": on_path()})
-    assert [m["action"] for m in json.loads(ok.stdout)["mcp"]] == ["installed"]
+    assert [m["action"] for m in json.loads(nowhere.stdout)["mcp"]] == ["unchanged"]
 
 
 def test_doctor_flags_a_registered_server_that_cannot_start(repo: Repo, paqad_cli, python_without_sdk, tmp_path) -> None:
@@ -318,6 +310,12 @@ def test_doctor_flags_a_registered_server_that_cannot_start(repo: Repo, paqad_cl
     assert paqad_cli("hooks", "install", "--agents", "claude", "--mcp", cwd=repo.root, env={"PATH": on_path()}).returncode == 0
     clean = json.loads(paqad_cli("doctor", "--json", cwd=repo.root, env={"PATH": on_path()}).stdout)["findings"]
     assert [f["level"] for f in clean if f["host"] == "mcp"] == ["ok"]
-    broken = json.loads(paqad_cli("doctor", "--json", cwd=repo.root, env={"PATH": paqad_on_path(tmp_path, python_without_sdk)}).stdout)["findings"]
+    # The launcher's interpreter no longer runs paqad, so the entry falls back to the paqad on PATH, whose interpreter lacks the SDK.
+    launcher.write_shim(str(python_without_sdk))
+    try:
+        broken = json.loads(paqad_cli("doctor", "--json", cwd=repo.root, env={"PATH": paqad_on_path(tmp_path, python_without_sdk)}).stdout)["findings"]
+    finally:
+        launcher.write_shim()
     [finding] = [f for f in broken if f["host"] == "mcp"]
-    assert finding["level"] == "error" and "lacks the MCP SDK" in finding["what"] and finding["fix"] == f"{python_without_sdk} -m pip install 'paqad[mcp]'"
+    assert finding["level"] == "error" and "lacks the MCP SDK" in finding["what"] and f"the paqad on PATH ({tmp_path / 'paqad'})" in finding["what"]
+    assert finding["fix"] == f"{python_without_sdk} -m pip install 'mcp<3,>=2.3'"

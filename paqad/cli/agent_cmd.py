@@ -9,13 +9,20 @@ from typing import TYPE_CHECKING, BinaryIO
 import click
 
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json
-from paqad.errors import UsageError
+from paqad.errors import PaqadError, UsageError
 
 if TYPE_CHECKING:
     from paqad.agent.ops import Session
 
 ROOT_OPT = click.option("--root", "root_opt", metavar="DIR", default=None, help="Repository to serve (default: the global --root, else the git work tree around the current folder).")
-MCP_MISSING = "paqad mcp needs the MCP Python SDK: pip install 'paqad[mcp]' (or: pip install 'mcp>=2.3,<3')"
+
+
+def mcp_missing() -> str:
+    """What to run when the MCP SDK is missing: commands for this interpreter and paqad's install source."""
+    from paqad import origin
+
+    sdk = next(iter(origin.extra_requirements("mcp")), "mcp>=2.3,<3")
+    return f"paqad mcp needs the MCP Python SDK: {origin.pip_install('mcp')} (or: {origin.pip_command(sdk)})"
 
 
 def _session(app: AppContext, root_opt: str | None) -> Session:
@@ -72,14 +79,16 @@ def mcp_group(ctx: click.Context, root_opt: str | None, hook_tool: bool) -> None
     try:
         from paqad.agent import mcp_server
     except ImportError as exc:
-        raise UsageError(MCP_MISSING) from exc
+        raise UsageError(mcp_missing()) from exc
     session = _session(ctx.obj, root_opt)
     # No stdout guard here: the SDK's stdio transport serves the wire from a private duplicate
     # of fd 1 and points fd 1 itself at stderr while it runs.
     ctx.exit(mcp_server.serve(session, hook_tool))
 
 
-HOST_OPT = click.option("--host", "hosts", default="all", metavar="LIST", help="Hosts, comma-separated: claude, codex, cursor, vscode, all (default: all).")
+HOST_OPT = click.option(
+    "--host", "hosts", default=None, metavar="LIST", help="Hosts, comma-separated: claude, codex, cursor, vscode, gemini, qwen, droid, all (install's default: the hosts present here; uninstall's: all)."
+)
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
 
@@ -104,28 +113,49 @@ def _report(ctx: click.Context, states: list[dict], as_json: bool) -> None:
 @HOST_OPT
 @JSON_OPT
 @click.pass_context
-def mcp_install(ctx: click.Context, hosts: str, as_json: bool) -> None:
-    """Register `paqad mcp` with agent hosts in this repository: Claude Code (.mcp.json), Codex
-    (.codex/config.toml), Cursor (.cursor/mcp.json), VS Code (.vscode/mcp.json).
+def mcp_install(ctx: click.Context, hosts: str | None, as_json: bool) -> None:
+    """Register `paqad mcp` with the agent hosts present here: Claude Code (.mcp.json), Codex
+    (.codex/config.toml), Cursor (.cursor/mcp.json), VS Code (.vscode/mcp.json), Gemini CLI, Qwen
+    Code, Droid. A host is present when the repository shows it or this machine has it (its CLI on
+    PATH, its folder in your home); --host names hosts to register anyway.
 
-    Merges into each file keeping your entries and their order; running it again changes nothing;
-    a file paqad cannot parse is reported and left untouched.
+    The entries run paqad's per-user launcher (written now, for this paqad), else paqad on PATH,
+    like the hook commands. Refused (exit 1, nothing written) when the server could not start: no
+    MCP SDK. Merges into each file keeping your entries and their order; running it again changes
+    nothing; a file paqad cannot parse is reported and left untouched.
 
     Example: paqad mcp install --host claude,cursor
     """
     from paqad.hooks import mcp_install as inst
+    from paqad.hooks.hosts import launcher
 
     root = _root(ctx)
-    names = inst.host_names(hosts)
-    states = [inst.install(root, name).to_dict() for name in names]
+    names = inst.host_names(hosts) if hosts is not None else list(inst.HOSTS)
+    missing = inst.cannot_start()  # this interpreter's SDK first: nothing is written without it
+    if missing is None:
+        launcher.write_shim()  # what the entries run first, as `paqad hooks install` writes it
+        missing = inst.cannot_start()
+    if missing is not None:
+        raise PaqadError(missing)
+    states: list[dict] = []
+    for name in names:
+        why = inst.present(root, name) if hosts is None else "named"
+        if why is None:
+            note = f"not found here or on this machine; --host {name} registers it anyway"
+            states.append(inst.InstallState(name, inst.HOSTS[name].rel, "skipped", note).to_dict())
+        else:
+            states.append(inst.install(root, name).to_dict())
     _report(ctx, states, as_json)
+    if not as_json and all(s["action"] == "skipped" for s in states):
+        click.echo(f"no agent host found here or on this machine: nothing registered; name one with --host ({', '.join(inst.HOSTS)})", err=True)
+        ctx.exit(1)
 
 
 @mcp_group.command("uninstall")
 @HOST_OPT
 @JSON_OPT
 @click.pass_context
-def mcp_uninstall(ctx: click.Context, hosts: str, as_json: bool) -> None:
+def mcp_uninstall(ctx: click.Context, hosts: str | None, as_json: bool) -> None:
     """Remove paqad's MCP entry from each host's config (the file is restored byte for byte when
     nobody edited it since; otherwise only the paqad entry goes).
 
@@ -134,7 +164,7 @@ def mcp_uninstall(ctx: click.Context, hosts: str, as_json: bool) -> None:
     from paqad.hooks import mcp_install as inst
 
     root = _root(ctx)
-    names = inst.host_names(hosts)
+    names = inst.host_names(hosts or "all")
     states = [inst.uninstall(root, name).to_dict() for name in names]
     _report(ctx, states, as_json)
 

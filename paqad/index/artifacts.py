@@ -125,7 +125,9 @@ class ArtifactStore:
         try:
             import psycopg  # noqa: F401  (the optional extra: pip install 'paqad[team]')
         except ImportError:
-            raise StoreUnavailable("psycopg is not installed (pip install 'paqad[team]')") from None
+            from paqad import origin
+
+            raise StoreUnavailable(f"psycopg is not installed ({origin.pip_install('team')})") from None
         from paqad import secrets
 
         secret = secrets.get_secret(shared_store.PASSWORD_SECRET, root)

@@ -206,7 +206,9 @@ def open_store(root: Path, dsn: str) -> SharedStore | None:
     try:
         import psycopg  # noqa: F401  (the optional extra: pip install 'paqad[team]')
     except ImportError:
-        log.warning("rag_shared_store is set but psycopg is not installed (pip install 'paqad[team]'): the store is off")
+        from paqad import origin
+
+        log.warning("rag_shared_store is set but psycopg is not installed (%s): the store is off", origin.pip_install("team"))
         return None
     from paqad import secrets
 

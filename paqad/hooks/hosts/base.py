@@ -73,10 +73,17 @@ def registers_paqad(config: McpConfig, root: Path) -> bool:
         return False
     servers = data.get(config.key) if isinstance(data, dict) else None
     return isinstance(servers, dict) and MCP_SERVER in servers
-#: Claude Code and Codex start project servers in the project, where ``paqad mcp`` finds the repository;
-MCP_PLAIN: dict[str, Any] = {"command": "paqad", "args": ["mcp"]}
-#: Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository.
-MCP_WORKSPACE: dict[str, Any] = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
+#: An MCP entry runs what the hook commands run: paqad's per-user launcher, else ``paqad`` on PATH
+#: (``launcher.SERVE``, the Claude Code plugin's command; a committed file names no machine path).
+#: Claude Code, Codex and the others start project servers in the project, where ``paqad mcp``
+#: finds the repository.
+MCP_PLAIN: dict[str, Any] = {"command": "sh", "args": ["-c", launcher.SERVE]}
+#: Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository (an
+#: argument after the script: ``"$@"``, which no host substitutes).
+MCP_WORKSPACE: dict[str, Any] = {"command": "sh", "args": ["-c", launcher.SERVE + ' "$@"', "paqad-mcp", "--root", "${workspaceFolder}"]}
+#: What older paqad versions wrote (``paqad`` from PATH); ``paqad mcp install`` rewrites them.
+MCP_OLD_PLAIN: dict[str, Any] = {"command": "paqad", "args": ["mcp"]}
+MCP_OLD_WORKSPACE: dict[str, Any] = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
 
 
 @dataclass
