@@ -315,6 +315,7 @@ class WorkingSet:
     untracked: list[str] = field(default_factory=list)
     committed: list[str] = field(default_factory=list)
     subjects: list[str] = field(default_factory=list)
+    head: str | None = None  # the commit HEAD pointed at (``git status`` says it anyway)
 
     @property
     def files(self) -> list[str]:
@@ -428,7 +429,7 @@ def working_set(root: Path, base_setting: str = "auto") -> WorkingSet:
     st = status(root)
     if st is None:  # not a work tree, or git failed: every list empty, as each call would say
         return WorkingSet()
-    ws = WorkingSet(staged=st.staged, unstaged=st.unstaged, untracked=st.untracked)
+    ws = WorkingSet(staged=st.staged, unstaged=st.unstaged, untracked=st.untracked, head=st.head)
     if st.head is None:
         return ws  # no commit yet: no merge-base to be behind or ahead of
     ws.base, ws.merge_base, ws.committed, ws.subjects = _BASES.get(root, base_setting, st.head)

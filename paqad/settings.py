@@ -139,6 +139,11 @@ class Settings:
         low=0.1,
         high=30.0,
     )
+    rag_stale_policy: str = setting(
+        "warn",
+        "What an answer does when the index is stale (HEAD moved since the last sync, or files changed since that it has not seen). `warn`: deliver and say so in one line; `refresh`: update the index first when that fits in rag_prompt_budget seconds, else warn; `silent`: no freshness line in what a model reads (hook text, MCP), the `freshness` fields of `--json` and the JSON-lines protocol stay. The prompt hook syncs before every answer whatever this says.",
+        choices=("warn", "refresh", "silent"),
+    )
     rag_drift_check: bool = setting(
         True,
         "Check whether the base branch moved on its remote (git ls-remote, batch mode, timeout). This talks to the configured remote.",

@@ -28,6 +28,9 @@ from mcp import types
 
 # ---- compact objects ----------------------------------------------------------------------------
 
+FRESHNESS_KEYS = ("indexed_commit", "head", "behind", "uncommitted_covered", "age_seconds", "stale")
+SHORT_COMMIT = 12
+
 
 def compact_search(answer: dict) -> dict:
     """The search object reduced to what a model acts on (fields that say nothing are left out)."""
@@ -43,6 +46,22 @@ def compact_search(answer: dict) -> dict:
     if answer.get("rerank"):
         rr = answer["rerank"]
         out["rerank"] = {k: rr.get(k) for k in ("mode", "reranked", "fallback") if rr.get(k) is not None}
+    fresh = answer.get("freshness")
+    if fresh and fresh.get("policy") != "silent":  # rag_stale_policy silent: nothing about it for the model
+        out["freshness"] = compact_freshness(fresh)
+    return out
+
+
+def compact_freshness(fresh: dict) -> dict:
+    """What a model needs of it: commits shortened (``--json`` and the protocol keep them whole),
+    the age in whole seconds, ``synced_at`` left to the text line and ``refreshed`` said only when true."""
+    out: dict[str, Any] = {k: fresh.get(k) for k in FRESHNESS_KEYS}
+    for key in ("indexed_commit", "head"):
+        out[key] = str(out[key])[:SHORT_COMMIT] if out[key] else out[key]
+    if out["age_seconds"] is not None:
+        out["age_seconds"] = round(out["age_seconds"])
+    if fresh.get("refreshed"):
+        out["refreshed"] = True
     return out
 
 
@@ -98,6 +117,15 @@ def fence(text: str) -> str:
 
 
 def search_text(c: dict) -> str:
+    text = _search_text(c)
+    if c.get("freshness"):
+        from paqad.delivery import freshness
+
+        text += "\n\n" + freshness.line(c["freshness"])
+    return text
+
+
+def _search_text(c: dict) -> str:
     if not c["answered"]:
         why = c.get("not_answered") or {}
         lines = [f"No passage answers {json.dumps(c['query'], ensure_ascii=False)} ({why.get('reason')}).", f"hint: {why.get('hint')}"]
@@ -168,6 +196,15 @@ _SEARCH_PROPS: dict[str, Any] = {
     "results": {"type": "array", "items": _PASSAGE}, "omitted_for_budget": {"type": "integer"},
     "not_answered": {"type": "object", "properties": {"reason": {"type": ["string", "null"]}, "hint": {"type": ["string", "null"]}}},
     "vectors_pending": {"type": "integer"}, "interim_vectors": {"type": "boolean"}, "vector_note": {"type": "string"}, "rerank": _OBJ,
+    "freshness": {
+        "type": "object", "description": "the index against the work tree: the commit it reflects, HEAD, commits behind, uncommitted edits covered, age, stale",
+        "required": ["indexed_commit", "head", "behind", "uncommitted_covered", "age_seconds", "stale"],
+        "properties": {
+            "indexed_commit": {"type": ["string", "null"]}, "head": {"type": ["string", "null"]}, "behind": {"type": ["integer", "null"]},
+            "uncommitted_covered": {"type": ["boolean", "null"]}, "age_seconds": {"type": ["number", "null"]}, "stale": {"type": "boolean"},
+            "synced_at": {"type": ["number", "null"]}, "refreshed": {"type": "boolean"},
+        },
+    },
 }
 SEARCH_SCHEMA = {"type": "object", "required": ["query", "answered", "mode", "results"], "properties": _SEARCH_PROPS}
 RESEARCH_SCHEMA = {

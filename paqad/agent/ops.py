@@ -167,16 +167,25 @@ def op_search(s: Session, query: str, top_n: int | None, budget: int, source_cha
         from paqad.search import across
 
         return across.search(s.root, query, top_n=top_n, gate=gate, budget_chars=budget).to_dict()
-    return pipeline.run(s.index(), request).to_dict()
+    fresh = _freshness(s)
+    return {**pipeline.run(s.index(), request).to_dict(), "freshness": fresh}
 
 
 def op_research(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, hops: int, per_hop: int) -> dict:
     from paqad.search import pipeline
 
     request = _request(s, query, top_n, budget, source_chars)
+    fresh = _freshness(s)
     index = s.index()
-    answer = pipeline.run(index, request).to_dict()
+    answer = {**pipeline.run(index, request).to_dict(), "freshness": fresh}
     return research_mod.expand(index, answer, hops, per_hop)
+
+
+def _freshness(s: Session) -> dict:
+    """The index against the work tree, before the search (``rag_stale_policy: refresh`` updates first)."""
+    from paqad.delivery import freshness
+
+    return freshness.before_answer(s.root, s.config())
 
 
 def op_neighbors(s: Session, unit_id: str, hops: int, direction: str, budget: int) -> dict:

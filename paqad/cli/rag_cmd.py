@@ -233,10 +233,13 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     from paqad.search.request import SearchRequest
 
     root = app.root()
+    from paqad.delivery import freshness
     from paqad.serve import doors
 
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
+    fresh = freshness.before_answer(root, cfg)  # first: rag_stale_policy refresh updates a stale index before the search
     resp = doors.search(root, cfg, request) or pipeline.run(Index.shared(root), request)
+    resp.freshness = fresh
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see audit.log (paqad doctor shows where)", err=True)
     return resp

@@ -101,6 +101,7 @@ class Delivery:
     floor: float = 0.0
     reason: str | None = None  # why dark or skipped, when known
     generated_at: float = field(default_factory=time.time)
+    freshness: dict[str, Any] | None = None  # the index against the work tree (paqad.delivery.freshness)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -182,6 +183,7 @@ def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
     head = f"For: {_quote(delivery.query)}"
     if delivery.case == DeliveryCase.SKIPPED:
         return f"{head}\nNo retrieval for this prompt ({delivery.reason or 'nothing to look up'}).\n"
+    head += _freshness_line(delivery.freshness)
     if delivery.case == DeliveryCase.DARK:
         best = "none" if delivery.best_score is None else f"{delivery.best_score:.2f}"
         why = f" ({delivery.reason})" if delivery.reason else ""
@@ -212,6 +214,13 @@ def render_for_hook(delivery: Delivery, limit: int, stale_note: str | None = Non
         if len(text) <= limit:
             return text
     return text[: max(0, limit - 1)] + "…"
+
+
+def _freshness_line(fresh: dict[str, Any] | None) -> str:
+    """The index's freshness as one line under the query (none under ``rag_stale_policy: silent``)."""
+    from paqad.delivery import freshness
+
+    return "\n" + freshness.line(fresh) if fresh and freshness.shown(fresh) else ""
 
 
 def _quote(text: str, limit: int = 200) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paqad import git, workspace
-from paqad.delivery import context
+from paqad.delivery import context, freshness
 from paqad.delivery import depth as depth_mod
 from paqad.errors import IndexMissingError, PaqadError
 from paqad.index import build, store  # noqa: F401 - imported before a prompt's budget clock starts,
@@ -53,6 +53,7 @@ class Report:
     seconds: float = 0.0
     search_mode: str = ""  # hybrid | lexical (the search's own word for what answered)
     vector_note: str | None = None  # why a hybrid index answered lexically (the prompt's deadline)
+    freshness: dict | None = None  # the index against the work tree when it answered (paqad.delivery.freshness)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -104,7 +105,13 @@ def working_set(root: Path, base: str) -> git.WorkingSet:
 # ---- the worker --------------------------------------------------------------------------
 
 
-def _sync(root: Path, cfg: Config, lock_wait: float | None) -> str:
+def _status(ws: git.WorkingSet) -> git.Status:
+    """The ``git status`` the working set came from: the sync stamp and the freshness reuse it, so
+    the prompt's warm path starts no git process for them."""
+    return git.Status(ws.head, ws.staged, ws.unstaged, ws.untracked)
+
+
+def _sync(root: Path, cfg: Config, lock_wait: float | None, status: git.Status | None = None) -> str:
     """Incremental index update. In the hot path (``lock_wait`` seconds) a writer that is still busy
     after the wait (a post-commit update, a rebuild) is not waited for: the index is searched as it is."""
 
@@ -119,7 +126,7 @@ def _sync(root: Path, cfg: Config, lock_wait: float | None) -> str:
     # Nor does it embed: changed units' vectors are filled behind the prompt (see _live_answer),
     # and until then the search answers them lexically and counts them as pending.
     hot = lock_wait is not None
-    report = build.update(root, cfg, repair=not hot, embed=not hot)
+    report = build.update(root, cfg, repair=not hot, embed=not hot, status=status)
     pending = " (vectors pending)" if hot and cfg.rag_embedding_provider != "none" and (report.files_changed or report.files_removed) else ""
     return f"{report.mode}: {report.files_changed} changed, {report.files_removed} removed{pending}"
 
@@ -188,8 +195,10 @@ def refresh(
     if chosen.level == "none":
         report.seconds = round(time.perf_counter() - started, 3)
         return report
+    status = _status(ws) if ws.head is not None or ws.files else None  # None: git could not say; the stamp asks itself
     if sync:
-        report.synced = _sync(root, cfg, lock_wait)
+        report.synced = _sync(root, cfg, lock_wait, status)
+    report.freshness = freshness.describe(root, cfg, status)
     floor, threshold = cfg.rag_relief_floor, cfg.rag_similarity_threshold
     if search is _search:
         search = functools.partial(_search, cfg=cfg, deadline=deadline)
@@ -200,6 +209,7 @@ def refresh(
     report.search_mode, report.vector_note = getattr(resp, "mode", ""), getattr(resp, "vector_note", None)
     reason = (resp.diagnosis or {}).get("reason") if not resp.answered else None
     delivery = context.select(root, report.query, resp.results, threshold, floor, reason=reason)
+    delivery.freshness = report.freshness
     report.context_file = str(context.deliver(root, delivery))
     report.results, report.usable, report.case, report.delivery = len(resp.results), usable_count, delivery.case, delivery.to_dict()
     report.seconds = round(time.perf_counter() - started, 3)

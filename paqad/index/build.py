@@ -28,11 +28,11 @@ from pathlib import Path
 
 import filelock
 
-from paqad import __version__, audit, describe, redaction, workspace
+from paqad import __version__, audit, describe, git, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, store, vectors
+from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, store, syncstamp, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -105,7 +105,8 @@ def build_full(
     lock = _locked(root, lock_timeout)
     try:
         audit.log(root, "INFO", "build-started", mode="full", provider=cfg.rag_embedding_provider)
-        report = _build_full_locked(root, cfg)
+        with syncstamp.stamping(root):  # what the work tree was: every answer's freshness
+            report = _build_full_locked(root, cfg)
     finally:
         lock.release()
     if on_lexical is not None:
@@ -299,16 +300,9 @@ def _meta(cfg: Config, elig: collect.Eligibility) -> dict[str, object]:
 def _report(mode: str, parsed: list[ParsedFile], dropped: int, elig: collect.Eligibility, started: float, changed: int = 0, removed: int = 0, unchanged: int = 0) -> BuildReport:
     langs: Counter[str] = Counter(p.language for p in parsed)
     return BuildReport(
-        mode=mode,
-        files_indexed=len(parsed) + unchanged,
-        files_changed=changed,
-        files_removed=removed,
-        files_unchanged=unchanged,
-        files_dropped=dropped,
-        units=sum(len(p.units) for p in parsed),
-        seconds=round(time.perf_counter() - started, 3),
-        languages=dict(langs),
-        active_packs=list(elig.active),
+        mode=mode, files_indexed=len(parsed) + unchanged, files_changed=changed, files_removed=removed, files_unchanged=unchanged,
+        files_dropped=dropped, units=sum(len(p.units) for p in parsed), seconds=round(time.perf_counter() - started, 3),
+        languages=dict(langs), active_packs=list(elig.active),
     )
 
 
@@ -338,15 +332,18 @@ def update(
     embed: bool = True,
     progress: vectors.Progress | None = None,
     repair: bool = True,
+    status: git.Status | None = None,
 ) -> BuildReport:
     """Re-index only files whose content changed, in one transaction; full build if none exists, if
     versions or the embedding provider changed, or (``repair``) the index is unreadable. Then fill
-    pending vectors; a changed model file first re-embeds into the user cache (``reembed.prewarm``)."""
+    pending vectors; a changed model file first re-embeds into the user cache (``reembed.prewarm``).
+    ``status``: the caller's ``git status`` of a moment ago, for the sync stamp (else one is run)."""
     if embed:
         reembed.prewarm(root, cfg, progress)
     lock = _locked(root, lock_timeout)
     try:
-        report = _update_or_build_locked(root, cfg, repair, defer_model_file=not embed)
+        with syncstamp.stamping(root, status):
+            report = _update_or_build_locked(root, cfg, repair, defer_model_file=not embed)
     finally:
         lock.release()
     return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress))

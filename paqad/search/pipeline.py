@@ -67,6 +67,7 @@ class SearchResponse:
     interim_vectors: bool = False  # the vector side used the stand-in's vectors (paqad.index.interim)
     vector_note: str | None = None  # why a query of a hybrid index was answered lexically (a deadline)
     rerank: dict | None = None  # what reranking did (None when off or not reached: a refused query)
+    freshness: dict | None = None  # the index against the work tree; set by the doors (paqad.delivery.freshness)
 
     def to_dict(self) -> dict:
         data = asdict(self)
