@@ -39,8 +39,9 @@ def test_try_repo_runs_the_hook(repo, env):
 
 
 def _tagged_clone(dest: Path, tag: str = "v0.1.0") -> Path:
-    """A local clone of this repository with ``tag`` on its HEAD (a lightweight tag made here, so
-    the test proves what the README says, ``rev: v0.1.0``, without a tag in the real remote)."""
+    """A local clone of this repository with ``tag`` on its HEAD (a lightweight tag made here: what
+    a release tag will offer; the README's own setup, ``rev: main`` then ``autoupdate``, is
+    tests/precommit_readme_test.py)."""
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(REPO), str(dest)], check=True, capture_output=True, timeout=300)
     # -f: the checkout under test may carry the tag already (a release clone); the clone's HEAD is what is tested
     subprocess.run(["git", *GIT_ID, "tag", "-f", tag], cwd=dest, check=True, capture_output=True)
@@ -51,7 +52,7 @@ SHIPPING = "def ship_parcel(address):\n    '''Hand the parcel to the courier for
 
 
 def test_a_tagged_rev_works_with_no_separate_install(repo, env, tmp_path, paqad_cli):
-    """The README's setup, exactly: `rev: v0.1.0`, `pre-commit install`, commit. No `paqad rag
+    """A release tag as `rev`, `pre-commit install`, commit. No `paqad rag
     init` first (pre-commit's own environment is the only paqad): the first commit switches
     retrieval on and builds the index in the background."""
     make_shop(repo)
