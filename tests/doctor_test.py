@@ -12,6 +12,7 @@ import pytest
 from paqad import workspace
 from paqad.delivery import refresh
 from paqad.hooks.hosts import launcher
+from paqad.serve import hookclient
 from testing.hosts import run_host
 from testing.repos import Repo, make_shop
 
@@ -113,31 +114,33 @@ def test_doctor_and_hooks_status_count_how_the_last_prompts_were_answered(shop, 
     _budget(paqad_cli, shop.root, "30")  # room to answer: live
     assert "session cookie" in run_host(shop.root, "claude", prompt=QUESTION).stdout
     assert run_host(shop.root, "gemini", prompt="where does the payment gateway refund a transaction").stdout
+    assert "Nothing in the index answers" in run_host(shop.root, "claude", prompt="how does the chess engine evaluate a board position").stdout  # dark: weak
     _budget(paqad_cli, shop.root, "0.1")  # over budget, an earlier context: stale
     for host, prompt in (("claude", "which code verifies the cookie signature"), ("gemini", "where is the card processor called")):
         assert "STALE:" in run_host(shop.root, host, prompt=prompt).stdout
     assert run_host(shop.root, "claude", prompt="ok thanks").stdout == ""  # an acknowledgement: skipped, not a prompt answered
+    hookclient._log_stop(str(shop.root), "prompt-submit", "claude")  # the watchdog's own line for a hook stopped at its hard limit: failed
     _budget(paqad_cli, shop.root, "30")
     code, findings = _doctor(paqad_cli, shop.root)
     counts = {f["host"]: (f["level"], f["what"]) for f in findings if "prompt-hook lines" in f["what"]}
     assert sorted(counts) == ["claude", "gemini"], findings
     lines = "among the last 50 prompt-hook lines of hooks.log"
-    assert counts["claude"][0] == "warn"  # 2 of 3 missed: over a fifth, and more than one cold start
-    assert counts["claude"][1].startswith(f"2 of 3 answered prompts got an old context or none; 4 prompts {lines}: 1 live, 0 weak, 1 stale, 1 nothing, 0 failed, 1 skipped (")
+    assert counts["claude"][0] == "warn"  # 3 of 5 missed: over a fifth, and more than one cold start
+    assert counts["claude"][1].startswith(f"3 of 5 answered prompts got an old context or none; 6 prompts {lines}: 1 live, 1 weak, 1 stale, 1 nothing, 1 failed, 1 skipped (")
     assert counts["gemini"][0] == "ok"  # 1 of 2 missed: one miss alone never warns
     assert counts["gemini"][1].startswith(f"2 prompts {lines}: 1 live, 0 weak, 1 stale, 0 nothing, 0 failed (")
     assert code == 0  # a warning, not a broken setup
     status = json.loads(paqad_cli("hooks", "status", "--json", cwd=shop.root).stdout)  # after doctor: its replays are not counted
     answers = status["prompt_answers"]
-    assert (answers["window"], answers["lines"]) == (50, 6)
-    wanted = {"claude": (1, 0, 1, 1, 0, 1, 0, 3, 2), "gemini": (1, 0, 1, 0, 0, 0, 0, 2, 1)}
+    assert (answers["window"], answers["lines"]) == (50, 8)
+    wanted = {"claude": (1, 1, 1, 1, 1, 1, 0, 5, 3), "gemini": (1, 0, 1, 0, 0, 0, 0, 2, 1)}
     keys = ("live", "weak", "stale", "nothing", "failed", "skipped", "recorded", "answered", "missed")
     assert {h: tuple(c[k] for k in keys) for h, c in answers["hosts"].items()} == wanted
     assert answers["hosts"]["claude"]["first"] <= answers["hosts"]["claude"]["last"]
     assert "last_prompt_hooks" in status and "last_runs" in status  # the existing fields stay
     text = paqad_cli("hooks", "status", cwd=shop.root).stdout
-    assert "prompts answered (the last 6 of at most 50 prompt-hook lines in hooks.log):" in text
-    assert "  claude    1 live, 0 weak, 1 stale, 1 nothing, 0 failed, 1 skipped (" in text
+    assert "prompts answered (the last 8 of at most 50 prompt-hook lines in hooks.log):" in text
+    assert "  claude    1 live, 1 weak, 1 stale, 1 nothing, 1 failed, 1 skipped (" in text
     assert "  gemini    1 live, 0 weak, 1 stale, 0 nothing, 0 failed (" in text
 
 
