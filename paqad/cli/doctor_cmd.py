@@ -15,6 +15,9 @@ from paqad.cli.common import AppContext, emit_json
 def doctor(app: AppContext, as_json: bool) -> None:
     """Run each installed host's hook command as the host would, with its recorded input, and check
     the output's shape, size and time, which paqad ran, and whether the host will run the hook.
+    The prompt replay asks a question picked from the index: delivering nothing for it is an
+    error. Then, per host, how the last prompts were answered (live, weak, stale, nothing,
+    failed; from the last 50 prompt-hook lines of hooks.log), a warning when many missed.
 
     Exits 1 when something is broken. Example: paqad doctor --json
     """
