@@ -121,6 +121,14 @@ def test_policy_warn_never_updates(indexed: Repo, paqad_cli) -> None:
     assert fresh(paqad_cli, indexed)["behind"] == 1  # the search itself left the index as it was
 
 
+def test_people_see_the_line_only_when_the_index_is_stale(indexed: Repo, paqad_cli) -> None:
+    assert "Index" not in paqad_cli("rag", "search", QUESTION, cwd=indexed.root).stdout
+    indexed.write("shop/shipping.py", SHIPPING)
+    commit_without_hooks(indexed, "shipping")
+    out = paqad_cli("rag", "search", QUESTION, cwd=indexed.root).stdout
+    assert f"Index STALE: 1 commit behind HEAD {indexed.head()[:7]}" in out and "shop/sessions.py" in out
+
+
 # ---- the prompt hook's text -----------------------------------------------------------------------
 
 

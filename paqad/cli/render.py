@@ -34,7 +34,19 @@ def color() -> bool | None:
 def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str] | None = None, shown: int | None = None) -> str:
     """``rag search`` / ``rag probe`` for people: at most ``shown`` results; ``matched`` as the
     query's own words (``words``: term -> word, from ``lexical.evidence_words``) without the
-    common ones, or every stem with its field when ``words`` is None (``probe``)."""
+    common ones, or every stem with its field when ``words`` is None (``probe``). A stale index
+    adds its freshness line (``--json`` always has the ``freshness`` object)."""
+    text = _results_text(resp, probe, words, shown)
+    fresh = resp.freshness
+    if fresh and fresh.get("stale"):
+        from paqad.delivery import freshness
+
+        if freshness.shown(fresh):
+            text += "\n" + click.style(freshness.line(fresh), fg="yellow")
+    return text
+
+
+def _results_text(resp: SearchResponse, probe: bool, words: dict[str, str] | None, shown: int | None) -> str:
     if not resp.answered and resp.diagnosis:
         return _refusal_text(resp.diagnosis)
     if not resp.results:
