@@ -141,3 +141,20 @@ def test_every_fix_command_names_the_install_source(repo: Repo, tmp_path: Path, 
         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60, check=False,
     )
     assert f"{sys.executable} -m pip install --force-reinstall {plain}" in damaged.stderr, damaged.stderr
+
+
+def test_an_older_paqads_path_entry_is_rewritten_to_the_launcher(repo: Repo, paqad_cli) -> None:
+    """Entries an older paqad wrote (``paqad`` from PATH) become the launcher's, in JSON and in
+    Codex's TOML (the block replaced where it was, the user's settings around it untouched)."""
+    user = '# mine\nmodel = "o3"\n\n[mcp_servers.paqad]\ncommand = "paqad"\nargs = ["mcp"]\n\n[mcp_servers.docs]\ncommand = "npx"\n'
+    repo.write(".codex/config.toml", user)
+    repo.write(".cursor/mcp.json", json.dumps({"mcpServers": {"paqad": {"type": "stdio", "command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}}}))
+    done = paqad_cli("mcp", "install", "--host", "codex,cursor", "--json", cwd=repo.root)
+    assert [h["action"] for h in json.loads(done.stdout)["hosts"]] == ["installed", "installed"], done.stdout
+    import tomllib
+
+    toml = (repo.root / ".codex/config.toml").read_text()
+    assert toml.startswith('# mine\nmodel = "o3"\n') and tomllib.loads(toml)["mcp_servers"] == {"docs": {"command": "npx"}, "paqad": mcp_install.HOSTS["codex"].entry}
+    assert json.loads((repo.root / ".cursor/mcp.json").read_text())["mcpServers"]["paqad"] == mcp_install.HOSTS["cursor"].entry
+    gone = paqad_cli("mcp", "uninstall", "--host", "codex", cwd=repo.root)
+    assert gone.returncode == 0 and (repo.root / ".codex/config.toml").read_text() == user  # restored byte for byte
