@@ -40,6 +40,8 @@ from pathlib import Path
 
 from emit import emit
 
+from paqad import workspace  # per-developer state (logs, locks) lives outside the work tree
+
 HERE = Path(__file__).resolve().parent
 CORPORA = HERE / ".cache" / "corpora"
 GIT_ID = ["-c", "user.name=paqad bench", "-c", "user.email=bench@paqad.invalid", "-c", "commit.gpgsign=false"]
@@ -104,7 +106,7 @@ def time_prompt(root: Path, question: str, env: dict[str, str]) -> tuple[float, 
 
 
 def last_path(root: Path) -> str:
-    for line in reversed((root / ".paqad" / "logs" / "hooks.log").read_text().splitlines()):
+    for line in reversed((workspace.logs_dir(root) / "hooks.log").read_text().splitlines()):
         entry = json.loads(line)
         if entry.get("action") == "context:claude":
             detail = entry.get("detail") or ""
@@ -153,7 +155,7 @@ def settle(root: Path, timeout: float = 300.0) -> float:
         if not (service and service["jobs"]):
             break
         time.sleep(0.1)
-    for lock_file in (root / ".paqad" / "state").glob("hook-*.lock"):
+    for lock_file in workspace.state_dir(root).glob("hook-*.lock"):
         lock = filelock.FileLock(str(lock_file), timeout=max(0.1, timeout - (time.perf_counter() - started)))
         try:
             lock.acquire()
@@ -197,7 +199,7 @@ def entry_import(runs: int) -> dict:
 
 def update_runs(root: Path) -> list[dict]:
     """The finished rag-update runs in the hook log (each a real index update)."""
-    log = root / ".paqad" / "logs" / "hooks.log"
+    log = workspace.logs_dir(root) / "hooks.log"
     lines = log.read_text().splitlines() if log.exists() else []
     return [e for e in map(json.loads, lines) if e.get("action") == "rag-update" and e.get("status") in ("ok", "failed", "timeout")]
 
