@@ -36,6 +36,34 @@ GITCONFIG = """\
 """
 
 
+#: Test tiers (issue 33): ``pytest -m core`` is the quick loop (rule-level tests in this process:
+#: no installed CLI, no subprocess, no server); ``cli`` drives the installed CLI and real hooks in
+#: real repositories; ``service`` starts resident ``paqad serve`` processes; ``postgres`` starts a
+#: PostgreSQL server; ``hosts`` runs the real agent-host CLIs from npm. A file's tier is its
+#: first match here; a file not listed is ``cli`` (the safe default for the quick loop).
+TIERS: dict[str, frozenset[str]] = {
+    "hosts": frozenset({"hosts_e2e_test.py", "claude_mcp_hook_e2e_test.py"}),
+    "postgres": frozenset({"shared_store_test.py", "shared_index_test.py", "shared_index_trust_test.py"}),
+    "service": frozenset({"serve_test.py", "hook_clock_test.py", "doors_agree_test.py", "mcp_hook_test.py", "runtime_refused_test.py"}),
+    "core": frozenset(
+        {
+            "architecture_test.py", "audit_test.py", "collect_test.py", "context_delivery_test.py", "depth_test.py", "embed_remote_test.py",
+            "embed_static_test.py", "embed_text_test.py", "floor_score_test.py", "gate_one_unknown_test.py", "interim_test.py",
+            "parse_languages_test.py", "parse_prose_test.py", "parse_treesitter_test.py", "pointers_test.py", "query_derived_test.py",
+            "query_variants_test.py", "ranking_test.py", "reembed_test.py", "refresh_context_test.py", "runner_test.py", "secrets_test.py",
+            "tokenize_test.py", "transport_client_test.py", "localstate_test.py",
+        }
+    ),
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        tier = next((tier for tier, files in TIERS.items() if name in files), "cli")
+        item.add_marker(getattr(pytest.mark, tier))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _user_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Per-developer state (``paqad.localstate``: settings, index, logs, the launcher) for the whole
