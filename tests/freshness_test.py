@@ -218,3 +218,12 @@ def test_an_index_without_a_recorded_sync_reads_stale(indexed: Repo, paqad_cli) 
     Path(syncstamp.stamp_path(indexed.root)).unlink()  # an index built by a paqad before the stamp
     got = fresh(paqad_cli, indexed)
     assert (got["stale"], got["indexed_commit"], got["reason"]) == (True, None, "no sync of this index recorded")
+
+
+@pytest.mark.parametrize("stamp", ["{not json", '{"version": 1, "generation": "GEN", "synced_at": "yesterday", "head": 7, "digest": null}'])
+def test_a_damaged_stamp_reads_stale_and_never_breaks_an_answer(indexed: Repo, paqad_cli, stamp: str) -> None:
+    from paqad.index import store, syncstamp
+
+    syncstamp.stamp_path(indexed.root).write_text(stamp.replace("GEN", str(store.pointer_name(indexed.root))), encoding="utf-8")
+    got = fresh(paqad_cli, indexed)
+    assert (got["stale"], got["indexed_commit"]) == (True, None)

@@ -137,7 +137,8 @@ def read(root: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or data.get("version") != STAMP_VERSION or data.get("generation") != store.pointer_name(root):
         return None
-    return data
+    typed = isinstance(data.get("synced_at"), (int, float)) and isinstance(data.get("head"), (str, type(None))) and isinstance(data.get("digest"), str)
+    return data if typed else None  # a damaged or hand-edited stamp reads as none: stale, never fresh
 
 
 def check(root: Path, status: git.Status | None = None, now: float | None = None) -> Freshness:
@@ -145,7 +146,7 @@ def check(root: Path, status: git.Status | None = None, now: float | None = None
     stamp = read(root)
     if stamp is None:
         return Freshness(None, None, None, None, None, True, reason="no sync of this index recorded")
-    synced = float(stamp.get("synced_at") or 0.0)
+    synced = float(stamp["synced_at"])
     age = round(max(0.0, (now if now is not None else time.time()) - synced), 1)
     st = status if status is not None else git.status(root)
     indexed = stamp.get("head")
