@@ -129,6 +129,14 @@ def test_people_see_the_line_only_when_the_index_is_stale(indexed: Repo, paqad_c
     assert f"Index STALE: 1 commit behind HEAD {indexed.head()[:7]}" in out and "shop/sessions.py" in out
 
 
+def test_rag_status_says_it_too(indexed: Repo, paqad_cli) -> None:
+    indexed.write("shop/shipping.py", SHIPPING)
+    commit_without_hooks(indexed, "shipping")
+    got = json.loads(paqad_cli("rag", "status", "--json", cwd=indexed.root).stdout)["freshness"]
+    assert (got["stale"], got["behind"], got["head"]) == (True, 1, indexed.head())
+    assert "Index STALE: 1 commit behind HEAD" in paqad_cli("rag", "status", cwd=indexed.root).stdout
+
+
 # ---- the prompt hook's text -----------------------------------------------------------------------
 
 

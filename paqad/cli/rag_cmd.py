@@ -360,10 +360,12 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     """
     root = app.root()
     cfg = app.config()
+    from paqad.delivery import freshness
     from paqad.index import status as status_mod
 
     idx = status_mod.status(root)
-    data = {"root": str(root), "rag_enabled": cfg.rag_enabled, "index": idx}
+    fresh = freshness.describe(root, cfg) if idx["built"] else None  # what every answer says of the index
+    data = {"root": str(root), "rag_enabled": cfg.rag_enabled, "index": idx, "freshness": fresh}
     if as_json:
         emit_json(data)
         return
@@ -373,6 +375,7 @@ def rag_status(app: AppContext, as_json: bool) -> None:
         return
     click.echo(f"index: {idx['files']} files, {idx['units']} units, {idx['index_bytes'] // 1024} KiB ({idx['index_file']})")
     click.echo(f"built {idx['built_at']}, updated {idx['updated_at']}; vectors: {idx['vectors']}")
+    click.echo(freshness.line(fresh or {}))
     click.echo("languages: " + ", ".join(f"{k} {v}" for k, v in idx["units_by_language"].items()))
     cache = idx["embedding_cache"]
     click.echo(f"embedding cache (every work tree of this user): {cache['bytes'] / 1e6:.1f} MB of {cfg.rag_embedding_cache_mb} MB ({cache['path']})")
