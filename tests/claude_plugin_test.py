@@ -69,7 +69,7 @@ def test_the_plugins_server_without_any_paqad_says_what_to_install(repo: Repo):
     done = serve(repo.root, "")
     assert done.returncode == 1 and done.stdout == ""
     launcher_path = launcher.shim_path()
-    assert done.stderr.strip().splitlines() == [f"paqad: not found (no launcher at {launcher_path}, no paqad on PATH): pip install 'paqad[mcp]', then paqad hooks install"]
+    assert done.stderr.strip().splitlines() == [f"paqad: not found (no launcher at {launcher_path}, no paqad on PATH): install paqad with its mcp extra from its repository (paqad is not on PyPI), then paqad hooks install"]
 
 
 def test_the_plugins_server_runs_paqad_mcp_through_the_repositorys_shim(repo: Repo, paqad_cli):

@@ -56,7 +56,7 @@ def command(event: str, host: str) -> str:
 #: the same search as ``FIND``, but a server that cannot start says why on stderr (the host shows it).
 SERVE = (
     localstate.SH_DATA_HOME + 'paqad_exe="$paqad_data/bin/paqad"; [ -x "$paqad_exe" ] || paqad_exe=$(command -v paqad) || '
-    "{ echo \"paqad: not found (no launcher at $paqad_data/bin/paqad, no paqad on PATH): pip install 'paqad[mcp]', then paqad hooks install\" >&2; exit 1; }; "
+    "{ echo \"paqad: not found (no launcher at $paqad_data/bin/paqad, no paqad on PATH): install paqad with its mcp extra from its repository (paqad is not on PyPI), then paqad hooks install\" >&2; exit 1; }; "
     'exec "$paqad_exe" mcp'
 )
 #: What the shim runs: the CLI's entry point, as ``python -m paqad`` would, minus ``runpy`` (its
