@@ -170,6 +170,18 @@ def test_the_hook_says_stale_when_it_could_not_sync(hooked: Repo) -> None:
     assert f"Index: {hooked.head()[:7]} (HEAD), uncommitted edits: covered" in hook_text(hooked)  # lock free: synced again
 
 
+def test_the_line_is_in_session_context_and_in_a_handed_over_context(hooked: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paqad.delivery import context
+
+    hook_text(hooked)
+    current = f"Index: {hooked.head()[:7]} (HEAD), uncommitted edits: covered"
+    assert current in context.context_path(hooked.root).read_text(encoding="utf-8")
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "0")  # no time to answer: the last context is handed over
+    done = run_host(hooked.root, "claude", prompt="how do we hand the parcel to the courier")
+    text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "STALE: paqad could not answer this prompt in time" in text and current in text
+
+
 def test_policy_silent_leaves_the_line_out_of_the_hook_text(hooked: Repo) -> None:
     config.set_value(hooked.root, "rag_stale_policy", "silent")
     hooked.write("shop/shipping.py", SHIPPING)

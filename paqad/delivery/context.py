@@ -16,6 +16,9 @@ pointer line only through :func:`paqad.textsafe.escape` (a newline in a committe
 not forge a line of its own). The score compared is the
 result's ``score`` (documented in [0, 1]; the lexical relevance until the semantic work lands).
 
+Under the query line, one line says how fresh the index is (:mod:`paqad.delivery.freshness`;
+kept with the delivery, so a context handed over later still says which index answered it).
+
 The file is rewritten atomically under a lock, replacing only our section, so other writers
 (``## Base drift``) keep theirs. The last delivery is also kept as ``.paqad/state/context.json``
 so a prompt hook that cannot answer in time can hand it over, marked with its age and the prompt
