@@ -18,12 +18,13 @@ and a person finds it by looking. The ``.paqad`` suffix on the last part keeps a
 commands run, ``<data>/bin/paqad``, is per user: a committed hook command names no machine path
 and never a path inside the repository.
 
-Imports only ``os``: the thin hook clients import this before deciding whether to load anything.
+Imports only ``os`` and ``sys``: the thin hook clients import this before deciding whether to load anything.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 
 TREES = "trees"
@@ -71,10 +72,8 @@ def python_argv(*args: str, python: str | None = None) -> list[str]:
     """How paqad starts itself in a new Python: ``-P``, so neither the working directory nor a
     script's folder goes on ``sys.path`` (a repository's ``yaml.py`` or ``paqad/`` shadows
     nothing), but unlike ``-I`` the user's site-packages and ``PYTHON*`` variables still apply.
-    Every process paqad starts runs through here or through the shims' ``-P`` (tests/trust_test.py
+    Every process paqad starts runs through here or through the shims' ``-P`` (tests/hostile_repo_test.py
     finds each one)."""
-    import sys
-
     return [python or sys.executable, "-P", "-m", "paqad", *args]
 
 
