@@ -1,4 +1,4 @@
-"""Layered settings: defaults < ``.paqad/configs/*`` (team, name order) < ``.paqad/.config`` (local)
+"""Layered settings: defaults < ``.paqad/configs/*`` (team, name order) < ``config.yaml`` in the per-developer folder (local)
 < ``PAQAD_*`` environment < CLI flags. Every value remembers where it came from.
 
 Config files are YAML mappings of setting names to values. An unknown key or a bad value is a
@@ -115,7 +115,7 @@ def _apply(values: dict[str, Value], data: dict[str, Any], origin: str, team: bo
             raise ConfigError(
                 f"{origin}: {setting.name} = {raw!r} would send this repository's code off this machine, which a committed "
                 f"team config cannot choose for you; to accept it, set it yourself: `paqad config set {setting.name} {raw}` "
-                f"(writes .paqad/.config), or {ENV_PREFIX}{setting.name.upper()}, or -c {setting.name}={raw}"
+                f"(writes your config.yaml), or {ENV_PREFIX}{setting.name.upper()}, or -c {setting.name}={raw}"
             )
         if team and setting.local_only and value != setting.default:
             raise ConfigError(
@@ -189,7 +189,7 @@ def _in_range(setting: Setting, value: Any) -> bool:
 
 
 def set_value(root: Path, key: str, raw: str, team: bool = False) -> Path:
-    """Validate and write one setting into ``.paqad/.config`` (or the team file). Returns the file.
+    """Validate and write one setting into the local ``config.yaml`` (or the team file). Returns the file.
 
     Validated as every later command reads it: the settings are resolved with the file as it
     would be written (a remote provider in a team file is refused here, not by the next command)."""

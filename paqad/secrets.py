@@ -60,7 +60,7 @@ _seen_lock = threading.Lock()
 
 
 class SecretsFileWarning(UserWarning):
-    """``.paqad/secrets.env`` was readable or writable by others; paqad set it to 0600."""
+    """``secrets.env`` (in paqad's per-developer folder) was readable or writable by others; paqad set it to 0600."""
 
 
 class Secret:
@@ -74,7 +74,7 @@ class Secret:
 
     def __init__(self, value: str, source: str = "") -> None:
         self._value = value
-        #: Where it came from, for messages: ``env OPENAI_API_KEY`` or ``.paqad/secrets.env``.
+        #: Where it came from, for messages: ``env OPENAI_API_KEY`` or ``secrets.env`` (in paqad's per-developer folder).
         self.source = source
 
     def reveal(self) -> str:
@@ -101,7 +101,7 @@ def secrets_path(root: Path) -> Path:
 
 
 def get_secret(name: str, root: Path | None = None, environ: Mapping[str, str] | None = None) -> Secret | None:
-    """The key ``name`` from the environment, else from ``root``'s ``.paqad/secrets.env``, else None.
+    """The key ``name`` from the environment, else from ``root``'s ``secrets.env`` (in paqad's per-developer folder), else None.
 
     Whatever is found is remembered for ``redact``. A malformed secrets file raises ``ConfigError``
     naming the line number (never the line: it may hold a key).
@@ -122,7 +122,7 @@ def get_secret(name: str, root: Path | None = None, environ: Mapping[str, str] |
 
 
 def read_secrets(root: Path) -> dict[str, str]:
-    """All ``KEY=value`` pairs of ``.paqad/secrets.env`` ({} when there is none); all are remembered.
+    """All ``KEY=value`` pairs of ``secrets.env`` (in paqad's per-developer folder) ({} when there is none); all are remembered.
 
     A file with group or other permission bits is warned about and set to 0600 first.
     """

@@ -76,7 +76,7 @@ class Settings:
     rag_enabled: bool = setting(False, "Retrieval on for this repository (set by `rag init`, cleared by `rag clear`).")
     rag_embedding_provider: str = setting(
         "local",
-        "Embedding provider. `local` (the default) = an offline model shipped in a pip package (all-MiniLM-L6-v2), vectors fused with the lexical ranking; `none` = lexical only; `openai`, `voyageai`, `openai-compatible` send unit text to that service (keys from the environment or .paqad/secrets.env). Changing it forces a full rebuild.",
+        "Embedding provider. `local` (the default) = an offline model shipped in a pip package (all-MiniLM-L6-v2), vectors fused with the lexical ranking; `none` = lexical only; `openai`, `voyageai`, `openai-compatible` send unit text to that service (keys from the environment or secrets.env (in paqad's per-developer folder)). Changing it forces a full rebuild.",
         choices=("none", "local", "openai", "voyageai", "openai-compatible"),
         off_machine=("openai", "voyageai", "openai-compatible"),
     )
@@ -96,7 +96,7 @@ class Settings:
     )
     rag_shared_store: str = setting(
         "",
-        "PostgreSQL connection string of a team-shared embedding store (e.g. `postgresql://paqad@db.internal/paqad` or `host=/run/postgresql dbname=paqad`): the user cache first, then this store, then the model. Sends only model keys, text hashes and float16 vectors, never text; TLS is required unless the host is loopback or a Unix socket; password from ~/.pgpass or PGPASSWORD (environment or .paqad/secrets.env). A down or slow store costs at most a timeout. Local or environment only: a committed team config cannot set it.",
+        "PostgreSQL connection string of a team-shared embedding store (e.g. `postgresql://paqad@db.internal/paqad` or `host=/run/postgresql dbname=paqad`): the user cache first, then this store, then the model. Sends only model keys, text hashes and float16 vectors, never text; TLS is required unless the host is loopback or a Unix socket; password from ~/.pgpass or PGPASSWORD (environment or secrets.env (in paqad's per-developer folder)). A down or slow store costs at most a timeout. Local or environment only: a committed team config cannot set it.",
         off_machine=("*",),
     )
     rag_shared_index: bool = setting(
@@ -151,7 +151,7 @@ class Settings:
     rag_drift_interval: float = setting(10.0, "Minutes between base-branch drift checks.", low=1.0, high=1440.0)
     rag_rerank: str = setting(
         "off",
-        "Rerank the top fused candidates before the floor (order only; scores kept). `off`; `local` = an ONNX cross-encoder from the folder rag_rerank_model names (never downloaded); `cohere` = Cohere's rerank API (sends the passages; key CO_API_KEY or COHERE_API_KEY from the environment or .paqad/secrets.env). Any failure keeps the fused order.",
+        "Rerank the top fused candidates before the floor (order only; scores kept). `off`; `local` = an ONNX cross-encoder from the folder rag_rerank_model names (never downloaded); `cohere` = Cohere's rerank API (sends the passages; key CO_API_KEY or COHERE_API_KEY from the environment or secrets.env (in paqad's per-developer folder)). Any failure keeps the fused order.",
         choices=("off", "local", "cohere"),
         off_machine=("cohere",),
     )

@@ -343,7 +343,7 @@ def test_401_is_a_clear_error_with_the_key_redacted(openai_stub: Stub) -> None:
     with pytest.raises(RemoteError) as caught:
         p.embed_query("x")
     message = str(caught.value)
-    assert message.startswith("OpenAI rejected the API key (401); set OPENAI_API_KEY or .paqad/secrets.env")
+    assert message.startswith("OpenAI rejected the API key (401); set OPENAI_API_KEY, or put it in paqad's secrets.env")
     assert "Incorrect API key provided: ***" in message
     assert caught.value.status == 401
     assert not leaked(wrong, caught.value)

@@ -171,7 +171,7 @@ def test_key_a_header_cannot_carry_is_refused_before_sending(service: Server) ->
 
 def test_missing_required_key_names_every_place_to_put_it() -> None:
     key = ApiKey(["FIRST_KEY", "SECOND_KEY"], label="Svc", environ={})
-    with pytest.raises(ConfigError, match=r"Svc needs an API key: set FIRST_KEY in the environment, or put FIRST_KEY=\.\.\. in \.paqad/secrets\.env"):
+    with pytest.raises(ConfigError, match=r"Svc needs an API key: set FIRST_KEY in the environment, or put FIRST_KEY=\.\.\. in paqad's secrets\.env \(outside the repository"):
         key.get()
 
 

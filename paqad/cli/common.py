@@ -72,7 +72,7 @@ class AppContext:
 
         Every command refuses a broken configuration before it does anything, whether or not it
         reads the setting that is broken: one rule (git does the same with a bad config file), so
-        a typo in ``.paqad/.config`` or ``-c`` is one ``paqad: error:`` line and exit 2 everywhere,
+        a typo in the local ``config.yaml`` or ``-c`` is one ``paqad: error:`` line and exit 2 everywhere,
         never a half-done command. ``config set`` included: fix a broken file by editing it.
         """
         if self._checked is None:

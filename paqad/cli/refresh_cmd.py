@@ -35,7 +35,7 @@ def render_report(report: refresh.Report) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output, with the depth chosen and why.")
 @click.pass_obj
 def refresh_context(app: AppContext, prompt: str | None, no_sync: bool, no_drift: bool, as_json: bool) -> None:
-    """Sync the index, build the query, search, and write .paqad/context/session-context.md.
+    """Sync the index, build the query, search, and write <per-developer folder>/context/session-context.md.
 
     The query is the last prompt a hook recorded, otherwise the working set (changed files and
     the commits since the base branch).

@@ -20,7 +20,7 @@ Under the query line, one line says how fresh the index is (:mod:`paqad.delivery
 kept with the delivery, so a context handed over later still says which index answered it).
 
 The file is rewritten atomically under a lock, replacing only our section, so other writers
-(``## Base drift``) keep theirs. The last delivery is also kept as ``.paqad/state/context.json``
+(``## Base drift``) keep theirs. The last delivery is also kept as ``<per-developer folder>/state/context.json``
 so a prompt hook that cannot answer in time can hand it over, marked with its age and the prompt
 it answered.
 """

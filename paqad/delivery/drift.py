@@ -1,6 +1,6 @@
 """Base-branch drift: has the base branch moved on the remote, and does that touch what you change?
 
-At most every ``rag_drift_interval`` minutes (default 10; state in ``.paqad/state/drift.json``)
+At most every ``rag_drift_interval`` minutes (default 10; state in ``<per-developer folder>/state/drift.json``)
 ``git ls-remote`` asks the base branch's remote (``branch.<base>.remote``, else ``origin``) for its
 tip, with a timeout and never an interactive prompt (``GIT_TERMINAL_PROMPT=0``, ssh in batch
 mode, no askpass): a remote that wants credentials is skipped and recorded, and so is a missing

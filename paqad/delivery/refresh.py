@@ -1,6 +1,6 @@
 """refresh-context, the worker: sync the index, build the query, choose the depth, search, deliver.
 
-The query is the recorded prompt when there is one (``.paqad/state/prompt.json``, written by the
+The query is the recorded prompt when there is one (``<per-developer folder>/state/prompt.json``, written by the
 prompt hook before anything else), otherwise the working set: the subjects of the commits since
 the merge-base with the base branch and the names of the files being changed.
 

@@ -14,7 +14,7 @@ scratch copy of the index in which those docstrings are masked (``masked``), so 
 answered by copying; plus built-in questions about subjects the repository does not contain; plus
 the team's own ``.paqad/eval.yaml`` (``teamfile``). ``report`` scores both arms and decides.
 
-The live index is never written: the scratch copy lives in ``.paqad/state/eval-<pid>-*`` and is
+The live index is never written: the scratch copy lives in ``<per-developer folder>/state/eval-<pid>-*`` and is
 removed afterwards, also on SIGTERM/SIGHUP/^C, and a copy left by a killed run is swept next time.
 """
 

@@ -1,7 +1,7 @@
 """The scratch index the questions are asked of: a copy of the live index with the sampled units'
 docstrings masked, built by the code an incremental update uses, and removed afterwards.
 
-Step 1  ``scratch_root``: a folder ``.paqad/state/eval-<pid>-<hex>`` laid out like a repository's
+Step 1  ``scratch_root``: a folder ``<per-developer folder>/state/eval-<pid>-<hex>`` laid out like a repository's
         ``.paqad/`` (so an ``Index`` can be opened on it), removed on exit, on ^C, SIGTERM
         and SIGHUP; one left by a run killed with SIGKILL is swept by the next run.
 Step 2  ``copy_index``: SQLite's online backup of the live index, read through a read-only
@@ -46,7 +46,7 @@ LEAD_SLACK = 10  # lines above a declaration searched for its doc comment, beyon
 
 @contextlib.contextmanager
 def scratch_root(root: Path) -> Iterator[Path]:
-    """A fresh scratch folder under ``.paqad/state/``, removed however the run ends (but SIGKILL)."""
+    """A fresh scratch folder under ``<per-developer folder>/state/``, removed however the run ends (but SIGKILL)."""
     sweep_stale(root)
     path = workspace.state_dir(root) / f"{PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     path.mkdir(parents=True)
@@ -107,7 +107,7 @@ def _abandoned(path: Path) -> bool:
 
 
 def copy_index(live: Path, scratch: Path) -> Path:
-    """Back the live index up into ``scratch``'s ``.paqad/vectors/`` and point CURRENT at the copy."""
+    """Back the live index up into ``scratch``'s ``<per-developer folder>/vectors/`` and point CURRENT at the copy."""
     folder = workspace.vectors_dir(scratch)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / "index-000001.sqlite"

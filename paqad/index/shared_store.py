@@ -200,7 +200,7 @@ class Tiered:
 
 def open_store(root: Path, dsn: str) -> SharedStore | None:
     """The store for ``rag_shared_store`` (empty: none), the password from ``.pgpass`` (libpq reads
-    it) or ``PGPASSWORD`` in the environment or ``.paqad/secrets.env``."""
+    it) or ``PGPASSWORD`` in the environment or ``secrets.env`` (in paqad's per-developer folder)."""
     if not dsn:
         return None
     try:

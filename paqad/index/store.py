@@ -1,6 +1,6 @@
 """SQLite storage of one index generation, and the pointer that says which generation is current.
 
-Layout under ``.paqad/vectors/``: ``CURRENT`` (a text file naming the live database) and
+Layout under ``<per-developer folder>/vectors/``: ``CURRENT`` (a text file naming the live database) and
 ``index-<N>.sqlite``. A full rebuild writes generation N+1 and then atomically replaces
 ``CURRENT``, so a reader opens the old index or the new one, never a half-built one, and a
 reader that already has the old file open keeps reading it (we never ``os.replace`` over a WAL

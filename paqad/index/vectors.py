@@ -10,7 +10,7 @@ The cache is the user's (``paqad.index.embed_cache``: ``$XDG_CACHE_HOME/paqad/em
 shared by every work tree and clone, keyed by (provider fingerprint + ``TEXT_PREP_VERSION``,
 sha256 of the exact text embedded), so only units whose embedded text changed anywhere on this
 machine are ever sent to the model. The per-tree cache of earlier versions
-(``.paqad/vectors/embed-cache.sqlite``) is moved into it on the first fill and deleted. An index
+(``<per-developer folder>/vectors/embed-cache.sqlite``) is moved into it on the first fill and deleted. An index
 records the fingerprint and dimensions of its vectors in ``meta``; a different provider or model
 (a changed model file included: the local fingerprint holds its sha256) forces a full rebuild
 (``build.needs_full_rebuild``), so one index never mixes two vector spaces.
@@ -53,7 +53,7 @@ Progress = Callable[[int, int], None]
 
 def provider_for(name: str, model: str = "", base_url: str = "", root: Path | None = None) -> Provider | None:
     """The (process-wide, lazily loading) provider for a setting pair; ``None`` for ``none``.
-    ``root`` is the repository whose ``.paqad/secrets.env`` may hold a remote provider's key (not
+    ``root`` is the repository whose ``secrets.env`` (in paqad's per-developer folder) may hold a remote provider's key (not
     the working directory: ``paqad --root R`` run from elsewhere must find R's key)."""
     if name in ("", "none"):
         return None

@@ -13,7 +13,7 @@ What reranking may and may not do:
   delivery keeps. Each reranked result carries the model's own number as ``signals.rerank``.
 - **Never fail a search.** A missing model, a bad file, an output of the wrong shape, a timeout,
   an HTTP error, a missing key: the fused order is kept, one ``rag-rerank-fallback`` line goes to
-  ``.paqad/audit.log`` (redacted: no key reaches it), and the search carries on (exit 0).
+  ``audit.log`` in the per-developer folder (redacted: no key reaches it), and the search carries on (exit 0).
 - **Never run for a refused query**: the pipeline calls it only after the evidence gate passed, so
   a refused query loads no model and sends nothing.
 - **Bounded in time.** ``rag_rerank_timeout`` bounds the step; the prompt hook passes its own
@@ -31,7 +31,7 @@ Modes:
 - ``cohere``: ``POST {base}/v2/rerank`` with ``{"model", "query", "documents", "top_n"}``; the answer
   is ``{"results": [{"index", "relevance_score"}, ...]}`` (docs.cohere.com/reference/rerank).
   Key: ``CO_API_KEY`` (the name Cohere's SDK documents), else ``COHERE_API_KEY``, from the
-  environment or ``.paqad/secrets.env``. Transport, key handling and retries are
+  environment or ``secrets.env`` (in paqad's per-developer folder). Transport, key handling and retries are
   :mod:`paqad.transport`'s, the same client the remote embedding providers use: https, or http
   only to loopback; no redirects; redaction.
 """

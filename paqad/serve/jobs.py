@@ -10,7 +10,7 @@ run with the model and the index already warm.
 The runner's single-flight lock is still taken (``paqad.hooks.runner.claim``), so a detached
 update started by a door that could not reach the service never runs beside this one: whoever
 holds the lock runs once more for the other's request. Each run is logged to
-``.paqad/logs/hooks.log`` with mode ``service``.
+``<per-developer folder>/logs/hooks.log`` with mode ``service``.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ LOG_NAME = "serve.log"
 
 
 def log(root: Path, message: str) -> None:
-    """One line in ``.paqad/logs/serve.log``; never raises."""
+    """One line in ``<per-developer folder>/logs/serve.log``; never raises."""
     try:
         path = workspace.logs_dir(root) / LOG_NAME
         path.parent.mkdir(parents=True, exist_ok=True)

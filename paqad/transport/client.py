@@ -202,10 +202,10 @@ class JsonClient:
     def _auth_error(self, status: int, detail: str) -> RemoteError:
         secret, name = self.key.secret, self.key.name
         if secret is None:
-            head = f"{self.label} refused the request without an API key ({status}); set {name} or .paqad/secrets.env"
+            head = f"{self.label} refused the request without an API key ({status}); set {name}, or put it in paqad's secrets.env"
         else:
             verb = "rejected the API key" if status == 401 else "refused the API key access"
-            head = f"{self.label} {verb} ({status}); set {name} or .paqad/secrets.env (the key used came from {secret.source})"
+            head = f"{self.label} {verb} ({status}); set {name}, or put it in paqad's secrets.env (the key used came from {secret.source})"
         return RemoteError(self.redact(head + (f". The service said: {detail}" if detail else "")), status, self.redact(detail))
 
     def _refused(self, status: int, detail: str, headers: Any) -> RemoteError:

@@ -2,7 +2,7 @@
 
 Read lazily so that making a client is offline and free (``rag init`` can build a provider, and
 ``repr`` it, before any key exists). Looked up through :mod:`paqad.secrets` (environment, then
-``.paqad/secrets.env``) under one or more variable names, the first that is set winning: Cohere's
+``secrets.env`` in paqad's per-developer folder) under one or more variable names, the first that is set winning: Cohere's
 SDK documents ``CO_API_KEY`` and accepts ``COHERE_API_KEY``, and paqad honours both.
 """
 
@@ -71,7 +71,7 @@ class ApiKey:
         if self._secret is None and self.required:
             raise ConfigError(
                 f"{self.label} needs an API key: set {self.name} in the environment, "
-                f"or put {self.name}=... in .paqad/secrets.env (mode 0600, never committed)."
+                f"or put {self.name}=... in paqad's secrets.env (outside the repository, mode 0600; `paqad doctor` shows the folder)."
             )
         return self._secret
 

@@ -31,7 +31,7 @@ def check_url(url: str, what: str = "Embedding endpoint") -> urllib.parse.SplitR
     if parts.scheme not in ("https", "http") or not host:
         raise ConfigError(f"{what} {redact(url)!r} must be an https:// URL (http:// only to this machine).")
     if parts.username is not None or parts.password is not None:
-        raise ConfigError(f"{what} must not carry credentials; put the key in the environment or .paqad/secrets.env.")
+        raise ConfigError(f"{what} must not carry credentials; put the key in the environment or in paqad's secrets.env.")
     if parts.query or parts.fragment:
         raise ConfigError(f"{what} {redact(url)!r} must not have a query string or fragment.")
     if parts.scheme == "http" and not is_loopback(host):

@@ -6,8 +6,8 @@ MCP registration (each host names the MCP config files it reads).
 
 Installing merges paqad's entries into the host's own config without losing the user's, and is
 idempotent: an entry is ours when its command runs ``paqad hook run`` (``MARK``, older versions)
-or the repository's ``.paqad/bin/paqad`` shim (:mod:`launcher`). Before the first
-change to a file its original bytes are kept under ``.paqad/state/hosts/``; uninstall puts them
+or paqad's launcher (:mod:`launcher`; older versions ran ``.paqad/bin/paqad``). Before the first
+change to a file its original bytes are kept under ``<per-developer folder>/state/hosts/``; uninstall puts them
 back byte for byte when the file is still exactly what paqad wrote, and otherwise removes only
 paqad's entries (a teammate's clone has no backup: the same structural removal applies).
 """

@@ -5,7 +5,7 @@ Protocol (https://opencode.ai/docs/plugins): OpenCode loads every JavaScript or 
 ``"chat.message"(input, output)`` runs for each user message before it goes to the model, with
 ``output.parts`` the message's parts (text parts carry ``text``; ``synthetic`` marks text that
 OpenCode, not the user, added). paqad's plugin joins the user's text parts, runs the same hook
-command as every other host (the repository's ``.paqad/bin/paqad`` shim, then PATH) with
+command as every other host (the per-user launcher, then PATH) with
 ``{"hook_event_name": "chat.message", "session_id", "cwd", "prompt"}`` on stdin, and appends the
 answer as one more synthetic text part. paqad owns the file (its first line is the ID line).
 
