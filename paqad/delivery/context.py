@@ -233,16 +233,10 @@ def _quote(text: str, limit: int = 200) -> str:
 
 def stale_note(delivery: Delivery, now: float | None = None) -> str:
     """How old a delivery is and which prompt it answered (for the stale path)."""
+    from paqad.delivery.freshness import age_text  # as _freshness_line: only when there is something to say
+
     age = max(0.0, (now or time.time()) - delivery.generated_at)
-    return f"STALE: paqad could not answer this prompt in time; this is the context from {_age(age)} ago, for {_quote(delivery.query)}. A refresh is running."
-
-
-def _age(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f}s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    return f"STALE: paqad could not answer this prompt in time; this is the context from {age_text(age)} ago, for {_quote(delivery.query)}. A refresh is running."
 
 
 # ---- the files ------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def line(fresh: dict[str, Any], now: float | None = None) -> str:
         seconds = (now if now is not None else time.time()) - float(synced)
     if seconds is None:
         return "Index freshness unknown: no sync of this index recorded (`paqad rag update` records one)."
-    age = _age(max(0.0, float(seconds)))
+    age = age_text(max(0.0, float(seconds)))
     indexed, head = _short(fresh.get("indexed_commit")), _short(fresh.get("head"))
     covered = fresh.get("uncommitted_covered")
     edits = "" if covered is None else f", uncommitted edits: {'covered' if covered else 'NOT covered'}"
@@ -98,7 +98,8 @@ def _short(commit: Any) -> str:
     return str(commit)[:SHORT] if commit else ""
 
 
-def _age(seconds: float) -> str:
+def age_text(seconds: float) -> str:
+    """An age for people: seconds, minutes or hours (this line and the context's stale note)."""
     if seconds < 90:
         return f"{seconds:.0f}s"
     if seconds < 5400:
