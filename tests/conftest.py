@@ -252,3 +252,16 @@ def pg_server(tmp_path_factory):
     srv = postgres.start(tmp_path_factory.mktemp("pg"))
     yield srv
     srv.remove()
+
+
+@pytest.fixture
+def dsn(pg_server):
+    """``pg_server`` with paqad's team-store tables dropped: each artifact test starts from an empty store."""
+    import psycopg
+
+    from paqad.index import artifacts, shared_store
+
+    with psycopg.connect(pg_server.dsn, autocommit=True) as con:
+        for table in (artifacts.CHUNKS, artifacts.ARTIFACTS, shared_store.TABLE):
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+    return pg_server.dsn

@@ -19,18 +19,10 @@ import pytest
 
 from paqad import config
 from paqad.errors import ConfigError
-from paqad.index import artifacts, shared_store, store
+from paqad.index import artifacts, store
 from testing.repos import Repo, clone, make_shop
 
 QUERY = "retry a card charge after a processor timeout"
-
-
-@pytest.fixture
-def dsn(pg_server):
-    with psycopg.connect(pg_server.dsn, autocommit=True) as con:
-        for table in (artifacts.CHUNKS, artifacts.ARTIFACTS, shared_store.TABLE):
-            con.execute(f"DROP TABLE IF EXISTS {table}")
-    return pg_server.dsn
 
 
 def machine(tmp_path: Path, name: str, dsn: str) -> dict[str, str]:
