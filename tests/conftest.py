@@ -47,7 +47,7 @@ TIERS: dict[str, frozenset[str]] = {
     "service": frozenset({"serve_test.py", "hook_clock_test.py", "doors_agree_test.py", "mcp_hook_test.py", "runtime_refused_test.py"}),
     "core": frozenset(
         {
-            "architecture_test.py", "audit_test.py", "collect_test.py", "context_delivery_test.py", "depth_test.py", "embed_remote_test.py",
+            "architecture_test.py", "audit_test.py", "collect_test.py", "context_delivery_test.py", "depth_test.py", "docs_reference_test.py", "embed_remote_test.py",
             "embed_static_test.py", "embed_text_test.py", "floor_score_test.py", "gate_one_unknown_test.py", "interim_test.py",
             "parse_languages_test.py", "parse_prose_test.py", "parse_treesitter_test.py", "pointers_test.py", "query_derived_test.py",
             "query_variants_test.py", "ranking_test.py", "reembed_test.py", "refresh_context_test.py", "runner_test.py", "secrets_test.py",
