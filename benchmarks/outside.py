@@ -23,7 +23,7 @@ fingerprint): a drift stops with exit 3 before anything is written, unless ``--u
 
 Selection (fixed before any result; ``outside_convert.select_commits`` and ``place``): a corpus is
 one repository at one commit, skipped when its tree has more than 6,000 files or no git directory
-holds it. ARB spreads over 98 (repository, base commit) pairs; per repository the ``--per-repo``
+holds it. ARB spreads over 95 (repository, base commit) pairs in 23 repositories; per repository the ``--per-repo``
 (default 1) base commits with most answerable cases, then most cases, then the smallest
 sha256(``<owner/name>@<commit>``) are kept. An answerable case at another commit is dropped; an
 unanswerable one (its answer lies outside the repository) moves to the repository's first kept
