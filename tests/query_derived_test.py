@@ -73,8 +73,8 @@ def test_search_answers_through_the_derived_form_and_not_without_it(params, monk
     assert answered.answered and answered.results[0].name == "serialize_params"
     assert "serializ" in answered.results[0].matched_terms
     monkeypatch.setattr(query, "DERIVE", False)
-    refused = pipeline.search(params.root, q)  # "query" and "parameter" alone are this repository's everyday words
-    assert not refused.answered and refused.results == [] and refused.diagnosis["reason"] == "only_ubiquitous_terms_matched"
+    refused = pipeline.search(params.root, q)  # "query" and "parameter" alone occur here in docstrings only
+    assert not refused.answered and refused.results == [] and refused.diagnosis["reason"] == "only_prose_words_matched"
 
 
 def test_an_absent_function_word_is_left_out_and_a_present_one_is_kept(params):

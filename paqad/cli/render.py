@@ -104,6 +104,10 @@ def _refusal_text(d: dict) -> str:
         lines.append(f"  Best score {d['best_score']:.2f}.")
     if d["absent_terms"]:
         lines.append(f"  Not in this repository: {', '.join(d['absent_terms'][:12])}.")
+    if d.get("ubiquitous_terms"):
+        lines.append(f"  Used almost everywhere here: {', '.join(d['ubiquitous_terms'][:12])}.")
+    if d.get("prose_terms"):
+        lines.append(f"  Only in comments and documentation here: {', '.join(d['prose_terms'][:12])}.")
     lines.append(f"  Hint: {d['hint']}")
     return "\n".join(lines)
 

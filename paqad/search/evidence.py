@@ -83,6 +83,7 @@ _WORD = re.compile(r"[^\W\d_]\w*")  # an identifier as written (paqad.tokenize's
 REASONS = (
     "no_query_term_in_index",
     "only_ubiquitous_terms_matched",
+    "only_prose_words_matched",
     "too_little_of_the_query_matched",
     "matched_terms_are_scattered",
     "meaning_matches_nothing_here",
@@ -90,10 +91,16 @@ REASONS = (
 HINTS = {
     "no_query_term_in_index": "none of the query's words occur in this repository; rephrase with words the code or docs would use",
     "only_ubiquitous_terms_matched": "the query only shares words the repository uses everywhere; name the feature, file or behaviour more specifically",
+    "only_prose_words_matched": "the query's words occur here only in comments and documentation, never in the names of code; name the function, type or file, or use the words the code uses",
     "too_little_of_the_query_matched": "most of the query's distinctive words do not occur here; this repository may not implement it",
     "matched_terms_are_scattered": "the matching words are spread over unrelated places; no single passage answers the whole question",
     "meaning_matches_nothing_here": "some of the query's words occur here, but no passage is close to what the whole query means; this repository may not implement it",
 }
+
+MIXED_COMMON_HINT = (
+    "the query only shares words the repository uses everywhere or only in comments and documentation; "
+    "name the feature, file or behaviour more specifically"
+)
 
 
 @dataclass
@@ -115,6 +122,8 @@ class Evidence:
         """The machine-readable diagnosis returned when search stays silent."""
         data = asdict(self)
         data["hint"] = HINTS.get(self.reason or "", "")
+        if self.reason == "only_ubiquitous_terms_matched" and self.prose_terms:
+            data["hint"] = MIXED_COMMON_HINT
         return data
 
 
@@ -304,7 +313,9 @@ def _reason(
     if not any(t.status != "absent" for t in query.terms):
         return "no_query_term_in_index"
     if n_present == 0:
-        return "only_ubiquitous_terms_matched"
+        # Say what is true: words used everywhere here, or words that occur here only in comments
+        # and documentation (the hint names both kinds when both are there: ``Evidence.diagnosis``).
+        return "only_prose_words_matched" if ev.prose_terms and not ev.ubiquitous_terms else "only_ubiquitous_terms_matched"
     if ev.long_query:
         if n_present < LONG_MIN_MATCHED:
             return "too_little_of_the_query_matched"

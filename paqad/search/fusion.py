@@ -104,7 +104,7 @@ def _cos_range(vector: list[tuple[int, float]]) -> tuple[float, float]:
 #: scattered words joined on half A hybrid 0.830 → 0.832 with no probe answered). For the others
 #: the lexical refusal stands and no model is loaded.
 VECTOR_RESCUE_REASONS = frozenset(
-    {"no_query_term_in_index", "only_ubiquitous_terms_matched", "too_little_of_the_query_matched", "matched_terms_are_scattered"}
+    {"no_query_term_in_index", "only_ubiquitous_terms_matched", "only_prose_words_matched", "too_little_of_the_query_matched", "matched_terms_are_scattered"}
 )
 #: Lowered from 0.5 on semble half A with the default model (2026-12-04, `tune_rank.py --hybrid`):
 #: gated 0.8364 -> 0.8411, answerable refused 1.8 % -> 1.3 %, probe silence 0.969 -> 0.953 (0.45

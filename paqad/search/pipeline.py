@@ -183,7 +183,7 @@ def _search(
     return resp
 
 
-EARLY_REASONS = ("no_query_term_in_index", "only_ubiquitous_terms_matched", "too_little_of_the_query_matched")
+EARLY_REASONS = ("no_query_term_in_index", "only_ubiquitous_terms_matched", "only_prose_words_matched", "too_little_of_the_query_matched")
 
 
 def _pending(index: Index, where: vector.Space | None, n_units: int) -> int:
