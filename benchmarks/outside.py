@@ -288,7 +288,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def refuse(src: str, drifts: list[str]) -> int:
     bar = "!" * 78
-    log(f"{bar}\n{src}: DRIFT from benchmarks/outside.lock.json; nothing written (--update-lock to accept):")
+    log(f"{bar}\n{src}: DRIFT from benchmarks/outside.lock.json; no case and no lock entry written (--update-lock to accept):")
     for d in drifts:
         log(f"  {d}")
     log(bar)
@@ -300,6 +300,8 @@ def table() -> str:
     rows = ["| ruler | language | style | cases | answerable | tune | report |", "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for path in sorted((OUTSIDE / "cases").glob("*.jsonl")):
         cases = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+        if not cases:
+            rows.append(f"| {path.stem} | - | - | 0 | 0 | 0 | 0 |")
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for c in cases:
             groups.setdefault((c["language"], c["style"]), []).append(c)
