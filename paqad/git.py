@@ -20,7 +20,7 @@ the working-set ones never raise, because the working set feeds a hook and a hoo
 The git CLI, not GitPython: measured, GitPython's import (~150-190 ms of CPU, and two ``git
 version`` processes of its own) costs more than the few milliseconds per call it saves on config
 and ref reads, in every process paqad runs; its ``ls_remote``/``fetch``/``merge_base``/``diff``
-start the same git processes as here, and its file lists are ten times slower (see the README).
+start the same git processes as here, and its file lists are ten times slower (docs/architecture.md, Design decisions).
 """
 
 from __future__ import annotations

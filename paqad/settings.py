@@ -2,8 +2,8 @@
 
 Declared once, as the typed dataclass ``Settings`` (code reads ``cfg.rag_top_n: int``); the
 ``SETTINGS`` table of :class:`Setting` records is derived from its fields. ``paqad.config``
-validates every layer against that table, and the README's settings table and ``paqad config
-list`` are generated from it.
+validates every layer against that table, and the settings page (``docs/reference/settings.md``,
+written by ``docs/gen_reference.py``) and ``paqad config list`` are generated from it.
 """
 
 from __future__ import annotations

@@ -333,12 +333,12 @@ def test_summaries_name_their_run_and_headline():
 
 
 def test_published_table_rebuilds_from_summaries(monkeypatch, tmp_path, capsys):
-    """README's "Every ruler in one table": its command, run on the summaries alone, prints its lines."""
+    """docs/benchmarks.md's "Every ruler in one table": its command, run on the summaries alone, prints its lines."""
     import combined_table
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     m = re.search(r"combined_table\.py --lexical (\S+) --hybrid (\S+)\s+--rulers (\S+) --swe ([^`\s]+)", readme)
-    assert m, "README.md no longer shows the combined_table.py command"
+    assert m, "docs/benchmarks.md no longer shows the combined_table.py command"
     monkeypatch.setattr(combined_table, "RESULTS", tmp_path)  # no rows at hand: summaries only
     monkeypatch.setattr(sys, "argv", ["combined_table.py", "--lexical", m[1], "--hybrid", m[2], "--rulers", m[3], "--swe", m[4]])
     assert combined_table.main() == 0

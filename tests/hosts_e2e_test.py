@@ -266,7 +266,7 @@ def run_claude_plugin(args: list[str], cwd: Path, **env: str) -> subprocess.Comp
 
 
 def install_plugin(repo: Repo) -> None:
-    """The README's two commands, from this checkout as a local marketplace, into the test's HOME."""
+    """The two commands of docs/hosts.md (Claude Code plugin), from this checkout as a local marketplace, into the test's HOME."""
     for args in (["marketplace", "add", str(CHECKOUT), "--json"], ["install", "paqad@paqad", "--json"]):
         done = run_claude_plugin(args, cwd=repo.root)
         assert done.returncode == 0 and '"outcome":"ok"' in done.stdout, done.stdout + done.stderr

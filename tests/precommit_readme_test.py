@@ -18,7 +18,7 @@ from testing.env import BIN, wait_for
 from testing.repos import GIT_ID, Repo, make_shop
 
 REPO = Path(__file__).resolve().parent.parent
-SECTION = "### Git hooks, husky, lefthook and the `pre-commit` framework"
+SECTION = "### The pre-commit framework"
 PLACEHOLDER = "<this repository>"
 
 

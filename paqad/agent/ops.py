@@ -3,8 +3,8 @@
 Each action is a plain function ``(session, **validated params) -> JSON-able dict`` registered in
 the literal ``ACTIONS`` table with its declared parameters; the table serves dispatch, the
 in-band validation and the MCP tool schemas. Every failure a request can cause comes out of
-``Session.call`` as an ``OpError`` with a stable ``code`` (documented in README, "Agent protocol
-and MCP"); nothing a request sends can end the session.
+``Session.call`` as an ``OpError`` with a stable ``code`` (documented in docs/protocol.md, "Error
+codes"); nothing a request sends can end the session.
 
 The session holds one :class:`~paqad.index.reader.Index` (its connection, vector matrix, graph
 and query provider) and each request refreshes it: a rebuild publishes a new generation

@@ -25,7 +25,7 @@ Modes:
 - ``local``: a cross-encoder in ONNX form (BERT-style: ``input_ids``, ``attention_mask``, optionally
   ``token_type_ids``, int64 ``[batch, seq]`` -> ``logits`` ``[batch, 1]``), such as
   ms-marco-MiniLM-L-6-v2, from the folder ``rag_rerank_model`` names, holding ``model.onnx`` and
-  ``tokenizer.json``. paqad never downloads it: no registry package ships one (see the README's
+  ``tokenizer.json``. paqad never downloads it: no registry package ships one (see docs/search.md,
   "Reranking"). A relative folder is resolved inside the repository and may not leave it
   (``workspace.join_within``); an absolute folder (or ``~/...``) is taken as the user wrote it.
 - ``cohere``: ``POST {base}/v2/rerank`` with ``{"model", "query", "documents", "top_n"}``; the answer
@@ -207,7 +207,7 @@ def model_folder(root: Path, setting: str) -> Path:
     if not setting.strip():
         raise RerankError(
             f"rag_rerank=local needs rag_rerank_model: the folder holding {MODEL_FILE} and {TOKENIZER_FILE} "
-            "of a cross-encoder such as ms-marco-MiniLM-L-6-v2 (see README, Reranking)"
+            "of a cross-encoder such as ms-marco-MiniLM-L-6-v2 (see docs/search.md, Reranking)"
         )
     expanded = os.path.expanduser(setting.strip())
     if os.path.isabs(expanded):
@@ -218,10 +218,10 @@ def model_folder(root: Path, setting: str) -> Path:
         except ValueError as exc:
             raise RerankError(f"rag_rerank_model: {exc}; use a folder inside the repository or an absolute path") from None
     if not folder.is_dir():
-        raise RerankError(f"rerank model folder {folder} does not exist; put {MODEL_FILE} and {TOKENIZER_FILE} there (see README, Reranking)")
+        raise RerankError(f"rerank model folder {folder} does not exist; put {MODEL_FILE} and {TOKENIZER_FILE} there (see docs/search.md, Reranking)")
     for name in (MODEL_FILE, TOKENIZER_FILE):
         if not (folder / name).is_file():
-            raise RerankError(f"{folder} has no {name}; the folder must hold {MODEL_FILE} and {TOKENIZER_FILE} (see README, Reranking)")
+            raise RerankError(f"{folder} has no {name}; the folder must hold {MODEL_FILE} and {TOKENIZER_FILE} (see docs/search.md, Reranking)")
     return folder
 
 
