@@ -135,9 +135,30 @@ def paqad_version() -> str:
     return str(getattr(paqad, "__version__", "?"))
 
 
-def prepare(root: Path, identity: str, overrides: dict[str, str], data: Path) -> tuple[Any, dict[str, Any]]:
+def stamp_of(data: Path, root: Path) -> dict[str, Any] | None:
+    path = data / "stamps" / (root.name + ".json")
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def seed_index(seed: Path, root: Path) -> None:
+    """Start ``root``'s index as a copy of ``seed``'s (another commit of the same repository):
+    ``build.update`` then re-indexes only the files that differ, the path git hooks take."""
+    from paqad import workspace
+    from paqad.index.reader import Index
+
+    Index.forget(seed)
+    Index.forget(root)
+    dst = workspace.vectors_dir(root)
+    shutil.rmtree(dst, ignore_errors=True)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(workspace.vectors_dir(seed), dst, ignore=shutil.ignore_patterns("*.lock"))
+
+
+def prepare(root: Path, identity: str, overrides: dict[str, str], data: Path, seed: Path | None = None) -> tuple[Any, dict[str, Any]]:
     """Index ``root`` (its state under ``data``, the PAQAD_DATA_DIR in force) or reuse the index
-    built for the same identity, paqad version and settings. Returns the config and build facts."""
+    built for the same identity, paqad version and settings; ``seed``: a copy of the same
+    repository at another commit whose index, built with this paqad and settings, may start this
+    one. Returns the config and build facts."""
     from paqad import config
     from paqad.index import build, store
     from paqad.index.reader import Index
@@ -145,14 +166,17 @@ def prepare(root: Path, identity: str, overrides: dict[str, str], data: Path) ->
     cfg = config.load(root, cli_overrides=overrides, environ={})
     want = {"identity": identity, "paqad": paqad_version(), "settings": overrides}
     stamp = data / "stamps" / (root.name + ".json")
-    have = json.loads(stamp.read_text()) if stamp.exists() else None
     started = time.perf_counter()
-    reuse = have == want and store.current_path(root) is not None
-    report = build.update(root, cfg) if reuse else build.build_full(root, cfg)
+    reuse = stamp_of(data, root) == want and store.current_path(root) is not None
+    seeded = False
+    if not reuse and seed is not None and {**(stamp_of(data, seed) or {}), "identity": identity} == want:
+        seed_index(seed, root)
+        seeded = True
+    report = build.update(root, cfg) if reuse or seeded else build.build_full(root, cfg)
     Index.forget(root)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(json.dumps(want) + "\n")
-    return cfg, {"reused": reuse, "mode": report.mode, "files": report.files_indexed, "units": report.units,
+    return cfg, {"reused": reuse, "seeded": seeded, "mode": report.mode, "files": report.files_indexed, "units": report.units,
                  "index_s": round(time.perf_counter() - started, 2)}
 
 
@@ -202,13 +226,20 @@ class Run:
     overrides: dict[str, str]
     data: Path  # PAQAD_DATA_DIR of this settings key
     work: Path  # the private corpus copies
+    seed: bool = False  # a repository's index at one commit starts from its index at the previous one
 
 
-def run_corpus(src: CorpusSource, cases: list[Case], run: Run) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def family(key: str) -> str | None:
+    """``owner__name`` of a corpus key ``owner__name@commit``: copies of one repository at other commits."""
+    return key.rsplit("@", 1)[0] if "@" in key else None
+
+
+def run_corpus(src: CorpusSource, cases: list[Case], run: Run, seed: Path | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Copy, index (or reuse) and ask every case of one corpus; a failure is recorded, not raised."""
     try:
         root, identity = working_copy(src, run.work)
-        cfg, info = prepare(root, identity, run.overrides, run.data)
+        cfg, info = prepare(root, identity, run.overrides, run.data, seed)
+        info["root"] = str(root)
     except Exception as exc:  # noqa: BLE001 - one broken corpus must not end a long run
         print(f"  {src.key}: PREPARE FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
         return [], {"error": f"{type(exc).__name__}: {exc}"[-800:]}
@@ -227,10 +258,14 @@ def run_all(selected: cases_mod.Selection, run: Run, out: Path) -> list[dict[str
     old = os.environ.get("PAQAD_DATA_DIR")
     os.environ["PAQAD_DATA_DIR"] = str(run.data.resolve())
     rows: list[dict[str, Any]] = []
+    last: dict[str, Path] = {}  # family -> the root indexed last (a seed for the next commit)
     try:
         for key, cs in selected.by_corpus().items():
             started = time.perf_counter()
-            got, info = run_corpus(selected.corpora[key], cs, run)
+            fam = family(key) if run.seed else None
+            got, info = run_corpus(selected.corpora[key], cs, run, last.get(fam) if fam else None)
+            if fam and info.get("root"):
+                last[fam] = Path(info["root"])
             for r in got:
                 r["index"] = info
             with out.open("a", encoding="utf-8") as fh:
@@ -272,7 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--half", choices=("tune", "report", "all"), default="all", help="which half the table is over (default all)")
     ap.add_argument("--set", dest="settings", action="append", default=[], metavar="SETTING=VALUE", help="paqad setting override (repeatable)")
     ap.add_argument("--lexical", action="store_true", help="lexical only: --set rag_embedding_provider=none")
-    ap.add_argument("--limit-corpora", type=int, default=None, metavar="N", help="only the first N corpora of each ruler (a quick run)")
+    ap.add_argument("--limit-corpora", action="append", default=[], metavar="[RULER=]N",
+                    help="only N corpora of each ruler, or of RULER (repeatable): a quick run, or SWE-bench's 77 sympy commits cut down")
+    ap.add_argument("--seed", action="store_true",
+                    help="start each index of a repository at another commit (SWE-bench sympy) from the previous one's, by build.update")
     ap.add_argument("--sympy-git", default="/work/.mirror/sympy+sympy/repo", help="git directory with sympy's history (SWE-bench)")
     ap.add_argument("--rescore", metavar="ROWS", help="print the table of saved rows; nothing is searched")
     ap.add_argument("--out", default=str(RESULTS))
@@ -289,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides = score.parse_settings(args.settings)
     if args.lexical:
         overrides = {**LEXICAL, **overrides}
-    selected = cases_mod.load_all(args.ruler, args.limit_corpora, Path(args.sympy_git))
+    selected = cases_mod.load_all(args.ruler, cases_mod.parse_limits(args.limit_corpora), Path(args.sympy_git))
     for line in selected.skipped:
         print(line, file=sys.stderr)
     if not selected.cases:
@@ -298,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     rows_path = out_dir / f"{stamp}.jsonl"
     key = settings_key(overrides)
-    run = Run(overrides, CACHE / "data" / key, CACHE / "work")
+    run = Run(overrides, CACHE / "data" / key, CACHE / "work", args.seed)
     meta: dict[str, Any] = {
         "stamp": stamp, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "git": git_describe(), "paqad": paqad_version(),
         "command": "python -m benchmarks all_rulers " + " ".join(argv if argv is not None else sys.argv[1:]),

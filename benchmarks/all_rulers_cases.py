@@ -95,6 +95,7 @@ class CorpusSource:
     key: str
     identity: str
     materialise: Callable[[Path], None]
+    files: int = 0  # when known: a quick run (--limit-corpora) takes the smaller corpora first
 
 
 def copier(src: Path) -> Callable[[Path], None]:
@@ -126,11 +127,15 @@ class Selection:
             out[c.ruler] = out.get(c.ruler, 0) + 1
         return out
 
-    def limit(self, n: int) -> None:
-        """Only the first ``n`` corpora (by key) of each ruler."""
+    def limit(self, limits: dict[str, int]) -> None:
+        """Only ``limits[ruler]`` (else ``limits["*"]``, else all) corpora of each ruler: those an earlier
+        ruler already keeps first (refusal.yaml on flask when the flask ruler is in), then the
+        smaller (files, then key; SWE-bench's in date order)."""
         keep: set[tuple[str, str]] = set()
         for ruler in self.counts():
-            keys = sorted({c.corpus for c in self.cases if c.ruler == ruler})
+            keys = list(dict.fromkeys(c.corpus for c in self.cases if c.ruler == ruler))
+            keys = sorted(keys, key=lambda k: (all(k != kk for _, kk in keep), (self.corpora[k].files, k) if ruler != SWE_RULER else (0, "")))
+            n = limits.get(ruler, limits.get("*", len(keys)))
             keep |= {(ruler, k) for k in keys[:n]}
         self.cases = [c for c in self.cases if (c.ruler, c.corpus) in keep]
         used = {c.corpus for c in self.cases}
@@ -156,7 +161,7 @@ def ours(sel: Selection, patterns: list[str]) -> None:
                 sel.skipped.append(f"{name}: not fetched; run `python benchmarks/corpora.py fetch {name}`")
             continue
         fetched.append(name)
-        sel.corpora[name] = CorpusSource(name, lock[name]["fingerprint"], copier(src))
+        sel.corpora[name] = CorpusSource(name, lock[name]["fingerprint"], copier(src), int(lock[name].get("files") or 0))
         if not wanted(name, patterns):
             continue
         for item in score.load_yaml(score.RULERS / f"{name}.yaml").get("questions") or []:
@@ -187,7 +192,7 @@ def semble_cases(sel: Selection, patterns: list[str]) -> None:
             absent += [] if name in absent else [name]
             continue
         key = f"semble/{name}"
-        sel.corpora.setdefault(key, CorpusSource(key, str(entry["fingerprint"]), copier(root)))
+        sel.corpora.setdefault(key, CorpusSource(key, str(entry["fingerprint"]), copier(root), int(entry.get("files") or 0)))
         answers = [{"path": p, "lines": [s, e] if s is not None and e is not None else None, "name": None} for p, s, e in t["targets"]]
         sel.cases.append(Case("semble", t["qid"], key, t["language"], t["category"], t["query"], answers))
     if absent:
@@ -225,7 +230,7 @@ def swe_cases(sel: Selection, sympy_git: Path) -> None:
                            "or `git clone --bare https://github.com/sympy/sympy`) and pass --sympy-git DIR")
         return
     ruler = json.loads(swebench.RULER.read_text(encoding="utf-8"))
-    for inst in ruler["instances"]:
+    for inst in sorted(ruler["instances"], key=lambda x: (x.get("created_at") or "", x["instance_id"])):  # date order: each index seeds the next
         base = inst["base_commit"]
         key = f"sympy__sympy@{base[:12]}"
         sel.corpora.setdefault(key, CorpusSource(key, f"git:{base}", swe_checkout(str(sympy_git), inst)))
@@ -263,14 +268,24 @@ def outside_cases(sel: Selection, patterns: list[str]) -> None:
                 if not (src / ".git").is_dir():
                     missing[case.corpus] = missing.get(case.corpus, 0) + 1
                     continue
-                fp = ((lock.get("corpora") or {}).get(case.corpus) or {}).get("fingerprint") or corpora.fingerprint(src)[0]
-                sel.corpora[case.corpus] = CorpusSource(case.corpus, str(fp), copier(src))
+                entry = (lock.get("corpora") or {}).get(case.corpus) or {}
+                fp, n = (entry["fingerprint"], int(entry.get("files") or 0)) if entry.get("fingerprint") else corpora.fingerprint(src)
+                sel.corpora[case.corpus] = CorpusSource(case.corpus, str(fp), copier(src), n)
             sel.cases.append(case)
     for key, n in missing.items():
         sel.skipped.append(f"outside corpus {key}: not fetched, {n} cases left out; run benchmarks/outside.py (rulers/OUTSIDE.md)")
 
 
-def load_all(patterns: list[str], limit_corpora: int | None, sympy_git: Path) -> Selection:
+def parse_limits(values: list[str]) -> dict[str, int]:
+    """``--limit-corpora`` values: ``N`` (every ruler) or ``RULER=N``."""
+    out: dict[str, int] = {}
+    for v in values:
+        ruler, _, n = v.rpartition("=")
+        out[ruler or "*"] = int(n)
+    return out
+
+
+def load_all(patterns: list[str], limits: dict[str, int], sympy_git: Path) -> Selection:
     """Every ruler the patterns select (all when none), its corpora, and a line per ruler left out."""
     sel = Selection()
     if any(wanted(n, patterns) for n in (*OURS, "refusal")):
@@ -282,8 +297,8 @@ def load_all(patterns: list[str], limit_corpora: int | None, sympy_git: Path) ->
     if wanted(SWE_RULER, patterns):
         swe_cases(sel, sympy_git)
     outside_cases(sel, patterns)
-    if limit_corpora is not None:
-        sel.limit(limit_corpora)
+    if limits:
+        sel.limit(limits)
     used = {c.corpus for c in sel.cases}
     sel.corpora = {k: v for k, v in sel.corpora.items() if k in used}
     return sel
