@@ -88,15 +88,22 @@ def half_rows(rows: list[Row], half: str) -> list[Row]:
     return rows if half == "all" else [r for r in rows if r.get("half") == half]
 
 
+def figures(rows: list[Row], half: str) -> dict[str, Any]:
+    """The table's figures: per ruler, per language, pooled (cases) and macro (rulers)."""
+    rows = half_rows(rows, half)
+    rulers = {name: metrics(rs) for name, rs in by(rows, lambda r: r["ruler"]).items()}
+    return {"rulers": rulers, "languages": {lang: metrics(rs) for lang, rs in by(rows, lambda r: r["language"]).items()},
+            "all": metrics(rows), "macro": macro(rulers)}
+
+
 def table(rows: list[Row], half: str) -> str:
     """Per ruler, per language, then pooled: case-weighted and every ruler weighted equally."""
-    rows = half_rows(rows, half)
+    f = figures(rows, half)
     out = ["| group | " + " | ".join(HEAD) + " |", "|" + " --- |" * (len(HEAD) + 1)]
-    rulers = {name: metrics(rs) for name, rs in by(rows, lambda r: r["ruler"]).items()}
-    out += [line(f"ruler {name}", m) for name, m in rulers.items()]
-    out += [line(f"language {lang}", metrics(rs)) for lang, rs in by(rows, lambda r: r["language"]).items()]
-    out.append(line("**all, case-weighted**", metrics(rows)))
-    out.append(line("**all, rulers weighted equally**", macro(rulers)))
+    out += [line(f"ruler {name}", m) for name, m in f["rulers"].items()]
+    out += [line(f"language {lang}", m) for lang, m in f["languages"].items()]
+    out.append(line("**all, case-weighted**", f["all"]))
+    out.append(line("**all, rulers weighted equally**", f["macro"]))
     return "\n".join(out)
 
 
@@ -118,5 +125,5 @@ def markdown(rows: list[Row], meta: dict[str, Any], half: str) -> str:
     text += ["", "MRR over answered: gated, over answerable cases the gate answered; a case's rank is its unit rank (HIT RULE) "
              "when its ruler gives lines, else its file rank. hit@1 and NDCG@10 over all answerable cases (a silence is a miss); "
              "NDCG@10 is semble's (every accepted answer a target, suffix paths for semble). tokens = delivered characters / 4, "
-             "per answered case. Rows: `.cache/results/all_rulers/<stamp>.jsonl`."]
+             f"per answered case. Rows: `.cache/results/all_rulers/{meta.get('stamp', '<stamp>')}.jsonl`."]
     return "\n".join(text) + "\n"

@@ -12,6 +12,7 @@ for runs whose rows were once tracked (before the run logs left the tree), the c
 holds them: ``git show COMMIT:benchmarks/results/FILE``.
 
 Kinds, told apart by the files a run id matches:
+``all_rulers`` (``all_rulers/<id>.jsonl`` + ``<id>-run.json``),
 ``semble`` (``<id>-run.json`` + ``<id>-{gated,ungated,bm25raw,probes}.jsonl``), ``swebench``
 (``swebench-sympy-<id>.jsonl``), ``speed`` (``speed-<id>.json``), ``rulers`` (``<id>-<retriever>.jsonl``
 of ``score.py`` and ``descriptions_eval.py``).
@@ -40,7 +41,7 @@ SUMMARIES = HERE / "summaries"
 
 
 def source_dirs(extra: list[Path] | None = None) -> list[Path]:
-    dirs = [*(extra or []), RESULTS, RESULTS / "semble", LEGACY, LEGACY / "semble"]
+    dirs = [*(extra or []), RESULTS, RESULTS / "semble", RESULTS / "all_rulers", LEGACY, LEGACY / "semble"]
     return [d for d in dirs if d.is_dir()]
 
 
@@ -220,6 +221,25 @@ def rulers_summary(run_id: str, files: list[Path], latest_md: str | None) -> dic
     return out
 
 
+def all_rulers_summary(run_id: str, d: Path) -> tuple[dict[str, Any], str]:
+    """``all_rulers.py``: the table's figures for each half, and its three tables as Markdown."""
+    import all_rulers_table
+
+    rs = rows(d / f"{run_id}.jsonl")
+    meta = json.loads((d / f"{run_id}-run.json").read_text())["meta"]
+    identities = {r["corpus"]: (r.get("index") or {}).get("identity") for r in rs}
+    out = {
+        "run": run_id, "kind": "all_rulers", "date": run_date(run_id), "command": meta.get("command"),
+        "settings": meta.get("settings"), "paqad": meta.get("paqad"), "paqad_commit": meta.get("git"),
+        "machine": {k: meta.get(k) for k in ("wall_s", "nproc", "load_before", "load_after")},
+        "fingerprint": identities, "skipped": meta.get("skipped"),
+        "headline_note": "per half: per ruler, per language, all (cases) and macro (rulers): all_rulers_table.metrics",
+        "headline": r6({half: all_rulers_table.figures(rs, half) for half in ("all", "tune", "report")}),
+        "raw": raw_entry([d / f"{run_id}.jsonl", d / f"{run_id}-run.json"]),
+    }
+    return out, "\n".join(all_rulers_table.markdown(rs, meta, half) for half in ("all", "tune", "report"))
+
+
 def rendered(dirs: list[Path], name: str, marker: str) -> tuple[str, str] | None:
     """The rendered tables of a run (``latest.md``, ``speed-latest.md``): the file at hand if it is
     this run's (it names ``marker``), else the tracked version of it that was; (text, where)."""
@@ -238,6 +258,8 @@ def rendered(dirs: list[Path], name: str, marker: str) -> tuple[str, str] | None
 def summarize(run_id: str, dirs: list[Path]) -> tuple[dict[str, Any], str | None]:
     """The summary of one run, and the rendered Markdown kept beside it (if any)."""
     for d in dirs:
+        if (d / f"{run_id}-run.json").exists() and (d / f"{run_id}.jsonl").exists():
+            return all_rulers_summary(run_id, d)
         if (d / f"{run_id}-run.json").exists():
             return semble_summary(run_id, d), None
         if (d / f"swebench-sympy-{run_id}.jsonl").exists():

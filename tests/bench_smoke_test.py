@@ -328,7 +328,7 @@ def test_summaries_name_their_run_and_headline():
     assert paths
     for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
-        assert data["run"] == path.stem and data["kind"] in ("semble", "swebench", "speed", "rulers")
+        assert data["run"] == path.stem and data["kind"] in ("semble", "swebench", "speed", "rulers", "all_rulers")
         assert data["headline"] and "date" in data and "command" in data and data["raw"]["files"]
 
 
