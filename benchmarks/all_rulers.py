@@ -213,6 +213,8 @@ def case_row(case: Case, cfg: Any, root: Path, overrides: dict[str, str]) -> dic
         "tokens": round(chars / 4),
         "ms": {"gated": g_ms, "ungated": u_ms},
         "mode": gated.mode,
+        "vectors_pending": gated.vectors_pending,  # > 0: the model had not embedded every unit (the figures are not the default's)
+        "interim_vectors": gated.interim_vectors,
         "delivered": [[r.path, r.start_line, r.end_line, round(r.score, 4), r.low_confidence] for r in gated.results],
         "candidates": [[r.path, r.start_line, r.end_line, round(r.score, 4)] for r in probe.results[:K]],
         "diagnosis": gated.diagnosis,

@@ -128,14 +128,15 @@ class Selection:
         return out
 
     def limit(self, limits: dict[str, int]) -> None:
-        """Only ``limits[ruler]`` (else ``limits["*"]``, else all) corpora of each ruler: those an earlier
+        """Only ``limits[pattern]`` corpora of each ruler (the first pattern that matches it; ``*`` for a
+        bare N; none: all): those an earlier
         ruler already keeps first (refusal.yaml on flask when the flask ruler is in), then the
         smaller (files, then key; SWE-bench's in date order)."""
         keep: set[tuple[str, str]] = set()
         for ruler in self.counts():
             keys = list(dict.fromkeys(c.corpus for c in self.cases if c.ruler == ruler))
             keys = sorted(keys, key=lambda k: (all(k != kk for _, kk in keep), (self.corpora[k].files, k) if ruler != SWE_RULER else (0, "")))
-            n = limits.get(ruler, limits.get("*", len(keys)))
+            n = next((v for p, v in limits.items() if fnmatch.fnmatchcase(ruler, p)), len(keys))
             keep |= {(ruler, k) for k in keys[:n]}
         self.cases = [c for c in self.cases if (c.ruler, c.corpus) in keep]
         used = {c.corpus for c in self.cases}
@@ -277,12 +278,13 @@ def outside_cases(sel: Selection, patterns: list[str]) -> None:
 
 
 def parse_limits(values: list[str]) -> dict[str, int]:
-    """``--limit-corpora`` values: ``N`` (every ruler) or ``RULER=N``."""
+    """``--limit-corpora`` values: ``N`` (every ruler) or ``RULER=N`` (a glob: ``arb-*=2``); a named
+    ruler's limit wins over a bare N, whatever their order."""
     out: dict[str, int] = {}
     for v in values:
         ruler, _, n = v.rpartition("=")
         out[ruler or "*"] = int(n)
-    return out
+    return dict(sorted(out.items(), key=lambda kv: kv[0] == "*"))
 
 
 def load_all(patterns: list[str], limits: dict[str, int], sympy_git: Path) -> Selection:

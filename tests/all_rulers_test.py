@@ -165,3 +165,16 @@ def test_end_to_end_row_has_gated_and_ungated_ranks(repo, tmp_path):
     assert not hit["index"]["reused"]
     again = all_rulers.run_all(sel, run, tmp_path / "rows2.jsonl")  # same corpus, paqad, settings: the index is reused
     assert again[0]["index"]["reused"] and again[0]["gated"] == hit["gated"]
+
+
+def test_limit_corpora_per_ruler_prefers_corpora_in_use_then_the_smaller():
+    noop = cases.copier(Path("/nonexistent"))
+    sel = cases.Selection()
+    sel.corpora = {k: cases.CorpusSource(k, "sha256:x", noop, files) for k, files in [("big", 900), ("flask", 200), ("small", 10), ("mid", 50)]}
+    sel.cases = [cases.Case("flask", "f1", "flask", "python", "plain", "q", [{"path": "a.py", "lines": [1, 2]}])]
+    sel.cases += [cases.Case("refusal", "r1", k, "python", "plain", "q") for k in ("big", "flask", "small")]
+    sel.cases += [cases.Case("arb-x", str(i), k, "go", "trace", "q", [{"path": "a.go", "lines": None}]) for i, k in enumerate(("big", "mid", "small"))]
+    assert cases.parse_limits(["1", "arb-*=2"]) == {"arb-*": 2, "*": 1}
+    sel.limit(cases.parse_limits(["1", "arb-*=2"]))
+    assert [(c.ruler, c.corpus) for c in sel.cases] == [("flask", "flask"), ("refusal", "flask"), ("arb-x", "mid"), ("arb-x", "small")]
+    assert set(sel.corpora) == {"flask", "mid", "small"}
