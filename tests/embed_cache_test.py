@@ -270,18 +270,20 @@ def test_rag_init_says_when_lexical_search_is_ready_and_what_embedding_is_left(r
     make_shop(repo)
     first = paqad_cli("rag", "init", cwd=repo.root)
     assert first.returncode == 0, first.stderr
-    line = next(ln for ln in first.stderr.splitlines() if ln.startswith("lexical search is ready"))
-    units = int(line.split("embedding ")[1].split(" units")[0])
-    assert units > 0 and "remaining" in line and f"{units} embedded, 0 from cache" in first.stdout
+    line = next(ln for ln in first.stderr.splitlines() if ln.startswith("lexical search ready ("))
+    units = int(line.split("ready (")[1].split(" units")[0])
+    # no fill of this tree measured a rate yet: no figure is made up
+    assert units > 0 and f"full vectors 0/{units}, estimating…" in line and f"{units} embedded, 0 from cache" in first.stdout
 
     other = clone(repo.root, tmp_path / "clone")
     second = paqad_cli("rag", "init", cwd=other.root)
     assert second.returncode == 0, second.stderr
-    assert f"lexical search is ready; embedding 0 units ({units} more from the embedding cache)" in second.stderr
+    assert f"full vectors 0/{units}, all in the embedding cache" in second.stderr
     assert f"0 embedded, {units} from cache" in second.stdout
 
     status = paqad_cli("rag", "status", cwd=other.root)
     assert "embedding cache (every work tree of this user): " in status.stdout and str(cache_file()) in status.stdout
 
     lexical = paqad_cli("rag", "init", "--provider", "none", cwd=other.root)
-    assert lexical.returncode == 0 and "lexical search is ready" in lexical.stderr.splitlines()
+    assert lexical.returncode == 0 and [ln for ln in lexical.stderr.splitlines() if ln.startswith("lexical search ready (")]
+    assert "full vectors" not in lexical.stderr

@@ -53,39 +53,25 @@ def _warn_unnamed(report: build.BuildReport) -> None:
         click.echo(guard.skipped_line(report.unnamed), err=True)
 
 
-def _with_progress(full: bool, root: Path, cfg: config_mod.Config, announce: bool = False) -> build.BuildReport:
-    """Run a full build (``full``) or an update with the embedding progress bar on stderr (TTY only).
-    ``announce``: say on stderr the moment lexical search works, with the embedding still to come."""
-    from paqad.index import build
+def _with_progress(full: bool, root: Path, cfg: config_mod.Config, kind: str = "rebuild") -> build.BuildReport:
+    """Run a full build (``full``: the stage line says what works as it happens) or an update
+    (the embedding progress bar, on a terminal only); both on stderr."""
+    from paqad.cli import progress
+    from paqad.index import build, timeline
 
-    bar = render.ProgressBar()
+    if not full:
+        bar = render.ProgressBar()
+        try:
+            return build.update(root, cfg, progress=bar)
+        finally:
+            bar.close()
+    line = progress.StageLine(root)
     try:
-        if full:
-            return build.build_full(
-                root, cfg, progress=bar,
-                on_lexical=(lambda _r: _announce_lexical(root, cfg)) if announce else None,
-                on_interim=(lambda n: _announce_interim(root, cfg, n)) if announce else None,
-            )
-        return build.update(root, cfg, progress=bar)
+        return build.build_full(
+            root, cfg, progress=line, on_lexical=line.lexical, on_interim=line.interim, started_at=timeline.process_started(), kind=kind,
+        )
     finally:
-        bar.close()
-
-
-def _announce_lexical(root: Path, cfg: config_mod.Config) -> None:
-    """``lexical search is ready ...; embedding N units, about 1m10s`` (stderr: --json keeps stdout)."""
-    from paqad.index import vectors
-
-    click.echo(render.lexical_ready_line(vectors.estimate(root, cfg) if cfg.rag_embedding_provider != "none" else None), err=True)
-
-
-def _announce_interim(root: Path, cfg: config_mod.Config, units: int) -> None:
-    """``hybrid search is ready with stand-in vectors ...`` (stderr), once they cover the index."""
-    from paqad.index import interim, vectors
-
-    stand_in = interim.stand_in_for(cfg, root)
-    model = vectors.provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)
-    if stand_in is not None and model is not None:
-        click.echo(render.interim_ready_line(units, stand_in.model, model.model), err=True)
+        line.close()
 
 
 @rag_group.command("init")
@@ -121,17 +107,23 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
     adopted = shared is not None and shared.status == "adopted"
     extra = {"shared_index": dataclasses.asdict(shared)} if shared is not None else {}
     if not background:
-        report = _with_progress(not adopted, root, cfg, announce=not adopted)
-        _build_output(report, as_json, extra)
+        report = _with_progress(not adopted, root, cfg, kind="init")
+        _build_output(report, as_json, {**extra, "timeline": _timeline(root)})
         return
     report, pid = _init_in_background(root, cfg, adopted)
     _warn_unnamed(report)
     if as_json:
-        emit_json({**dataclasses.asdict(report), **extra, "embedding_in_background": {"pid": pid} if pid else None})
+        emit_json({**dataclasses.asdict(report), **extra, "embedding_in_background": {"pid": pid} if pid else None, "timeline": _timeline(root)})
         return
     click.echo(render.build_text(report))
     if pid:
-        click.echo(f"Embedding in the background (pid {pid}); search works now, lexically for units without vectors: paqad rag status")
+        click.echo(f"Embedding in the background (pid {pid}); search works now, and better as vectors land: paqad rag status")
+
+
+def _timeline(root: Path) -> dict[str, Any] | None:
+    from paqad.index import timeline
+
+    return timeline.describe(root)
 
 
 def _adopt_shared(root: Path, cfg: config_mod.Config) -> Any:
@@ -151,16 +143,26 @@ def _adopt_shared(root: Path, cfg: config_mod.Config) -> Any:
 
 def _init_in_background(root: Path, cfg: config_mod.Config, adopted: bool = False) -> tuple[build.BuildReport, int | None]:
     """The lexical index now; the vectors from a detached `paqad rag update` (no time limit, no
-    terminal: an agent's shell command returns in seconds on any repository). The update takes
-    the writer lock, so a git hook's update meanwhile waits or coalesces; a killed fill resumes.
-    ``adopted``: a shared index is live already, so the lexical step is an update of what differs."""
+    terminal: an agent's shell command returns in seconds on any repository), which carries the
+    build's timeline on. The update takes the writer lock, so a git hook's update meanwhile waits
+    or coalesces; a killed fill resumes. ``adopted``: a shared index is live already, so the
+    lexical step is an update of what differs."""
+    from paqad.cli import progress
     from paqad.hooks import runner
-    from paqad.index import build
+    from paqad.index import build, timeline
 
-    report = build.update(root, cfg, embed=False) if adopted else build.build_full(root, cfg, embed=False)
-    _announce_lexical(root, cfg)
+    line = progress.StageLine(root)
+    if adopted:
+        report = build.update(root, cfg, embed=False)
+    else:
+        report = build.build_full(root, cfg, embed=False, on_lexical=line.lexical, started_at=timeline.process_started(), kind="init")
     if cfg.rag_embedding_provider == "none":
+        line.close()
         return report, None
+    rec = timeline.active(root)
+    if rec is not None:
+        rec.hand_over()  # before the start: the update's fill takes the record over
+    line.close()
     return report, runner.spawn(localstate.python_argv("--root", str(root), "rag", "update"), root)
 
 
@@ -362,10 +364,12 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     cfg = app.config()
     from paqad.delivery import freshness
     from paqad.index import status as status_mod
+    from paqad.index import timeline
 
     idx = status_mod.status(root)
     fresh = freshness.describe(root, cfg) if idx["built"] else None  # what every answer says of the index
-    data = {"root": str(root), "rag_enabled": cfg.rag_enabled, "index": idx, "freshness": fresh}
+    built = timeline.describe(root, idx["vectors_pending"]) if idx["built"] else None  # the last full build's way to full quality
+    data = {"root": str(root), "rag_enabled": cfg.rag_enabled, "index": idx, "freshness": fresh, "timeline": built}
     if as_json:
         emit_json(data)
         return
@@ -375,6 +379,10 @@ def rag_status(app: AppContext, as_json: bool) -> None:
         return
     click.echo(f"index: {idx['files']} files, {idx['units']} units, {idx['index_bytes'] // 1024} KiB ({idx['index_file']})")
     click.echo(f"built {idx['built_at']}, updated {idx['updated_at']}; vectors: {idx['vectors']}")
+    if built is not None:
+        from paqad.cli import progress
+
+        click.echo(f"last {built['kind']} ({built['started_at']}): {progress.stages_text(built)}")
     click.echo(freshness.line(fresh or {}))
     click.echo("languages: " + ", ".join(f"{k} {v}" for k, v in idx["units_by_language"].items()))
     cache = idx["embedding_cache"]

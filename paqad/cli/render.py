@@ -19,7 +19,6 @@ from paqad.textsafe import escape
 if TYPE_CHECKING:  # only for annotations: `rag update` must not import the search stack (numpy)
     from paqad.eligibility.collect import Decision
     from paqad.index.build import BuildReport
-    from paqad.index.vectors import Estimate
     from paqad.search.pipeline import Result, SearchResponse
 
 PREVIEW_LINES = 6
@@ -207,27 +206,6 @@ class ProgressBar:
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
-
-
-def lexical_ready_line(left: Estimate | None) -> str:
-    """What ``rag init`` says the moment the lexical index is live (``left``: the embedding still to
-    do, None for a lexical-only index)."""
-    if left is None or left.pending == 0:
-        return "lexical search is ready" + ("" if left is None else "; every unit has its vector")
-    todo = left.pending - left.cached
-    cached = f" ({left.cached:,} more from the embedding cache)" if left.cached else ""
-    when = f", about {_duration(left.seconds)} remaining" if left.seconds is not None else ""
-    return f"lexical search is ready; embedding {todo:,} units{cached}{when} (hybrid search improves as they land)"
-
-
-def interim_ready_line(units: int, stand_in: str, model: str) -> str:
-    """What ``rag init`` says once stand-in vectors (``paqad.index.interim``) cover the index."""
-    return f"hybrid search is ready with {stand_in} stand-in vectors ({units:,} units); {model}'s replace them when its embedding completes"
-
-
-def _duration(seconds: float) -> str:
-    s = max(1, round(seconds))
-    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
 def progress_line(label: str, done: int, total: int, elapsed: float) -> str:

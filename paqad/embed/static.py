@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from paqad.embed.base import TEXT_PREP_VERSION, usable_cores
+from paqad.embed.base import TEXT_PREP_VERSION
 from paqad.embed.files import ShippedFile
 from paqad.embed.inputs import clean_text
 from paqad.errors import PaqadError
@@ -90,11 +90,6 @@ class StaticProvider:
     def fingerprint(self) -> str:
         """The table's sha256 and the text prep: what an index and the user-level cache key on."""
         return f"{self.name}:{self.model}:{self.spec.table.sha256[:12]}:prep{self.text_prep_version}"
-
-    @property
-    def expected_units_per_s(self) -> float:
-        """Thousands a second on one core (a lookup and a mean); ``rag init`` shows no wait."""
-        return 2000.0 * max(1, min(usable_cores(), 8))
 
     def load(self) -> None:
         """Verify and read the files now (otherwise the first embed does)."""

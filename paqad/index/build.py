@@ -32,7 +32,7 @@ from paqad import __version__, audit, describe, git, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, store, syncstamp, vectors
+from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, store, syncstamp, timeline, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -98,10 +98,14 @@ def build_full(
     progress: vectors.Progress | None = None,
     on_lexical: Callable[[BuildReport], None] | None = None,
     on_interim: Callable[[int], None] | None = None,
+    started_at: float | None = None,
+    kind: str = "build",
 ) -> BuildReport:
     """Rebuild from scratch into a new generation and swap it in; then fill its vectors.
     ``on_lexical`` is called the moment the lexical index is live, before any embedding;
-    ``on_interim`` with the count of stand-in vectors made (``paqad.index.interim``), when any were."""
+    ``on_interim`` with the count of stand-in vectors made (``paqad.index.interim``), when any were.
+    The way to full quality is recorded (``paqad.index.timeline``: ``kind``, from ``started_at``)."""
+    rec = timeline.begin(root, kind, started_at)
     lock = _locked(root, lock_timeout)
     try:
         audit.log(root, "INFO", "build-started", mode="full", provider=cfg.rag_embedding_provider)
@@ -109,6 +113,7 @@ def build_full(
             report = _build_full_locked(root, cfg)
     finally:
         lock.release()
+    interim.lexical_ready(root, cfg, rec, report.units)
     if on_lexical is not None:
         on_lexical(report)
     return _completed(root, _embed_after(root, cfg, report, lock_timeout, embed, progress, on_interim))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 
-from paqad.index import store, vectors
+from paqad.index import store, timeline, vectors
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -46,17 +46,54 @@ def fill_then_model(
     root: Path, cfg: Config, lock: filelock.FileLock, progress: vectors.Progress | None = None, on_interim: Callable[[int], None] | None = None,
 ) -> tuple[int, vectors.VectorReport]:
     """A build's embedding step: stand-in vectors (when due; ``on_interim`` hears how many), then
-    the model's fill, then the interim table dropped if the model's vectors now cover the index."""
+    the model's fill, then the interim table dropped if the model's vectors now cover the index.
+    A full build's record (``paqad.index.timeline``) hears each step, before the caller does."""
+    rec = timeline.current(root)
     try:
         made = fill(root, cfg, lock)
     except filelock.Timeout:
         made = 0
+    if rec is not None:
+        rec.interim(made)
+        rec.embedding(rec.total or rec.units, timeline.last_rate(root, _fingerprint(cfg, root)))
     if made and on_interim is not None:
         on_interim(made)
-    report = vectors.fill(root, cfg, lock, progress)
+    report = vectors.fill(root, cfg, lock, _heard(rec, progress))
+    if rec is not None:
+        rec.finish(report.pending, report.stopped, report.embedded, report.seconds, report.fingerprint)
     if report.pending == 0 and report.stopped is None:
         _retire_current(root, lock)
     return made, report
+
+
+def lexical_ready(root: Path, cfg: Config, rec: timeline.Record, units: int) -> None:
+    """Tell a full build's record its lexical index is live, with what the model still has to
+    embed and how much of it the user cache holds (none without a provider: the record is done)."""
+    if cfg.rag_embedding_provider == "none":
+        rec.lexical(units, "")
+        return
+    at = rec.elapsed()
+    est = vectors.estimate(root, cfg)
+    model = vectors.provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)
+    prior = timeline.last_rate(root, _fingerprint(cfg, root))
+    rec.lexical(units, model.model if model is not None else cfg.rag_embedding_provider, est.pending, est.cached, at, prior)
+
+
+def _fingerprint(cfg: Config, root: Path) -> str:
+    return vectors.fingerprint(vectors.provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root))
+
+
+def _heard(rec: timeline.Record | None, progress: vectors.Progress | None) -> vectors.Progress | None:
+    """The fill's progress told to the record first (the caller's line reads its rate), then the caller."""
+    if rec is None:
+        return progress
+
+    def both(done: int, total: int) -> None:
+        rec.progress(done, total)
+        if progress is not None:
+            progress(done, total)
+
+    return both
 
 
 def _retire_current(root: Path, lock: filelock.FileLock) -> None:
@@ -99,7 +136,7 @@ def fill(root: Path, cfg: Config, lock: Any) -> int:
     con = store.connect(path)
     try:
         meta = store.get_meta(con)
-        if meta.get("embedding_fingerprint") != vectors.fingerprint(vectors.provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)):
+        if meta.get("embedding_fingerprint") != _fingerprint(cfg, root):
             return 0  # the index is of another space; its rebuild comes first
         if not has_table(con):
             if vectors.pending_count(con) < MIN_UNITS:

@@ -30,7 +30,7 @@ import filelock
 
 from paqad import workspace
 from paqad.embed import TEXT_PREP_VERSION, get_provider, unit_text
-from paqad.index import embed_cache, shared_store, store
+from paqad.index import embed_cache, shared_store, store, timeline
 from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
@@ -134,8 +134,8 @@ def open_cache(root: Path, cfg: Config) -> embed_cache.UserEmbedCache:
 @dataclass
 class Estimate:
     """What a fill of the current index still has to do: units without a vector, how many of them
-    the user cache already holds, and the expected seconds for the rest (None: no figure for this
-    provider)."""
+    the user cache already holds, and the seconds for the rest at the rate this work tree's last
+    fill of this model measured (None: no fill measured one yet; ``paqad.index.timeline``)."""
 
     pending: int
     cached: int
@@ -143,8 +143,8 @@ class Estimate:
 
 
 def estimate(root: Path, cfg: Config) -> Estimate:
-    """Cheap (no model is loaded): the pending units' texts are hashed and looked up in the cache;
-    the time comes from the provider's ``expected_units_per_s`` where it has one."""
+    """Cheap (no model is loaded): the pending units' texts are hashed and looked up in the cache.
+    No rate is assumed: a fixed one was 2-3x short on a loaded machine (issue 34)."""
     provider = provider_for(cfg.rag_embedding_provider, cfg.rag_embedding_model, cfg.rag_embedding_base_url, root)
     path = store.current_path(root)
     if provider is None or path is None:
@@ -165,30 +165,9 @@ def estimate(root: Path, cfg: Config) -> Estimate:
     finally:
         cache.close()
         con.close()
-    rate = getattr(provider, "expected_units_per_s", None)
     left = len(todo) - cached
-    if not rate:
-        return Estimate(len(todo), cached, None)
-    return Estimate(len(todo), cached, left / (rate * _cpu_share()) + MODEL_LOAD_S if left else 0.0)
-
-
-#: Seconds to verify and load a local model before its first batch (benchmarks/embed_speed.py).
-MODEL_LOAD_S = 1.0
-
-
-def _cpu_share() -> float:
-    """The share of this machine's cores a new process can expect now, from the load average (a
-    fill on a machine busy with builds and editors runs several times slower than on an idle one)."""
-    import os
-
-    from paqad.embed.base import usable_cores
-
-    cpus = usable_cores()
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return 1.0
-    return min(1.0, cpus / max(1.0, load + 1.0))
+    rate = timeline.last_rate(root, fingerprint(provider))
+    return Estimate(len(todo), cached, 0.0 if not left else left / rate if rate else None)
 
 
 @dataclass
