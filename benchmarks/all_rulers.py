@@ -167,15 +167,18 @@ def prepare(root: Path, identity: str, overrides: dict[str, str], data: Path, se
     want = {"identity": identity, "paqad": paqad_version(), "settings": overrides}
     stamp = data / "stamps" / (root.name + ".json")
     started = time.perf_counter()
-    reuse = stamp_of(data, root) == want and store.current_path(root) is not None
-    seeded = False
-    if not reuse and seed is not None and {**(stamp_of(data, seed) or {}), "identity": identity} == want:
+    have = stamp_of(data, root) or {}
+    # an index that was seeded is reused only by a run that seeds (an update need not rank as a fresh build)
+    reuse = {k: have.get(k) for k in want} == want and (seed is not None or not have.get("seeded")) and store.current_path(root) is not None
+    seeded = bool(reuse and have.get("seeded"))
+    by_seed = stamp_of(data, seed) if seed is not None else None
+    if not reuse and seed is not None and by_seed and (by_seed.get("paqad"), by_seed.get("settings")) == (want["paqad"], overrides):
         seed_index(seed, root)
         seeded = True
     report = build.update(root, cfg) if reuse or seeded else build.build_full(root, cfg)
     Index.forget(root)
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(json.dumps(want) + "\n")
+    stamp.write_text(json.dumps({**want, "seeded": seeded}) + "\n")
     return cfg, {"reused": reuse, "seeded": seeded, "mode": report.mode, "files": report.files_indexed, "units": report.units,
                  "index_s": round(time.perf_counter() - started, 2)}
 
