@@ -55,7 +55,8 @@ def fill_then_model(
         made = 0
     if rec is not None:
         rec.interim(made)
-        rec.embedding(rec.total or rec.units, timeline.last_rate(root, _fingerprint(cfg, root)))
+        work = vectors.pending_work(root)
+        rec.embedding(len(work) or rec.total or rec.units, timeline.last_rate(root, _fingerprint(cfg, root)), work)
     if made and on_interim is not None:
         on_interim(made)
     report = vectors.fill(root, cfg, lock, _heard(rec, progress))

@@ -9,13 +9,17 @@ of ``rag init --background`` (the record names that process), and the fill that 
 pending closes it. ``rag status`` reads it back (:func:`describe`).
 
 The rate is units per wall-second over the last ``WINDOW_S`` seconds of the fill
-(:func:`throughput`, a pure function), refreshed after every batch. Before the first batch there
+(:func:`throughput`, a pure function), refreshed after every batch; the time left is the work
+still to do at the work rate of that window (:func:`work_seconds_left`), a unit's work being the
+length of its text (capped where the model stops reading), so a fill whose short test functions
+come last is not taken for one that goes on at the pace of its long documents. Before the first batch there
 is no observed figure: the rate this work tree's last fill measured (``embed-rate.json``, per
 model fingerprint) stands in, said to be that, else there is none ("estimating…").
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -50,6 +54,15 @@ def throughput(samples: Sequence[tuple[float, int]], window: float = WINDOW_S) -
     return moved / took if moved > 0 and took > 0 else None
 
 
+def work_seconds_left(samples: Sequence[tuple[float, int]], cum: Sequence[int], window: float = WINDOW_S) -> float | None:
+    """Seconds left when the units do not cost the same: ``cum[i]`` is the cost of the first ``i``
+    units in fill order (a long text takes the model longer), ``samples`` are (seconds, units done).
+    The cost done per second over the window, and the cost still to do. None before a rate."""
+    rate = throughput([(t, cum[min(done, len(cum) - 1)]) for t, done in samples], window)
+    done = min(samples[-1][1], len(cum) - 1) if samples else 0
+    return (cum[-1] - cum[done]) / rate if rate else None
+
+
 def seconds_left(done: int, total: int, rate: float | None) -> float | None:
     """The time the ``total - done`` units still to go take at ``rate`` (None: no rate yet)."""
     if done >= total:
@@ -81,6 +94,7 @@ class Record:
     stopped: str | None = None
     updated_at: float = 0.0
     _samples: list[tuple[float, int]] = field(default_factory=list, repr=False)
+    _cum: list[int] = field(default_factory=list, repr=False)
     _cpu_base: float = field(default=0.0, repr=False)
 
     def elapsed(self) -> float:
@@ -104,8 +118,10 @@ class Record:
             self.interim_s = self.elapsed()
             self.save()
 
-    def embedding(self, total: int, prior: float | None) -> None:
-        """The model's fill starts with ``total`` units to go; ``prior``: last fill's rate."""
+    def embedding(self, total: int, prior: float | None, work: Sequence[int] = ()) -> None:
+        """The model's fill starts with ``total`` units to go; ``prior``: last fill's rate; ``work``:
+        each unit's cost in fill order (``vectors.pending_work``; the time left follows it)."""
+        self._cum = list(itertools.accumulate(work, initial=0)) if len(work) == total else []
         self._samples = [(time.monotonic(), 0)]
         self.done, self.total = 0, total
         self.rate, self.rate_source = (prior, "last fill") if prior else (None, None)
@@ -122,7 +138,8 @@ class Record:
         self.done, self.total = done, total
         if rate is not None:
             self.rate, self.rate_source = round(rate, 2), "observed"
-        self.eta_s = seconds_left(done, total, self.rate)
+        weighed = work_seconds_left(self._samples, self._cum) if self._cum and total == len(self._cum) - 1 else None
+        self.eta_s = weighed if weighed is not None else seconds_left(done, total, self.rate)
         self.save()
 
     def finish(self, pending: int, stopped: str | None, embedded: int, seconds: float, fingerprint: str) -> None:
@@ -211,8 +228,10 @@ def describe(root: Path, pending: int | None = None) -> dict[str, Any] | None:
         data["done"] = max(0, int(data["total"]) - pending)
         if pending == 0 and data.get("full_s") is None and data["state"] != "running":
             data["state"], data["stopped"] = "done", None  # completed by a later fill
-        elif data["state"] == "running" or pending:
-            data["eta_s"] = seconds_left(data["done"], int(data["total"]), data.get("rate"))
+    if data["state"] == "running" and isinstance(data.get("eta_s"), (int, float)):
+        data["eta_s"] = max(0.0, data["eta_s"] - max(0.0, time.time() - float(data.get("updated_at") or time.time())))
+    elif data["state"] == "stopped":
+        data["eta_s"] = None
     return _described(data)
 
 
