@@ -41,7 +41,7 @@ def stages_text(d: dict[str, Any]) -> str:
     from the command's start, then the model's fill as it stands."""
     took = d["seconds_to"]
     if took["lexical"] is None:
-        return "building the lexical index…"
+        return "stopped before lexical search was ready" if d.get("state") == "stopped" else "building the lexical index…"
     parts = [f"lexical search ready ({d['units']:,} units, {_seconds(took['lexical'])})"]
     if took["hybrid_interim"] is not None:
         parts.append(f"stand-in vectors ready ({_seconds(took['hybrid_interim'])})")
