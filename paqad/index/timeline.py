@@ -163,7 +163,10 @@ class Record:
         self.cpu_s = round(self._cpu_base + time.process_time(), 2)
         self.updated_at = time.time()
         data = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
-        workspace.atomic_write_text(workspace.state_dir(Path(self.root)) / FILE, json.dumps(data), durable=False)
+        try:
+            workspace.atomic_write_text(workspace.state_dir(Path(self.root)) / FILE, json.dumps(data), durable=False)
+        except OSError:  # a report on the build, never a reason for it to fail (a full disk: the build says so)
+            pass
 
     def describe(self) -> dict[str, Any]:
         return _described({k: v for k, v in asdict(self).items() if not k.startswith("_")})
@@ -301,4 +304,7 @@ def save_rate(root: Path, fingerprint: str, rate: float) -> None:
     except (OSError, ValueError):
         rates = {}
     rates[fingerprint] = {"rate": round(rate, 2), "at": _iso(time.time())}
-    workspace.atomic_write_text(path, json.dumps(rates), durable=False)
+    try:
+        workspace.atomic_write_text(path, json.dumps(rates), durable=False)
+    except OSError:
+        pass
