@@ -81,7 +81,7 @@ def main() -> int:
         for label, rows in res.items():
             print(f"{label:<24} wall p50 {statistics.median(r[0] for r in rows):6.1f} ms   CPU p50 {statistics.median(r[1] for r in rows):6.1f} ms")
         print(f"load {os.getloadavg()[0]:.1f} at the end")
-        from paqad.serve import client
+        from paqad.channel import client
 
         client.stop(repo.root)
     return 0

@@ -27,6 +27,11 @@ MAX_MEDIAN_FUNCTION_LINES = 15
 MODULE_EXCEPTIONS: dict[str, str] = {}
 #: "module:function" -> why it may be longer than MAX_FUNCTION_LINES.
 FUNCTION_EXCEPTIONS: dict[str, str] = {}
+#: The one import edge the graph leaves out: the package's ``__init__`` names the public face
+#: (``from paqad import Repository``) through a module ``__getattr__``, so ``import paqad`` (which
+#: every module does for ``__version__``) never imports it; counted, it would close a cycle through
+#: every module and put the package root above everything.
+PUBLIC_FACE = ("paqad", "paqad.repository")
 
 
 def modules() -> dict[str, Path]:
@@ -88,7 +93,7 @@ def import_graph() -> nx.DiGraph:
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
             for target in targets:
                 resolved = resolve(target) if target.split(".")[0] == "paqad" else None
-                if resolved and resolved != name:
+                if resolved and resolved != name and (name, resolved) != PUBLIC_FACE:
                     graph.add_edge(name, resolved)
     return graph
 
@@ -103,3 +108,54 @@ def test_the_import_graph_sees_lazy_imports() -> None:
     graph = import_graph()
     assert graph.has_edge("paqad.hooks.actions", "paqad.delivery.refresh")  # imported inside an action
     assert graph.has_edge("paqad.cli.app", "paqad.cli.common")
+
+
+#: The layers, top first (issue 33). A unit is a subpackage of ``paqad`` or one of its top-level
+#: modules; a top-level module not listed is in ``BASE`` (settings, git, workspace, errors ...).
+#: An import (module-level or lazy) may go to its own layer or a lower one, never up.
+LAYERS: list[tuple[str, frozenset[str]]] = [
+    ("the commands", frozenset({"cli", "__main__"})),
+    ("where a request runs, and the resident service", frozenset({"serve"})),
+    ("one work tree as a library (the public face)", frozenset({"repository"})),
+    ("the agent doors' operations", frozenset({"agent"})),
+    # evaluation measures what the hooks deliver (a host's limit) and doctor samples its questions
+    ("hooks, hosts, setup checks and evaluation", frozenset({"hooks", "evaluation", "bootstrap"})),
+    ("the way to the service: socket paths, the exchange, typed requests, git events", frozenset({"channel"})),
+    ("what reaches the agent, and the graph", frozenset({"delivery", "graph"})),
+    ("search", frozenset({"search"})),
+    ("the index (and the descriptions it stores)", frozenset({"index", "describe"})),
+    ("parsing, eligibility, embedding, remote transport", frozenset({"parse", "eligibility", "embed", "transport", "confinement"})),
+]
+BASE = "base modules"
+
+
+def unit_of(module: str) -> str:
+    """``paqad.search.pipeline`` → ``search``; ``paqad.git`` → ``git``; ``paqad`` → ``paqad``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of(unit: str) -> int:
+    for depth, (_, units) in enumerate(LAYERS):
+        if unit in units:
+            return depth
+    return len(LAYERS)  # a base module
+
+
+def test_no_import_goes_from_a_lower_layer_to_a_higher_one() -> None:
+    upward = sorted(
+        f"{a} -> {b}" for a, b in import_graph().edges() if layer_of(unit_of(b)) < layer_of(unit_of(a))
+    )
+    assert upward == [], "imports from a lower layer to a higher one (see LAYERS): " + "; ".join(upward)
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new subpackage is placed in LAYERS on purpose, not left in the base by default."""
+    listed = {u for _, units in LAYERS for u in units}
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages - listed == set()
+
+
+def test_the_layering_rule_sees_an_upward_import() -> None:
+    assert layer_of(unit_of("paqad.cli.hooks_cmd")) < layer_of(unit_of("paqad.serve.hookclient")) < layer_of(unit_of("paqad.hooks.runner"))
+    assert layer_of(unit_of("paqad.channel.client")) > layer_of(unit_of("paqad.hooks.hosts")) and layer_of(unit_of("paqad.git")) == len(LAYERS)

@@ -284,7 +284,7 @@ STARTS_PYTHON = {
     # module: why it may start a process (each start runs with -P, tested above or in its own test)
     "paqad/localstate.py": "python_argv: the one argv every paqad child Python gets (-P)",
     "paqad/hooks/runner.py": "spawn: the detached hook action (python_argv)",
-    "paqad/serve/client.py": "start: the resident service (python_argv)",
+    "paqad/channel/client.py": "start: the resident service (python_argv)",
     "paqad/cli/rag_cmd.py": "rag init --background: the detached update (python_argv)",
     "paqad/hooks/hosts/launcher.py": "the per-user launcher (-P) and its import check (-P, cwd /)",
     "paqad/hooks/mcp_install.py": "the MCP SDK check of another interpreter (-P, cwd /)",

@@ -543,3 +543,14 @@ def test_a_claim_appears_whole_so_a_second_hook_of_the_same_host_never_reads_it_
     claimed.write_text("", encoding="utf-8")  # what a hook that died mid-claim (or an older paqad, mid-write) leaves
     assert turns.claim(tmp_path, QUESTION, "cline", kind="session-start", session="t-1") is None
     assert (turns.claim(tmp_path, QUESTION, "copilot", kind="prompt") or "").startswith("duplicate: the cline hook")
+
+
+def test_a_c_override_reaches_the_answer_of_the_prompt_hook(shop, paqad_cli):
+    """The settings are loaded once per prompt, with the command line's ``-c`` overrides: before
+    (issue 33), the hook loaded them twice and the second load, the one that answered, dropped
+    them, so ``-c rag_enabled=false`` still delivered context."""
+    stdin = json.dumps(host_json("claude", prompt=QUESTION, cwd=str(shop.root)))
+    plain = paqad_cli("hook", "run", "prompt-submit", "--host", "claude", cwd=shop.root, input=stdin)
+    assert "shop/sessions.py:L" in plain.stdout
+    off = paqad_cli("-c", "rag_enabled=false", "hook", "run", "prompt-submit", "--host", "claude", cwd=shop.root, input=stdin.replace("hmac", "an hmac"))
+    assert off.returncode == 0 and off.stdout == "", off.stdout[:300]

@@ -1,4 +1,4 @@
-"""The thin clients' JSON (paqad.serve.litejson) against the real json module as the oracle."""
+"""The thin clients' JSON (paqad.channel.litejson) against the real json module as the oracle."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from paqad.serve import litejson
+from paqad.channel import litejson
 
 VALUES = [
     {"op": "hook", "stdin": '{"prompt": "caf\u00e9 \u2028 \\n"}', "budget": 1.5, "n": 12345678901234567890, "none": None, "ok": True, "no": False},
@@ -67,7 +67,7 @@ def test_bad_input_in_a_process_that_never_imported_json_raises_jsons_error() ->
     import sys
 
     code = (
-        "import sys; from paqad.serve import litejson; assert 'json' not in sys.modules\n"
+        "import sys; from paqad.channel import litejson; assert 'json' not in sys.modules\n"
         "try:\n    litejson.loads('{\"prompt\": \"cut off')\nexcept ValueError as exc:\n    print(type(exc).__name__)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)

@@ -9,7 +9,7 @@ import pytest
 
 from paqad import workspace
 from paqad.agent import mcp_hook
-from paqad.serve import client
+from paqad.channel import client
 from testing import serve
 from testing.agents import call_all, text_of
 from testing.env import wait_for

@@ -21,7 +21,7 @@ import pytest
 
 from paqad import workspace
 from paqad.hooks import runner
-from paqad.serve import client, paths, wire
+from paqad.channel import client, paths, wire
 from testing import serve
 from testing.env import child_env, wait_for
 from testing.hosts import host_json, run_host
@@ -401,7 +401,7 @@ def test_a_runtime_folder_others_can_enter_or_do_not_own_is_refused(_runtime_dir
     ("0.1.0", "0.1.0", False), ("0.1.0", "0.2.0", False), ("0.2.0rc1", "0.1.0", True), ("dev", "0.1.0", False),
 ])
 def test_which_client_is_newer(client_version: str, service_version: str, newer: bool) -> None:
-    from paqad.serve import wire
+    from paqad.channel import wire
 
     assert wire.is_newer(client_version, service_version) is newer
 

@@ -4,10 +4,10 @@ Claude Code (2.1.118 and later; checked in the 2.1.332 binary the end-to-end tes
 answer a hook by calling a tool of an MCP server it already runs, instead of starting a command:
 ``{"type": "mcp_tool", "server": "paqad", "tool": "prompt_context", "input": {"prompt":
 "${prompt}", ...}}``. The tool's text goes through the same parser as a command hook's stdout, so
-:func:`answer` returns exactly what ``paqad hook run prompt-submit --host claude`` prints: the
-work tree's service answers it when one runs (as for the command hook), else this process does,
-with the in-process door (``paqad.hooks.hosts.handle``, its budget and its log line) and starts a
-service for the next prompt. No process is started per prompt at all; what it saves against the
+:func:`paqad.serve.route.prompt_context` (the MCP door is handed it) returns exactly what ``paqad
+hook run prompt-submit --host claude`` prints: the work tree's service answers it when one runs (as
+for the command hook), else this process does, through the same ``Repository.hook`` (its budget and
+its log line), and starts a service for the next prompt. No process is started per prompt at all; what it saves against the
 command hook, ``benchmarks/mcp_hook_cost.py`` measures.
 
 Opt-in: ``paqad mcp --hook-tool`` lists the tool (without the flag the server's tools are the agent
@@ -22,9 +22,6 @@ hook (``onFailure`` "continue") where the command hook would have answered in-pr
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import Any
 
 TOOL = "prompt_context"
@@ -55,35 +52,3 @@ def claude_hook(server: str = "paqad", timeout_s: int | None = None) -> dict[str
         "timeout": timeout_s if timeout_s is not None else base.HOOK_TIMEOUT_S,
     }
 
-
-def answer(root: Path, arguments: dict[str, Any] | None) -> str:
-    """Claude Code's hook stdout for this prompt ("" for silence); never raises."""
-    args = arguments or {}
-    payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(root), **{k: args[k] for k in FIELDS if isinstance(args.get(k), str)}}
-    raw = json.dumps(payload)
-    from paqad.delivery import prompt
-    from paqad.serve import client
-
-    fields = {"event": "prompt-submit", "host": "claude", "stdin": raw, "cwd": str(root), "budget_env": os.environ.get(prompt.BUDGET_ENV)}
-    outcome = client.request(root, "hook", fields)
-    reply = outcome.reply or {}
-    if reply.get("ok"):
-        return str(reply.get("stdout") or "")
-    return _in_process(root, raw, outcome.why)
-
-
-def _in_process(root: Path, raw: str, why: str) -> str:
-    from paqad import config, git
-    from paqad.hooks import hosts
-    from paqad.serve import client
-
-    try:
-        host = hosts.HOSTS["claude"]
-        event = host.read_event(raw, "prompt-submit")
-        out = hosts.handle(host, event, hosts.repo_root(event) or root, note=f"mcp_tool; service: {why}")
-        cfg = config.load(root)
-        if cfg.rag_enabled and cfg.rag_serve:
-            client.start(root, git.no_git_env(), why)
-        return out
-    except Exception:  # noqa: BLE001 - a prompt hook never fails the prompt (hosts.handle logs its own)
-        return ""

@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -58,9 +60,14 @@ def tool_list(hook_tool: bool = False) -> list[types.Tool]:
     ]
 
 
-def call_hook(session: Session, arguments: dict[str, Any] | None) -> types.CallToolResult:
+#: The hook tool's answer for a work tree and the tool's arguments: the door hands in
+#: ``paqad.serve.route.prompt_context`` (where a request runs is decided there, not here).
+HookTool = Callable[[Path, "dict[str, Any] | None"], str]
+
+
+def call_hook(session: Session, arguments: dict[str, Any] | None, answer: HookTool) -> types.CallToolResult:
     """The hook tool: the hook's stdout as the text (empty: paqad stays silent for this prompt)."""
-    return types.CallToolResult(content=[types.TextContent(type="text", text=mcp_hook.answer(session.root, arguments))])
+    return types.CallToolResult(content=[types.TextContent(type="text", text=answer(session.root, arguments))])
 
 
 def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
@@ -78,19 +85,19 @@ def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types
     return mcp_render.reply(name, result)
 
 
-def build(session: Session, hook_tool: bool = False) -> Server:
+def build(session: Session, hook_tool: HookTool | None = None) -> Server:
     async def list_tools(ctx: ServerRequestContext, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list(hook_tool))
+        return types.ListToolsResult(tools=tool_list(hook_tool is not None))
 
     async def call_tool(ctx: ServerRequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if hook_tool and params.name == mcp_hook.TOOL:  # not under the session lock: a prompt never waits for a search
-            return await anyio.to_thread.run_sync(call_hook, session, params.arguments)
+        if hook_tool is not None and params.name == mcp_hook.TOOL:  # not under the session lock: a prompt never waits for a search
+            return await anyio.to_thread.run_sync(call_hook, session, params.arguments, hook_tool)
         return await anyio.to_thread.run_sync(call, session, params.name, params.arguments)
 
     return Server(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def _serve(session: Session, hook_tool: bool = False) -> str:
+async def _serve(session: Session, hook_tool: HookTool | None = None) -> str:
     """Serve until the client goes; returns how: ``eof`` or ``hangup`` (a signal ends the process)."""
     server = build(session, hook_tool)
     try:
@@ -119,7 +126,7 @@ async def _exit_on_signal() -> None:
             os._exit(0)
 
 
-def serve(session: Session, hook_tool: bool = False) -> int:
+def serve(session: Session, hook_tool: HookTool | None = None) -> int:
     """Serve until the client goes; 0 whichever way it went.
 
     A broken pipe (the host's end of stdout closed) surfaces once the SDK's transport has

@@ -85,7 +85,7 @@ class Session:
         self.errors = 0
         self._index: Index | None = None
         self._lock = threading.Lock()
-        #: the resident service's way in (``paqad.serve.doors.agent_remote``): an action's result,
+        #: the resident service's way in (``paqad.serve.route.agent_remote``): an action's result,
         #: None to answer it here, or an OpError; set by the agent and MCP doors.
         self.remote: Callable[[str, dict[str, Any]], dict | None] | None = None
 

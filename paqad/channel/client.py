@@ -9,7 +9,7 @@ dead process), ``hung`` (connected, but no acknowledgement within ``ACK_TIMEOUT_
 :func:`start` starts a service detached when no process holds the work tree's lock; it is called
 by the doors' in-process fallback, which has the settings loaded (``rag_serve``).
 
-Light on purpose (see :mod:`paqad.serve.paths`): ``_socket``, no ``pathlib``, ``dataclasses`` or
+Light on purpose (see :mod:`paqad.channel.paths`): ``_socket``, no ``pathlib``, ``dataclasses`` or
 ``typing`` at run time; paths may be ``str`` or ``Path``.
 """
 
@@ -27,8 +27,8 @@ except ImportError:  # no Unix sockets or flock here (Windows): no service; ever
     AF_UNIX = None  # type: ignore[assignment,misc]
 
 from paqad import __version__, localstate
-from paqad.serve import paths as paths_mod
-from paqad.serve import wire
+from paqad.channel import paths as paths_mod
+from paqad.channel import wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The service's exchange: one JSON object per line each way, and who may talk to whom.
 
 Stdlib only, and light (the thin clients import it): ``_socket`` rather than ``socket`` (which
-pulls in ``enum`` and ``selectors``), :mod:`paqad.serve.litejson` rather than ``json`` (which pulls
+pulls in ``enum`` and ``selectors``), :mod:`paqad.channel.litejson` rather than ``json`` (which pulls
 in ``re``), no ``typing`` or ``hashlib`` at run time.
 
 A request is ``{"op": ..., "version": ..., "protocol": ..., "env": ..., ...}``. The service first
@@ -25,8 +25,8 @@ import os
 import time
 from _socket import socket
 
-from paqad.serve import litejson as json
-from paqad.serve.paths import digest
+from paqad.channel import litejson as json
+from paqad.channel.paths import digest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -31,10 +31,10 @@ def _session(app: AppContext, root_opt: str | None) -> Session:
     configuration is an in-band ``config_error`` reply per request, so fixing the file mends a
     running session."""
     from paqad.agent.ops import Session
-    from paqad.serve import doors
+    from paqad.serve import route
 
     session = Session(AppContext(root_opt or app.root_option, app.overrides).locate(), app.overrides)
-    session.remote = doors.agent_remote(session.root, app.overrides)  # the warm service first, when there is one
+    session.remote = route.agent_remote(session.root, app.overrides)  # the warm service first, when there is one
     return session
 
 
@@ -83,7 +83,9 @@ def mcp_group(ctx: click.Context, root_opt: str | None, hook_tool: bool) -> None
     session = _session(ctx.obj, root_opt)
     # No stdout guard here: the SDK's stdio transport serves the wire from a private duplicate
     # of fd 1 and points fd 1 itself at stderr while it runs.
-    ctx.exit(mcp_server.serve(session, hook_tool))
+    from paqad.serve import route
+
+    ctx.exit(mcp_server.serve(session, route.prompt_context if hook_tool else None))
 
 
 HOST_OPT = click.option(

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from paqad import config as config_mod
 from paqad import git, workspace
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json, migrate_setup
 from paqad.cli.errors import one_line
@@ -296,62 +295,24 @@ def hook_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-MAX_STDIN = 1_000_000
+def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
+    """An agent host's hook from the full CLI (``-c`` overrides or ``--root``, which the thin
+    client leaves to it): the same request, through the same seam (:func:`paqad.serve.route.hook`;
+    with overrides it is answered in this process, the settings loaded once with them); prints the
+    answer and exits 0 at once."""
+    from paqad.channel import calls
+    from paqad.serve import hookclient, route
 
-
-def _agent_hook(app: AppContext, event: str, host_name: str, raw: str | None = None, spent: float = 0.0, service: str = "") -> None:
-    """An agent host's hook answered in this process: read its JSON, answer on stdout within the
-    budget, start the work tree's service for the next prompt (``rag_serve``), exit 0 at once.
-
-    ``raw``, ``spent`` and ``service`` come from :mod:`paqad.serve.hookclient` when it tried the
-    service first: the stdin it read, the seconds it waited (taken off the budget) and why the
-    service did not answer (added to the log line)."""
-    out = ""
-    root: Path | None = None
+    raw = hookclient._read_stdin()
     try:
-        _scrub_git_env()
-        from paqad.hooks import hosts
-
-        host = hosts.HOSTS[host_name]
-        if raw is None:
-            raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read(MAX_STDIN + 1)
-        if len(raw) > MAX_STDIN:  # cut JSON would fail to parse as something vaguer: say what happened
-            raise UsageError(f"the {host_name} hook input is over {MAX_STDIN:,} characters; no context for this prompt")
-        parsed = host.read_event(raw, event)
-        # --root, else the folder the host says it runs in; its settings are checked here so a
-        # broken one is logged (hosts.handle itself stays silent on any failure)
-        root = app.locate() if app.root_option else hosts.repo_root(parsed)
-        cfg = config_mod.load(root, app.overrides) if root is not None and workspace.is_set_up(root) else None
-        budget = max(0.0, _budget(cfg) - spent) if cfg is not None else None
-        out = hosts.handle(host, parsed, root, budget=budget, note=f"service: {service}" if service else "")
+        root = str(app.locate()) if app.root_option else hookclient.find_root(hookclient._start_dir(raw))
+        root = root if root is None or workspace.is_set_up(Path(root)) else None
     except BaseException as exc:  # noqa: BLE001 - a prompt hook never fails the prompt
-        _log_reason(app, root, event, exc)
-        out, cfg = "", None
-    from paqad import hookclock
-
-    with hookclock.OUTPUT:  # the hook's watchdog (hookclient) never ends the process halfway through the answer
-        try:
-            if out:
-                sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-        except BaseException:  # noqa: BLE001
-            pass
-    if cfg is not None and root is not None and cfg.rag_enabled and cfg.rag_serve and event != "file-changed":
-        from paqad.serve import client
-
-        client.start(root, no_git_env(), service or "")
+        _log_reason(app, None, event, exc)
+        root = None
+    call = calls.Hook(event, host_name, raw, os.getcwd(), os.environ.get("PAQAD_HOOK_BUDGET"), overrides=app.overrides)
+    route.hook(root, call, emit=hookclient.write)
     os._exit(0)  # never wait for an abandoned worker thread
-
-
-def _budget(cfg: config_mod.Config) -> float:
-    from paqad.delivery.prompt import budget_of
-
-    return budget_of(cfg)
-
-
-def agent_hook_in_process(event: str, host_name: str, raw: str, spent: float, service: str) -> None:
-    """:mod:`paqad.serve.hookclient`'s fallback: this hook, answered in this process; never returns."""
-    _agent_hook(AppContext(None), event, host_name, raw, spent, service)
 
 
 @hook_group.command("run", context_settings={"ignore_unknown_options": True})

@@ -230,17 +230,15 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     if not query.strip():
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
-    from paqad.index.reader import Index
-    from paqad.search import pipeline  # lazily: numpy and the search stack only when searching
-    from paqad.search.request import SearchRequest
+    from paqad.search.request import SearchRequest  # lazily: numpy and the search stack only when searching
 
     root = app.root()
     from paqad.delivery import freshness
-    from paqad.serve import doors
+    from paqad.serve import route
 
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
     fresh = freshness.before_answer(root, cfg)  # first: rag_stale_policy refresh updates a stale index before the search
-    resp = doors.search(root, cfg, request) or pipeline.run(Index.shared(root), request)
+    resp = route.search(root, cfg, request)  # the service when one runs, else this process
     resp.freshness = fresh
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see audit.log (paqad doctor shows where)", err=True)

@@ -44,7 +44,7 @@ def serve_status(app: AppContext, as_json: bool) -> None:
 
     Example: paqad serve status --json
     """
-    from paqad.serve import client, paths
+    from paqad.channel import client, paths
 
     root = app.root()
     found = paths.for_root(root)
@@ -76,7 +76,7 @@ def serve_stop(app: AppContext, as_json: bool) -> None:
 
     Example: paqad serve stop
     """
-    from paqad.serve import client
+    from paqad.channel import client
 
     was = client.stop(app.root())
     if as_json:

@@ -170,7 +170,7 @@ def trust_findings(root: Path) -> list[Finding]:
 def runtime_findings(root: Path) -> list[Finding]:
     """A refused runtime folder (another user's, open to others, a symlink): refused correctly,
     but otherwise silent, and with none usable the resident service is off (issue 31)."""
-    from paqad.serve import paths
+    from paqad.channel import paths
 
     refused = paths.refused_problem(root)
     return [Finding("-", "warn", refused[0], refused[1])] if refused else []

@@ -3,9 +3,9 @@
 Without a resident service, each commit's shim used to start a Python process (the hook client,
 which then runs the runner: a detached, debounced update). 50 commits in a tight loop were 50 of
 them, 6.5x git's own time on two cores (benchmarks/README.md). Now the shim starts that Python in
-the background with :func:`run` as its body and writes its pid to ``<per-developer folder>/state/git-burst.pid``;
-while it is alive the next commits' shims only append their event to ``<per-developer folder>/state/git-events``
-(the file a service reads too) and start nothing, as they do for a running service. This process
+the background with :func:`run` as its body and writes its pid to ``gitevents.BURST_PID_FILE`` in the
+per-developer state folder; while it is alive the next commits' shims only append their event to
+``gitevents.EVENTS_FILE`` (the file a service reads too; :mod:`paqad.channel.gitevents` owns the names) and start nothing, as they do for a running service. This process
 runs the event's actions as before (``runner.run_event``: the detached, single-flight update), then
 waits ``QUIET_S``; if events arrived meanwhile it runs the actions of each (the runner coalesces
 them into its rerun), and waits again, until a quiet window passes. Its own session (``setsid``):
@@ -21,39 +21,25 @@ import os
 import time
 from pathlib import Path
 
-from paqad import workspace
+from paqad.channel import gitevents
 
-PID_FILE = "git-burst.pid"  # <per-developer folder>/state/: the shims test it with `kill -0` before starting Python
 QUIET_S = 1.0  # a commit loop's commits come well inside this; a human's next commit well outside
 LAST_LOOK_S = 0.2  # after removing the pid file: a shim that had read it has appended by then
 MAX_S = 600.0  # a burst that never ends (a script committing forever) still ends this process
 
 
-def pid_path(root: Path) -> Path:
-    return workspace.state_dir(root) / PID_FILE
-
-
 def _claim(root: Path) -> None:
-    try:
-        workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
-        workspace.atomic_write_text(pid_path(root), f"{os.getpid()}\n", durable=False)
-    except OSError:
-        pass
+    gitevents.claim(root, gitevents.BURST_PID_FILE)
 
 
 def _release(root: Path) -> None:
-    try:
-        if pid_path(root).read_text(encoding="ascii").strip() == str(os.getpid()):
-            pid_path(root).unlink()
-    except (OSError, ValueError):
-        pass
+    gitevents.release(root, gitevents.BURST_PID_FILE)
 
 
 def run(root: Path, event: str, quiet: float = QUIET_S) -> None:
     """Run ``event``'s actions, then those of every event the shims leave until ``quiet`` seconds
     pass without one; never raises (the runner logs each run)."""
     from paqad.hooks import runner
-    from paqad.serve.server import take_git_events
 
     try:
         os.setsid()
@@ -70,12 +56,12 @@ def run(root: Path, event: str, quiet: float = QUIET_S) -> None:
             if time.monotonic() - started > MAX_S:
                 break
             time.sleep(quiet)
-            pending = take_git_events(root)
+            pending = gitevents.take(root)
             if pending:
                 continue
             _release(root)
             time.sleep(LAST_LOOK_S)
-            pending = take_git_events(root)
+            pending = gitevents.take(root)
             if not pending:
                 break
             _claim(root)

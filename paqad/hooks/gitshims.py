@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from paqad import git, localstate, resources, workspace
+from paqad.channel import gitevents
 from paqad.errors import NotARepositoryError, PaqadError
 from paqad.hooks import lefthook
 from paqad.hooks.runner import GIT_EVENTS
@@ -78,6 +79,8 @@ def template_text() -> str:
 def render_shim(hook: str, python: str | None = None) -> str:
     text = template_text()
     text = text.replace("@TREE_DIR_SH@", localstate.SH_TREE_DIR.rstrip())
+    for mark, name in (("@SERVE_PID_FILE@", gitevents.SERVE_PID_FILE), ("@BURST_PID_FILE@", gitevents.BURST_PID_FILE), ("@EVENTS_FILE@", gitevents.EVENTS_FILE)):
+        text = text.replace(mark, name)  # the file names are gitevents' (one channel, one owner)
     return text.replace("@HOOK@", shlex.quote(hook)).replace("@PYTHON@", shlex.quote(python or sys.executable))
 
 

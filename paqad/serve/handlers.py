@@ -19,7 +19,6 @@ exist" (newer client, other settings, serving switched off) also make the servic
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import struct
@@ -29,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paqad import __version__
+from paqad.channel import calls, wire
 from paqad.errors import PaqadError
-from paqad.serve import wire
 from paqad.serve.state import REQUEST_READ_S, Service, log, rss_mb
 
 if TYPE_CHECKING:
@@ -183,28 +182,16 @@ def op_stop(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
 
 def op_hook(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     """An agent host's hook event, answered as ``paqad hook run EVENT --host NAME`` would."""
-    from paqad.delivery import prompt
-    from paqad.hooks import hosts
-
-    host = hosts.HOSTS.get(str(req.get("host")))
-    if host is None:
-        raise Refused("bad_request")
+    call = calls.Hook.from_wire(req)
+    repo = svc.repository()
     try:
-        event = host.read_event(str(req.get("stdin") or ""), str(req.get("event") or "prompt-submit"))
+        parsed = repo.hook_event(call)
     except Exception:  # noqa: BLE001 - unreadable input: the in-process door logs why
         raise Refused("bad_request") from None
-    if _event_root(event.cwd, req.get("cwd")) != svc.root.resolve():
+    if _event_root(parsed[1].cwd, call.cwd) != svc.root.resolve():
         raise Refused("wrong_root")
     cfg = _settings(svc)
-    raw_budget = req.get("budget_env")
-    budget = prompt.budget_of(cfg, {prompt.BUDGET_ENV: raw_budget} if isinstance(raw_budget, str) else {})
-    ack(budget=budget)
-    assert svc.jobs is not None
-    # the hook's process started ``age`` seconds before it asked: its budget runs from there (hookclock)
-    raw_age = req.get("client_age")
-    age = min(max(float(raw_age), 0.0), budget) if isinstance(raw_age, (int, float)) and not isinstance(raw_age, bool) else 0.0
-    stdout = hosts.handle(host, event, svc.root, door="service", budget=budget - age, refresh=svc.jobs.refresh, changed=svc.jobs.files_changed, age=age)
-    return {"ok": True, "stdout": stdout}
+    return {"ok": True, "stdout": repo.hook(call, cfg=cfg, door="service", on_budget=lambda budget: ack(budget=budget), parsed=parsed)}
 
 
 _ROOTS: dict[str, Path] = {}  # folder -> its work tree, found once per service (a git process per prompt saved)
@@ -230,34 +217,27 @@ def _event_root(event_cwd: str | None, client_cwd: Any) -> Path | None:
 
 def op_search(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     """A search the client built (``SearchRequest.from_settings``), on the warm shared ``Index``."""
-    from paqad.index.reader import Index
-    from paqad.search import pipeline
-    from paqad.search.request import SearchRequest
-
     try:
-        request = SearchRequest.from_wire(req["request"])
+        call = calls.Search.from_wire(req)
     except (KeyError, TypeError, ValueError):
         raise Refused("bad_request") from None
     _settings(svc)
     ack()
-    return {"ok": True, "response": pipeline.run(Index.shared(svc.root), request).to_dict()}
+    return {"ok": True, "response": svc.repository().search(call.request).to_dict()}
 
 
 def op_agent(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
-    """One agent-protocol action through a session on the shared ``Index`` (per ``-c`` overrides)."""
-    from paqad.agent.ops import OpError, Session
+    """One agent-protocol action through the work tree's session for the call's ``-c`` overrides."""
+    from paqad.agent.ops import OpError
 
-    overrides, params = req.get("overrides") or {}, req.get("params") or {}
-    if not isinstance(overrides, dict) or not isinstance(params, dict):
-        raise Refused("bad_request")
+    try:
+        call = calls.Agent.from_wire(req)
+    except TypeError:
+        raise Refused("bad_request") from None
     _settings(svc)
-    key = json.dumps(sorted(overrides.items()))
-    session = svc.sessions.get(key)
-    if session is None:
-        session = svc.sessions[key] = Session(svc.root, {str(k): str(v) for k, v in overrides.items()}, shared_index=True)
     ack()
     try:
-        return {"ok": True, "result": session.call(str(req.get("action")), params)}
+        return {"ok": True, "result": svc.repository().agent(call)}
     except OpError as exc:
         return {"ok": False, "error": exc.to_dict()}
 
@@ -266,18 +246,15 @@ def op_git_event(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     """Queue the event's actions (coalesced with the burst they arrive in)."""
     from paqad.hooks import runner
 
-    event = str(req.get("event"))
-    if event not in runner.GIT_EVENTS:
+    call = calls.GitEvent.from_wire(req)
+    if call.event not in runner.GIT_EVENTS:
         raise Refused("bad_request")
     _settings(svc)
     try:
-        specs = runner.load_config(svc.root).get(event, ())
+        queued = svc.repository().git_event(call)
     except PaqadError:
         raise Refused("config") from None
-    assert svc.jobs is not None
-    for spec in specs:
-        svc.jobs.request(spec, event)
-    return {"ok": True, "queued": [s.action for s in specs]}
+    return {"ok": True, "queued": queued}
 
 
 OPS: dict[str, Callable[[Service, dict[str, Any], Ack], dict[str, Any]]] = {

@@ -8,16 +8,16 @@ goes to the full CLI unchanged:
 - ``paqad hook run EVENT --host NAME`` (agent hosts): read the host's JSON from stdin, find the
   work tree (the JSON's ``cwd`` or workspace root, else the current folder, up to the folder
   holding ``.git``; the developer must have set paqad up there: its per-developer folder exists,
-  :mod:`paqad.localstate`; a committed ``.paqad/`` is not enough), send the event to its service and print the
-  service's answer. When the service is absent, stale, hung, crashed, outdated, refuses, or
-  does not answer within its budget, the same event is answered in-process
-  (``paqad.cli.hooks_cmd.agent_hook_in_process``, today's path), which also starts a service
-  for the next prompt; the budget left is what the service did not use. A ``NOTIFY_ONLY`` event
-  (``file-changed``) has no in-process path: without a service it ends at once.
+  :mod:`paqad.localstate`; a committed ``.paqad/`` is not enough), build a ``calls.Hook`` and hand
+  it to :func:`paqad.serve.route.hook`, which asks the service and, when the service is absent,
+  stale, hung, crashed, outdated, refuses, or does not answer within its budget, answers it in
+  this process (the budget left is what the service did not use) and starts a service for the
+  next prompt. A ``NOTIFY_ONLY`` event (``file-changed``) has no in-process path.
 - ``paqad hook run GIT-EVENT [git's args]`` (the git shims call :func:`git_burst_main`, older
-  shims :func:`hook_main`): tell the service, which coalesces a burst of commits into one update;
-  without one, the runner starts its detached, debounced update, and (from the shims) this
-  process stays for the rest of the burst (:mod:`paqad.hooks.gitburst`).
+  shims :func:`hook_main`): a ``calls.GitEvent`` to :func:`paqad.serve.route.git_event`: the
+  service coalesces a burst of commits into one update; without one, the runner starts its
+  detached, debounced update, and (from the shims) this process stays for the rest of the burst
+  (:mod:`paqad.hooks.gitburst`).
 """
 
 from __future__ import annotations
@@ -27,16 +27,14 @@ import sys
 import time
 
 from paqad import hookclock, localstate
-from paqad.serve import client
-from paqad.serve import litejson as json
+from paqad.channel import calls
+from paqad.channel import litejson as json
+from paqad.serve import route
 
 #: ``paqad.hooks.runner.GIT_EVENTS`` (not imported: the runner needs yaml and filelock).
 GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
-MAX_STDIN = 1_000_000  # as ``paqad.cli.hooks_cmd.MAX_STDIN``
-GIT_ACK_S = 0.3
-#: Agent-host events that only tell the service something (a file the agent wrote): without a
-#: service they end at once, importing nothing more (``paqad.hooks.hosts.claude.FILE_CHANGED``).
-NOTIFY_ONLY = ("file-changed",)
+MAX_STDIN = calls.MAX_STDIN
+NOTIFY_ONLY = route.NOTIFY_ONLY
 #: Seconds before the hard stop (:func:`paqad.hookclock.stop_at`) the wait for the service ends, so
 #: the in-process fallback (the full CLI's import, the settings, a stale answer: 0.3-0.6 s idle)
 #: still fits when a service died holding the connection open.
@@ -71,9 +69,9 @@ def hook_main(argv: list[str] | None = None) -> int:
     args = ["hook", *(sys.argv[1:] if argv is None else argv)]
     if handles(args):
         return main(args)
-    from paqad.cli.hooks_cmd import hook_main as in_process
-
-    return in_process(args[1:])
+    if len(args) >= 3 and args[1] == "run" and args[2] in GIT_EVENTS:  # git's args with options: the event all the same
+        return git_hook(args[2], [])
+    return 0  # nothing a shim sends: a hook never fails git
 
 
 def git_burst_main(argv: list[str] | None = None) -> int:
@@ -87,8 +85,7 @@ def git_burst_main(argv: list[str] | None = None) -> int:
     root = find_root(os.getcwd())
     if root is None:
         return hook_main(argv)
-    outcome = client.request(root, "git-event", {"event": args[2]}, ack_timeout=GIT_ACK_S, reply_timeout=2.0)
-    if (outcome.reply or {}).get("ok"):
+    if route.git_event(root, calls.GitEvent(args[2]), here=False):
         return 0
     try:
         from pathlib import Path
@@ -149,25 +146,13 @@ def agent_hook(event: str, host: str) -> None:
     hookclock.arm()
     raw = _read_stdin()
     root = find_root(_start_dir(raw))
-    why = "no work tree paqad is set up in found here"
-    if len(raw) > MAX_STDIN:  # the in-process door logs it as over the cap
-        root, why = None, "input over the cap"
     if root is not None:
         hookclock.on_stop(lambda: _log_stop(str(root), event, host))
-        fields = {
-            "event": event, "host": host, "stdin": raw, "cwd": os.getcwd(), "budget_env": os.environ.get("PAQAD_HOOK_BUDGET"),
-            "client_age": round(hookclock.elapsed(), 3),  # the service's log and budget count from this process's start too
-        }
-        outcome = client.request(root, "hook", fields, until=_wait_until, on_ack=_budget_from_ack)
-        reply = outcome.reply or {}
-        if reply.get("ok"):
-            _finish(str(reply.get("stdout") or ""))
-        why = outcome.why if not outcome.answered else f"error: {str((reply.get('error') or {}).get('type'))}"
-    if event in NOTIFY_ONLY:  # nothing to answer, and the next prompt's sync re-indexes: no in-process path
-        _finish("")
-    from paqad.cli.hooks_cmd import agent_hook_in_process
-
-    agent_hook_in_process(event, host, raw, spent=hookclock.elapsed(), service=why)
+    call = calls.Hook(
+        event, host, raw, os.getcwd(), os.environ.get("PAQAD_HOOK_BUDGET"),
+        round(hookclock.elapsed(), 3),  # the service's log and budget count from this process's start too
+    )
+    _finish(route.hook(root, call, until=_wait_until, on_ack=_budget_from_ack, clock=hookclock.elapsed, emit=write))
 
 
 def _wait_until() -> float:
@@ -191,14 +176,19 @@ def _log_stop(root: str, event: str, host: str) -> None:
     runner.log_result(Path(root), runner.RunResult(event, f"context:{host}", "foreground", runner.RunStatus.TIMEOUT, 0, round(hookclock.elapsed(), 3), detail=detail))
 
 
-def _finish(out: str) -> None:
-    with hookclock.OUTPUT:  # the watchdog does not end the process halfway through the answer
+def write(out: str) -> None:
+    """The answer on stdout, whole (the watchdog does not end the process halfway through it)."""
+    with hookclock.OUTPUT:
         try:
             if out:
                 sys.stdout.write(out + "\n")
             sys.stdout.flush()
         except (OSError, ValueError):
             pass
+
+
+def _finish(out: str) -> None:
+    write(out)
     os._exit(0)
 
 
@@ -206,9 +196,5 @@ def git_hook(event: str, git_args: list[str]) -> int:
     """Tell the service about a git event; without one, the runner's detached update. Returns 0."""
     root = find_root(os.getcwd())
     if root is not None:
-        outcome = client.request(root, "git-event", {"event": event}, ack_timeout=GIT_ACK_S, reply_timeout=2.0)
-        if (outcome.reply or {}).get("ok"):
-            return 0
-    from paqad.cli.hooks_cmd import hook_main as in_process
-
-    return in_process(["run", event, *git_args])
+        route.git_event(root, calls.GitEvent(event))
+    return 0

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paqad import __version__, workspace
-from paqad.serve import paths as paths_mod
+from paqad.channel import gitevents
+from paqad.channel import paths as paths_mod
 from paqad.serve.state import Service, log, rss_mb
 
 if TYPE_CHECKING:
@@ -93,43 +94,20 @@ def _remove_ours(paths: paths_mod.ServicePaths) -> None:
 # ---- the loop ----------------------------------------------------------------------------------
 
 
-PID_FILE = "serve.pid"  # state/ of the per-developer folder: the git shims test it with `kill -0` before starting Python
-EVENTS_FILE = "git-events"  # state/ of the per-developer folder: one git event per line, appended by the shims
-
-
 def _write_pid_file(root: Path) -> None:
-    workspace.atomic_write_text(workspace.state_dir(root) / PID_FILE, f"{os.getpid()}\n", mode=0o644)
+    """``gitevents.SERVE_PID_FILE``: the git shims test it with ``kill -0`` before starting Python."""
+    gitevents.claim(root, gitevents.SERVE_PID_FILE, durable=True)
 
 
 def _remove_pid_file(root: Path) -> None:
-    path = workspace.state_dir(root) / PID_FILE
-    try:
-        if path.read_text(encoding="ascii").strip() == str(os.getpid()):
-            path.unlink()
-    except (OSError, ValueError):
-        pass
-
-
-def take_git_events(root: Path) -> list[str]:
-    """The events the shims appended since the last look (the file is renamed away first, so an
-    append racing with us lands in a fresh file, read at the next look)."""
-    path = workspace.state_dir(root) / EVENTS_FILE
-    taken = path.with_name(f"{EVENTS_FILE}.{os.getpid()}")
-    try:
-        os.replace(path, taken)
-    except FileNotFoundError:
-        return []
-    try:
-        return [line.strip() for line in taken.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
-    finally:
-        taken.unlink(missing_ok=True)
+    gitevents.release(root, gitevents.SERVE_PID_FILE)
 
 
 def _git_events(svc: Service) -> None:
     """Queue the actions ``hooks.yaml`` lists for each event the shims left (one job per action)."""
     from paqad.hooks import runner
 
-    events = [e for e in take_git_events(svc.root) if e in runner.GIT_EVENTS]
+    events = [e for e in gitevents.take(svc.root) if e in runner.GIT_EVENTS]
     if not events or svc.jobs is None:
         return
     svc.last_active = time.monotonic()

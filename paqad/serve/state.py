@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paqad import __version__, workspace
-from paqad.serve import paths as paths_mod
-from paqad.serve import wire
+from paqad.channel import paths as paths_mod
+from paqad.channel import wire
 
 if TYPE_CHECKING:
     from paqad.config import Config
+    from paqad.repository import Repository
     from paqad.serve.jobs import Jobs
 
 REQUEST_READ_S = 5.0  # a client that connects and sends no request line in this long is dropped
@@ -67,7 +68,15 @@ class Service:
     stop_reason: str | None = None
     jobs: Jobs | None = None
     _state_lock: threading.Lock = field(default_factory=threading.Lock)
-    sessions: dict[str, Any] = field(default_factory=dict)
+    repo: Repository | None = None
+
+    def repository(self) -> Repository:
+        """The work tree's facade this service hosts (its agent sessions, its jobs)."""
+        if self.repo is None:
+            from paqad.repository import Repository
+
+            self.repo = Repository(self.root, jobs=self.jobs)
+        return self.repo
 
     def stop(self, reason: str) -> None:
         """Ask the loop to exit (the first reason is the one logged)."""

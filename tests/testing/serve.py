@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from paqad.serve import client, paths
+from paqad.channel import client, paths
 from testing.env import child_env, wait_for
 
 
@@ -95,7 +95,7 @@ def start(root: Path, version: str | None = None, build: str | None = None, **en
     checkout edited since); wait until it answers; its pid."""
     argv = client.serve_argv(root)
     if version is not None or build is not None:
-        code = ("import sys, paqad; from paqad.serve import wire; "
+        code = ("import sys, paqad; from paqad.channel import wire; "
                 + (f"paqad.__version__ = {version!r}; " if version is not None else "")
                 + (f"wire._BUILD[:] = [{build!r}]; " if build is not None else "")
                 + "from paqad.cli.main import main; sys.exit(main(sys.argv[1:]))")

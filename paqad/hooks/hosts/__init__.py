@@ -55,6 +55,7 @@ def handle(
     note: str = "",
     changed: Callable[[Path, list[str]], None] | None = None,
     age: float = 0.0,
+    cfg: config.Config | None = None,
 ) -> str:
     """The host's stdout for this event; "" when paqad should stay silent. Never raises.
 
@@ -65,10 +66,12 @@ def handle(
     service did not answer), ``changed`` what to do with the files a ``file-changed`` event
     names (the service's coalesced re-index; None, in the hook's own process: nothing, the next
     prompt's sync re-indexes them). ``age``: how long the hook's own process had run when it
-    asked the service (its log line counts from that process's start, as the host does).
+    asked the service (its log line counts from that process's start, as the host does). ``cfg``:
+    the settings the caller loaded for this request (with its ``-c`` overrides), loaded once per
+    request; None loads the work tree's own.
     """
     try:
-        return _handle(host, event, root, _Door(door, budget, refresh, note, changed, age))
+        return _handle(host, event, root, _Door(door, budget, refresh, note, changed, age, cfg))
     except Exception as exc:  # noqa: BLE001 - a prompt hook never fails the prompt; the log says why
         _log_failure(host, event, root, exc)
         return ""
@@ -80,10 +83,10 @@ class _Door:
 
     def __init__(
         self, mode: str, budget: float | None, refresh: Callable[[Path], None] | None, note: str, changed: Callable[[Path, list[str]], None] | None = None,
-        age: float = 0.0,
+        age: float = 0.0, cfg: config.Config | None = None,
     ) -> None:
         self.mode, self.budget, self.refresh, self.note, self.changed = mode, budget, refresh, note, changed
-        self.age = age
+        self.age, self.cfg = age, cfg
 
 
 def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc: Exception) -> None:
@@ -111,13 +114,11 @@ def clean_prompt(text: str) -> tuple[str, str]:
 
 
 def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _Door) -> str:
-    from paqad import config
-
     started = time.perf_counter()
     root = root or repo_root(event)
     if root is None or not workspace.is_set_up(root):
         return ""
-    cfg = config.load(root)
+    cfg = door.cfg if door.cfg is not None else config.load(root)
     if not cfg.rag_enabled:
         return ""
     if event.machine and event.kind in ("session-start", "subagent-start"):  # another paqad hook answers it
@@ -194,8 +195,8 @@ def _note_refused_runtime(root: Path) -> None:
     to others, a symlink): one ``hooks.log`` error line saying so and how to fix it, then nothing
     until the reason changes. The hook's output says nothing (``paqad doctor`` and ``paqad serve
     status`` do). Best effort."""
+    from paqad.channel import paths
     from paqad.hooks import runner
-    from paqad.serve import paths
 
     refused = paths.refused_problem(root)
     if refused is None:
