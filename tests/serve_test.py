@@ -414,3 +414,18 @@ def test_a_command_that_fails_before_rag_init_starts_nothing_and_writes_nothing(
     assert done.returncode == 1 and "rag init" in done.stderr
     assert not workspace.local_dir(repo.root).exists() and not (repo.root / ".paqad").exists()
     assert not client.running(repo.root)
+
+
+def test_a_work_tree_deleted_after_a_commit_is_never_re_created(shop: Repo) -> None:
+    """Issue 34 item 3: a work tree deleted right after a commit was re-created with a ``.paqad/``
+    folder by its service. The service takes the commit's event, sees the tree gone, exits, and
+    writes nothing where it was."""
+    pid = serve.start(shop.root)
+    shop.write("shop/late.py", "def late_charge():\n    return 1\n")
+    shop.commit("late")  # the shim leaves the event for the running service
+    import shutil
+
+    shutil.rmtree(shop.root)
+    assert wait_for(lambda: not serve.alive(pid), timeout=60)
+    assert not shop.root.exists()
+    assert "exited: work tree or its paqad folder removed" in serve_log(shop.root)
