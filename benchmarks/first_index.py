@@ -1,8 +1,9 @@
 """A true first index, as a new user runs it: time-to-lexical, time-to-hybrid (stand-ins), time-to-full.
 
-    python -m benchmarks first_index [flask requests ...] [--background] [--json OUT]
+    python -m benchmarks first_index [flask requests ... | PATH] [--background] [--json OUT]
 
-For each pinned corpus (``python benchmarks/corpora.py fetch flask requests``), in a fresh copy
+For each pinned corpus (``python benchmarks/corpora.py fetch flask requests``) or git repository
+(``PATH``: a clone of its HEAD, e.g. ``.`` for paqad itself), in a fresh copy
 with a fresh per-developer data folder (``PAQAD_DATA_DIR``) and an empty user embedding cache
 (``PAQAD_CACHE_DIR``), runs the installed ``paqad rag init`` (or ``rag init --background``) with
 the default settings and reports:
@@ -93,14 +94,19 @@ def _at_fraction(samples: list[tuple[float, int, int, float | None, float | None
 
 
 def run_one(name: str, background: bool) -> dict[str, Any]:
+    """``name``: a pinned corpus, or the path of a git repository (a clone of its HEAD is indexed)."""
     lock = json.loads((HERE / "corpora.lock.json").read_text(encoding="utf-8"))
-    src = corpora.CACHE / lock[name]["root"]
+    clone = name not in lock and Path(name, ".git").exists()
+    src = Path(name) if clone else corpora.CACHE / lock[name]["root"] if name in lock else Path(name)
     if not src.is_dir():
         raise SystemExit(f"{name} is not fetched: python benchmarks/corpora.py fetch {name}")
     with tempfile.TemporaryDirectory(prefix="paqad-first-index-") as tmp:
         base = Path(tmp)
         root = base / "repo"
-        shutil.copytree(src, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
+        if clone:
+            subprocess.run(["git", "clone", "-q", str(src.resolve()), str(root)], check=True)
+        else:
+            shutil.copytree(src, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
         data_dir, cache_dir = base / "data", base / "cache"
         env = {k: v for k, v in os.environ.items() if not k.startswith("PAQAD_")}
         env |= {"PAQAD_DATA_DIR": str(data_dir), "PAQAD_CACHE_DIR": str(cache_dir)}
