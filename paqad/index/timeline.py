@@ -9,7 +9,8 @@ of ``rag init --background`` (the record names that process), and the fill that 
 pending closes it. ``rag status`` reads it back (:func:`describe`).
 
 The rate is units per wall-second over the last ``WINDOW_S`` seconds of the fill
-(:func:`throughput`, a pure function), refreshed after every batch; the time left is the work
+(:func:`throughput`, a pure function), refreshed after every batch from the second on (the
+first carries the model's load); the time left is the work
 still to do at the work rate of that window (:func:`work_seconds_left`), a unit's work being the
 length of its text (capped where the model stops reading), so a fill whose short test functions
 come last is not taken for one that goes on at the pace of its long documents. Before the first batch there
@@ -132,9 +133,10 @@ class Record:
         """After each batch of the model's fill: the count, and the rate and time left from it."""
         self._samples.append((time.monotonic(), done))
         if len(self._samples) >= 3 and self._samples[0][1] == 0:
-            del self._samples[0]  # from the second batch on, the model's load time is paid: not a rate
+            del self._samples[0]
         del self._samples[:-256]
-        rate = throughput(self._samples)
+        # the first batch carries the model's load (1-4 s): a pace from it alone would be its pace
+        rate = throughput(self._samples) if self._samples[0][1] > 0 else None
         self.done, self.total = done, total
         if rate is not None:
             self.rate, self.rate_source = round(rate, 2), "observed"
