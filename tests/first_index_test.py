@@ -6,11 +6,14 @@ assertions: speed is measured in benchmarks/first_index.py."""
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import json
 import os
 import pty
+import struct
 import subprocess
+import termios
 from typing import Any
 
 import pytest
@@ -75,6 +78,8 @@ def test_the_line_says_estimating_until_a_rate_is_known() -> None:
     assert progress.stages_text(d) == "lexical search ready (2,181 units, 1.4 s) · stand-in vectors ready (3.0 s) · full vectors 0/2,181, estimating…"
     d |= {"done": 640, "rate": 41.0, "rate_source": "observed", "eta_seconds": 37.6}
     assert progress.stages_text(d).endswith("· full vectors 640/2,181, ~37.6 s left at 41 units/s")
+    # a narrow terminal keeps the fill's figures and drops the times of the stages done
+    assert progress.stages_text(d, compact=True) == "lexical ✓ · stand-ins ✓ · full vectors 640/2,181, ~37.6 s left at 41 units/s"
 
 
 # -- the CLI: the stage line and rag status ----------------------------------------------------
@@ -105,6 +110,7 @@ def test_rag_init_says_what_works_stage_by_stage_and_status_says_full(many: Repo
 
 def test_on_a_terminal_the_line_is_redrawn_in_place_and_stdout_keeps_the_json(many: Repo, default_provider: None) -> None:
     main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # 80 columns: the line must fit
     proc = subprocess.Popen([paqad_exe(), "rag", "init", "--json"], cwd=many.root, stdout=subprocess.PIPE, stderr=child, text=True)
     os.close(child)
     seen = b""
@@ -120,9 +126,10 @@ def test_on_a_terminal_the_line_is_redrawn_in_place_and_stdout_keeps_the_json(ma
     os.close(main)
     assert proc.returncode == 0
     frames = seen.decode().split("\r\x1b[K")[1:]
-    assert frames and all(f.startswith("lexical search ready (") for f in frames)
+    assert frames and all(f.startswith("lexical ") and len(f.rstrip()) < 80 for f in frames)
     assert frames[-1].rstrip().endswith(")") and "full vectors ready (" in frames[-1] and seen.endswith(b"\r\n")
-    assert any("units/s" in f for f in frames) and any("stand-in vectors ready" in f for f in frames)
+    assert any("units/s" in f for f in frames) and any("stand-in" in f for f in frames)
+    assert frames[0].startswith("lexical search ready (") and frames[-1].startswith("lexical ✓ · stand-ins ✓ · ")  # too wide: compact
     assert json.loads(out)["timeline"]["stage"] == "full"  # stdout holds the JSON alone
 
 

@@ -36,15 +36,16 @@ def _left(eta: float | None, rate: float | None, source: str | None) -> str:
     return f"~{_seconds(eta)} left at {rate:,.0f} units/s{tail}"
 
 
-def stages_text(d: dict[str, Any]) -> str:
+def stages_text(d: dict[str, Any], compact: bool = False) -> str:
     """One line from ``timeline.describe``'s dict: each stage that works, with the time it took
-    from the command's start, then the model's fill as it stands."""
+    from the command's start, then the model's fill as it stands. ``compact``: the stages that
+    work without their times, for a narrow terminal (``lexical ✓ · stand-ins ✓ · full vectors ...``)."""
     took = d["seconds_to"]
     if took["lexical"] is None:
         return "stopped before lexical search was ready" if d.get("state") == "stopped" else "building the lexical index…"
-    parts = [f"lexical search ready ({d['units']:,} units, {_seconds(took['lexical'])})"]
+    parts = ["lexical ✓" if compact else f"lexical search ready ({d['units']:,} units, {_seconds(took['lexical'])})"]
     if took["hybrid_interim"] is not None:
-        parts.append(f"stand-in vectors ready ({_seconds(took['hybrid_interim'])})")
+        parts.append("stand-ins ✓" if compact else f"stand-in vectors ready ({_seconds(took['hybrid_interim'])})")
     if d.get("embedder"):
         parts.append(_full_part(d))
     return SEP.join(parts)
@@ -111,7 +112,9 @@ class StageLine:
         text = stages_text(d)
         if self.tty:
             if text != self.drawn:
-                self.stream.write("\r\033[K" + text[: self._width()])
+                width = self._width()
+                shown = text if len(text) <= width else stages_text(d, compact=True)
+                self.stream.write("\r\033[K" + shown[:width])
                 self.stream.flush()
             self.drawn = text
             return
