@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from paqad import config
+from paqad.channel import client
 from paqad.delivery import context, refresh
 from paqad.evaluation.arms import PaqadArm
 from paqad.hooks import runner
-from paqad.channel import client
 from testing import serve
 from testing.agents import Agent, call_all, text_of
 from testing.hosts import run_host
