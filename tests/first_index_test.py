@@ -14,6 +14,7 @@ import pty
 import struct
 import subprocess
 import termios
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,15 +152,23 @@ def test_status_mid_fill_carries_stage_rate_and_time_left(many: Repo, paqad_cli:
     assert interim.MIN_UNITS <= mid["units"]
 
 
-def test_the_next_fill_starts_from_the_rate_this_tree_measured(many: Repo, paqad_cli: Any, default_provider: None) -> None:
+def test_the_next_fill_starts_from_the_rate_the_last_one_measured(many: Repo, paqad_cli: Any, default_provider: None, tmp_path: Path) -> None:
     assert paqad_cli("rag", "init", cwd=many.root).returncode == 0
     # the user cache off: every unit goes through the model again
     again = paqad_cli("-c", "rag_embedding_cache_mb=0", "rag", "rebuild", cwd=many.root)
     assert again.returncode == 0, again.stderr
     first = next(ln for ln in again.stderr.splitlines() if ln.startswith("lexical search ready ("))
-    assert "estimating" not in first and "units/s (this tree's last fill)" in first
+    assert "estimating" not in first and "units/s (the last fill's rate)" in first
     data = json.loads(paqad_cli("rag", "status", "--json", cwd=many.root).stdout)["timeline"]
     assert data["kind"] == "rebuild" and data["stage"] == "full"
+    # another repository on this machine: its first index starts from the rate measured here
+    other = Repo.init(tmp_path / "other")
+    other.write("lib/scale.py", _helpers(300).replace("helper_", "scale_"))
+    other.commit("other")
+    new = paqad_cli("rag", "init", cwd=other.root)
+    assert new.returncode == 0, new.stderr
+    line = next(ln for ln in new.stderr.splitlines() if ln.startswith("lexical search ready ("))
+    assert "estimating" not in line and "s left at " in line and "units/s (the last fill's rate)" in line
 
 
 def test_background_init_hands_the_timeline_to_its_fill(many: Repo, paqad_cli: Any, default_provider: None) -> None:

@@ -32,7 +32,7 @@ def _seconds(s: float) -> str:
 def _left(eta: float | None, rate: float | None, source: str | None) -> str:
     if eta is None or not rate:
         return "estimating…"
-    tail = " (this tree's last fill)" if source == "last fill" else ""
+    tail = " (the last fill's rate)" if source == "last fill" else ""
     return f"~{_seconds(eta)} left at {rate:,.0f} units/s{tail}"
 
 

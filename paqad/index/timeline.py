@@ -14,8 +14,9 @@ first carries the model's load); the time left is the work
 still to do at the work rate of that window (:func:`work_seconds_left`), a unit's work being the
 length of its text (capped where the model stops reading), so a fill whose short test functions
 come last is not taken for one that goes on at the pace of its long documents. Before the first batch there
-is no observed figure: the rate this work tree's last fill measured (``embed-rate.json``, per
-model fingerprint) stands in, said to be that, else there is none ("estimating…").
+is no observed figure: the rate the last fill of the model measured (``embed-rate.json``: this work
+tree's, else the user cache folder's, from any tree on this machine) stands in, said to be that,
+else there is none ("estimating…").
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from paqad import workspace
+from paqad.index import embed_cache
 
 FILE = "timeline.json"
 RATE_FILE = "embed-rate.json"
@@ -103,7 +105,7 @@ class Record:
 
     def lexical(self, units: int, embedder: str, pending: int = 0, cached: int = 0, at: float | None = None, prior: float | None = None) -> None:
         """The lexical index is live (since ``at``, else now): ``pending`` units wait for the model,
-        ``cached`` of them in the cache; ``prior``: the rate of this tree's last fill, if any."""
+        ``cached`` of them in the cache; ``prior``: the rate of the last fill (:func:`last_rate`), if any."""
         self.lexical_s, self.units, self.embedder = at if at is not None else self.elapsed(), units, embedder
         self.total, self.cached = pending, cached
         self.rate, self.rate_source = (prior, "last fill") if prior else (None, None)
@@ -288,25 +290,34 @@ def _alive(pid: Any) -> bool:
     return True
 
 
+def _rate_files(root: Path) -> list[Path]:
+    """Where measured rates are kept: this work tree's state, then the user's cache folder (any
+    tree's last fill on this machine: a new tree's first estimate)."""
+    return [workspace.state_dir(root) / RATE_FILE, embed_cache.cache_dir() / RATE_FILE]
+
+
 def last_rate(root: Path, fingerprint: str) -> float | None:
-    """Units per second the last fill of this model in this work tree measured (None: none yet)."""
-    try:
-        rates = json.loads((workspace.state_dir(root) / RATE_FILE).read_text(encoding="utf-8"))
-        rate = float(rates[fingerprint]["rate"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return rate if rate > 0 else None
+    """Units per second the last fill of this model measured, in this work tree or else on this
+    machine (None: none yet)."""
+    for path in _rate_files(root):
+        try:
+            rate = float(json.loads(path.read_text(encoding="utf-8"))[fingerprint]["rate"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if rate > 0:
+            return rate
+    return None
 
 
 def save_rate(root: Path, fingerprint: str, rate: float) -> None:
-    path = workspace.state_dir(root) / RATE_FILE
-    try:
-        rates = json.loads(path.read_text(encoding="utf-8"))
-        rates = rates if isinstance(rates, dict) else {}
-    except (OSError, ValueError):
-        rates = {}
-    rates[fingerprint] = {"rate": round(rate, 2), "at": _iso(time.time())}
-    try:
-        workspace.atomic_write_text(path, json.dumps(rates), durable=False)
-    except OSError:
-        pass
+    for path in _rate_files(root):
+        try:
+            rates = json.loads(path.read_text(encoding="utf-8"))
+            rates = rates if isinstance(rates, dict) else {}
+        except (OSError, ValueError):
+            rates = {}
+        rates[fingerprint] = {"rate": round(rate, 2), "at": _iso(time.time())}
+        try:
+            workspace.atomic_write_text(path, json.dumps(rates), durable=False)
+        except OSError:
+            pass
