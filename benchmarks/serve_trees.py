@@ -7,8 +7,9 @@ held ten services of 143-215 MB each. N copies of a corpus (``python benchmarks/
 flask``) get ``rag init`` in private data, cache and runtime folders (the embedding cache makes
 copies 2..N cheap to index; the first pays the model). Then, for each work tree, one warm search:
 
-- ``processes``: today's layout, one ``paqad serve`` per work tree (``rag search`` through it);
-  the resident memory (``VmRSS``) of each service after its search;
+- ``service``: ``paqad serve`` started for each work tree as the doors start it, ``rag search``
+  through it; the resident memory (``VmRSS``) of the distinct service processes after each
+  tree's search (a process per tree before the per-user service, one after);
 - ``shared``: one Python hosting a :class:`paqad.Repository` per work tree (what a per-user
   service hosts: the query model loaded once, per tree its index, vectors and caches); its
   resident memory after the first tree's search and after each further one.
@@ -83,8 +84,11 @@ def prepare(corpus: str, tmp: Path, n: int, provider: str, env: dict[str, str]) 
     return roots, seconds
 
 
-def processes(roots: list[Path], env: dict[str, str]) -> dict:
-    rss = []
+def service(roots: list[Path], env: dict[str, str]) -> dict:
+    """``paqad serve`` started for each work tree as the doors start it; the resident memory of
+    the distinct service processes after each tree's search (one per tree before issue 34's
+    per-user process, one in all after)."""
+    after, pids = [], []
     try:
         for root in roots:
             subprocess.Popen([sys.executable, "-P", "-m", "paqad", "--root", str(root), "serve"], cwd="/", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -99,12 +103,15 @@ def processes(roots: list[Path], env: dict[str, str]) -> dict:
             search = paqad(root, env, "rag", "search", QUERY, "--json")
             if search.returncode != 0:
                 sys.exit(f"rag search {root}: {search.stderr[-1000:]}")
-            pid = int(status["service"]["pid"])
-            rss.append(round(vm_rss_mb(pid), 1))
+            pids.append(int(status["service"]["pid"]))
+            after.append(round(sum(vm_rss_mb(pid) for pid in set(pids)), 1))
     finally:
         for root in roots:
             paqad(root, env, "serve", "stop")
-    return {"rss_mb_each": rss, "rss_mb_1": rss[0], "rss_mb_total": round(sum(rss), 1), "per_extra_tree_mb": round((sum(rss) - rss[0]) / max(1, len(rss) - 1), 1)}
+    return {
+        "processes": len(set(pids)), "rss_mb_after_each": after, "rss_mb_1": after[0], "rss_mb_total": after[-1],
+        "per_extra_tree_mb": round((after[-1] - after[0]) / max(1, len(after) - 1), 1),
+    }
 
 
 def shared(roots: list[Path], env: dict[str, str]) -> dict:
@@ -124,7 +131,7 @@ def main() -> int:
     ap.add_argument("--corpus", default="flask-3.1.3")
     ap.add_argument("--trees", type=int, default=10)
     ap.add_argument("--provider", default="local", choices=("local", "none"))
-    ap.add_argument("--mode", default="both", choices=("both", "processes", "shared"))
+    ap.add_argument("--mode", default="both", choices=("both", "service", "shared"))
     ap.add_argument("--json", dest="out", default=None)
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -146,8 +153,8 @@ def main() -> int:
         }
         if args.mode in ("both", "shared"):
             result["shared"] = shared(roots, env)
-        if args.mode in ("both", "processes"):
-            result["processes"] = processes(roots, env)
+        if args.mode in ("both", "service"):
+            result["service"] = service(roots, env)
         result["load_avg_after"] = list(os.getloadavg())
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -178,9 +178,9 @@ class Settings:
     )
     rag_serve: bool = setting(
         True,
-        "Keep one resident `paqad serve` process per work tree (started on demand by the first prompt hook, search, agent or MCP session; Unix socket in the user's runtime folder, never TCP) so the doors answer from a warm index and model. Off: every door answers in-process, as before.",
+        "Keep a resident `paqad serve` process (one per user, serving each work tree; started on demand by the first prompt hook, search, agent or MCP session; a Unix socket per work tree in the user's runtime folder, never TCP) so the doors answer from a warm index and model. Off: every door answers in-process, as before.",
     )
-    rag_serve_idle_timeout: float = setting(1800.0, "Seconds without a request after which the resident `paqad serve` process exits.", low=1.0, high=604800.0)
+    rag_serve_idle_timeout: float = setting(1800.0, "Seconds without a request after which the resident `paqad serve` process releases a work tree (and exits with the last one).", low=1.0, high=604800.0)
     rag_serve_memory_cap: int = setting(
         1024,
         "Megabytes of resident memory past which `paqad serve` exits (the next door starts a fresh one).",

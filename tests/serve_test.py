@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from paqad import workspace
-from paqad.hooks import runner
 from paqad.channel import client, paths, wire
+from paqad.hooks import runner
 from testing import serve
 from testing.env import child_env, wait_for
 from testing.hosts import host_json, run_host
@@ -180,13 +180,14 @@ def test_a_client_with_other_settings_is_answered_in_process(shop: Repo) -> None
     assert wait_for(lambda: not serve.alive(pid)), "the newest caller's settings win: the old service made way"
 
 
-def test_two_work_trees_are_served_at_once_each_by_its_own(shop: Repo, tmp_path: Path, paqad_cli) -> None:
+def test_two_work_trees_are_served_at_once_each_by_its_own_socket_in_one_process(shop: Repo, tmp_path: Path, paqad_cli) -> None:
     other = Repo.init(tmp_path / "other")
     other.write("ledger/books.py", "def balance_the_ledger(entries):\n    \"\"\"Sum the debits and credits of the general ledger.\"\"\"\n    return sum(e.amount for e in entries)\n")
     other.commit("ledger")
     assert paqad_cli("rag", "init", "--provider", "none", cwd=other.root).returncode == 0
-    pids = {serve.start(shop.root), serve.start(other.root)}
-    assert len(pids) == 2
+    first = serve.start(shop.root)
+    serve.start(other.root)  # hands the work tree to the running process and exits
+    assert {serve.service_pid(shop.root), serve.service_pid(other.root)} == {first}, "one process per user (issue 34)"
     roots = {client.request(r, "status").reply["info"]["root"] for r in (shop.root, other.root)}
     assert roots == {str(shop.root), str(other.root)}
     mine = paqad_cli("rag", "search", "balance the general ledger", "--json", cwd=other.root)
@@ -429,3 +430,43 @@ def test_a_work_tree_deleted_after_a_commit_is_never_re_created(shop: Repo) -> N
     assert wait_for(lambda: not serve.alive(pid), timeout=60)
     assert not shop.root.exists()
     assert "exited: work tree or its paqad folder removed" in serve_log(shop.root)
+
+
+def test_one_process_serves_every_work_tree_of_the_user_and_releases_each_alone(tmp_path: Path, paqad_cli, serving: None) -> None:
+    """Issue 34 item 3: one warm process per user, not per work tree. A second work tree's door
+    starts `paqad serve`, which hands the tree to the running process and exits; a tree that goes
+    away is released alone (nothing written where it was), and the process ends with the last."""
+    trees = []
+    for name in ("one", "two", "three"):
+        tree = make_shop(Repo.init(tmp_path / name))
+        assert paqad_cli("rag", "init", "--provider", "none", cwd=tree.root).returncode == 0
+        trees.append(tree)
+    pid = serve.start(trees[0].root)
+    for tree in trees[1:]:
+        done = paqad_cli("rag", "search", "where is a card charge retried", cwd=tree.root)
+        assert done.returncode == 0 and "shop/" in done.stdout
+        assert serve.wait_ready(tree.root)
+    assert {serve.service_pid(t.root) for t in trees} == {pid}, "one process for the user's work trees"
+    import shutil
+
+    shutil.rmtree(trees[1].root)
+    assert wait_for(lambda: not client.running(trees[1].root), timeout=30)
+    assert not trees[1].root.exists() and serve.service_pid(trees[0].root) == pid and serve.service_pid(trees[2].root) == pid
+    assert "exited: work tree or its paqad folder removed" in serve_log(trees[1].root)
+    for tree in (trees[0], trees[2]):
+        assert client.stop(tree.root)
+    assert wait_for(lambda: not serve.alive(pid), timeout=30)
+
+
+def test_the_process_of_the_user_adopts_only_work_trees_set_up_for_this_user(shop: Repo, tmp_path: Path, serving: None) -> None:
+    """A work tree is served only when its per-developer folder exists: asking the host to adopt
+    another folder is refused and writes nothing there or for it."""
+    from paqad.serve import host
+
+    serve.start(shop.root)
+    user = paths.for_user()
+    assert user is not None
+    stranger = make_shop(Repo.init(tmp_path / "stranger"))
+    assert host.ask_adopt(user, stranger.root) == "refused:not_set_up"
+    assert not workspace.local_dir(stranger.root).exists() and not (stranger.root / ".paqad").exists()
+    assert not client.running(stranger.root)

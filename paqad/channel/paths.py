@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 
+from paqad import localstate
+
 try:
     from _blake2 import blake2b
 except ImportError:  # an interpreter built without it
@@ -77,7 +79,16 @@ def for_root(root: str | os.PathLike[str], create: bool = False) -> ServicePaths
 
     ``create`` (the service) makes the folder, 0700, when it is missing; a client only finds one.
     """
-    key = key_of(root)
+    return _for_key(key_of(root), create)
+
+
+def for_user(create: bool = False) -> ServicePaths | None:
+    """The files of the user's one process that hosts every work tree's service
+    (:mod:`paqad.serve.host`): its lock and control socket, keyed by paqad's per-user data folder."""
+    return _for_key("user-" + digest(os.fsencode(localstate.data_home()), 6), create)
+
+
+def _for_key(key: str, create: bool) -> ServicePaths | None:
     short = [p for p in (ServicePaths(f, key) for f in candidate_folders()) if len(os.fsencode(p.socket)) <= SUN_PATH_MAX]
     for paths in short:
         if _usable(paths.folder, create):

@@ -15,12 +15,14 @@ JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readabl
 @click.group("serve", cls=HelpfulGroup, invoke_without_command=True)
 @click.pass_context
 def serve_group(ctx: click.Context) -> None:
-    """Run this work tree's resident paqad process in the foreground (with no subcommand).
+    """Serve this work tree from the user's resident paqad process (with no subcommand): become
+    that process in the foreground, or hand the work tree to the one already running.
 
     The doors (prompt hooks, rag search, paqad agent, paqad mcp) start it on demand and fall back
-    to answering in-process whenever it is absent; it exits after rag_serve_idle_timeout seconds
-    without a request, or past rag_serve_memory_cap MB. It listens on a Unix socket in the user's
-    runtime folder, never on a TCP port.
+    to answering in-process whenever it is absent. One process serves every work tree of the user
+    (one query model); a work tree is released after rag_serve_idle_timeout seconds without a
+    request, and the process ends with the last one, or past rag_serve_memory_cap MB. Each work
+    tree has its Unix socket in the user's runtime folder, never a TCP port.
 
     Example: paqad serve status
     """

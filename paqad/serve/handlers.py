@@ -98,7 +98,7 @@ def connection(svc: Service, conn: socket.socket) -> None:
         svc.end()
         conn.close()
         if rss_mb() > svc.cfg.rag_serve_memory_cap:
-            svc.stop(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
+            svc.stop_process(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
 
 
 def _answer(svc: Service, conn: socket.socket, req: dict[str, Any]) -> None:
@@ -137,18 +137,18 @@ def _gate(svc: Service, req: dict[str, Any], op: str) -> str | None:
         return None
     protocol, version = req.get("protocol"), str(req.get("version", ""))
     if isinstance(protocol, int) and protocol > wire.PROTOCOL or wire.is_newer(version, __version__):
-        svc.stop(f"a newer paqad asked (version {version[:40]}, protocol {protocol})")
+        svc.stop_process(f"a newer paqad asked (version {version[:40]}, protocol {protocol})")
         return "outdated"
     if protocol != wire.PROTOCOL:
         return "protocol"
     if str(req.get("build", "")) != svc.build and version == __version__:
-        svc.stop("a client of another build of this paqad version asked (the checkout changed)")
+        svc.stop_process("a client of another build of this paqad version asked (the checkout changed)")
         return "outdated"
     if svc.stop_reason is not None:
         return "stopping"
     if req.get("env") != svc.env:
         if op != "git-event":  # a commit from a shell with other PAQAD_* must not evict the agents' service
-            svc.stop("a client with other settings asked")
+            svc.stop_process("a client with other settings asked")
         return "environment"
     return None
 

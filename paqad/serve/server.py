@@ -1,24 +1,26 @@
-"""The resident process of one work tree: the lock, the socket, the loop, and when it exits.
+"""A work tree's service: the lock, the socket, the loop, when it stops; served by the user's one process.
 
 ``paqad serve`` (started on demand by a door's in-process fallback, or by hand) runs
-:func:`serve`. In order:
+:func:`serve`: when no process of this user runs, it becomes that process (:mod:`paqad.serve.host`:
+the user's lock and control socket) and serves the work tree; otherwise it asks the running one to
+adopt the work tree and exits. Each work tree served, in order (:func:`run_tree`):
 
-1. take the work tree's lock (``flock`` on ``<key>.lock`` in the runtime folder, held for life: a
-   killed service releases it, so a lock is never stale) or exit at once (one service per work
-   tree; a successor waits a moment for a predecessor that was just asked to exit);
-2. warm up: import the search and indexing stack, open the ``Index``, load the vector matrix and
-   the query model (so the first request is answered warm);
+1. take the work tree's lock (``flock`` on ``<key>.lock`` in the runtime folder, held while it is
+   served: a killed process releases it, so a lock is never stale);
+2. warm up: import the search and indexing stack (once per process), open the ``Index``, load the
+   vector matrix and the query model (loaded once per process, shared by every work tree);
 3. remove a socket file left by a dead process (safe: we hold the lock), bind the Unix socket
-   (0600, in the 0700 runtime folder; never a TCP port), write the info file;
-4. serve: one thread per connection (:mod:`paqad.serve.handlers` does the work), until
+   (0600, in the 0700 runtime folder; never a TCP port), write the info and pid files;
+4. serve on a thread of its own, one thread per connection (:mod:`paqad.serve.handlers`), until
    - no request for ``rag_serve_idle_timeout`` seconds and no background job running (``idle``),
-   - the resident memory passes ``rag_serve_memory_cap`` MB (``memory cap``: the next door
-     starts a fresh one),
-   - ``paqad serve stop``, a newer client, a client with other settings, ``rag_serve`` turned off,
-     the work tree or its per-developer folder removed, or SIGTERM/SIGINT;
-5. remove its socket and info file and release the lock.
+   - ``paqad serve stop``, ``rag_serve`` turned off, the work tree or its per-developer folder
+     removed (nothing is written where it was);
+   or, for every work tree of the process at once: the resident memory past
+   ``rag_serve_memory_cap`` MB, a newer client, a client with other settings, SIGTERM/SIGINT;
+5. remove its socket, info and pid files, release the lock, drop its index and caches. The
+   process ends when no work tree is left.
 
-Each start and exit is one line in ``serve.log`` of the per-developer logs folder.
+Each start and exit is one line in the work tree's ``serve.log`` (per-developer logs folder).
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paqad import __version__, workspace
-from paqad.channel import gitevents
+from paqad.channel import client, gitevents
 from paqad.channel import paths as paths_mod
+from paqad.serve import host as host_mod
 from paqad.serve.state import Service, log, rss_mb
 
 if TYPE_CHECKING:
@@ -127,7 +130,7 @@ def _check(svc: Service) -> None:
     if svc.idle_for() > svc.cfg.rag_serve_idle_timeout:
         svc.stop(f"idle for {svc.cfg.rag_serve_idle_timeout:g}s")
     elif rss_mb() > svc.cfg.rag_serve_memory_cap:
-        svc.stop(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
+        svc.stop_process(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
     elif not svc.root.is_dir() or not workspace.is_set_up(svc.root):
         svc.stop("work tree or its paqad folder removed")
     elif not os.path.exists(svc.paths.socket):
@@ -154,39 +157,119 @@ def _loop(svc: Service, sock: socket.socket) -> None:
 
 
 def serve(root: Path, cfg: Config) -> int:
-    """Run the service for ``root`` until it has a reason to exit; returns the exit code (0)."""
+    """Serve ``root``: as the user's host process (:mod:`paqad.serve.host`) when none runs, else
+    by asking the running host to adopt it; returns the exit code (0)."""
     paths = paths_mod.for_root(root, create=True)
-    if paths is None:
+    user = paths_mod.for_user(create=True)
+    if paths is None or user is None:
         log(root, "not started: no private runtime folder with a short enough socket path")
         return 0
-    fd = take_lock(paths.lock)
-    if fd is None:
-        return 0  # another service has this work tree
-    from paqad.serve import handlers
-    from paqad.serve.jobs import Jobs
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while client.lock_held(paths.lock):  # served already, or by a process on its way out (making way)
+        if time.monotonic() > deadline:
+            return 0
+        time.sleep(0.05)
+    while True:
+        fd = take_lock(user.lock, wait=0)
+        if fd is not None:
+            return _host(fd, user, root, cfg)
+        why = host_mod.ask_adopt(user, root)
+        if why == "ok":
+            return 0
+        if why.startswith("refused:") and why not in (*client.MAKING_WAY, "refused:stopping") or time.monotonic() > deadline:
+            log(root, f"not started: the user's paqad service did not take this work tree ({why})")
+            return 0
+        time.sleep(0.1)  # the host is starting, or exiting (making way): its lock is free in a moment
 
-    svc = Service(root, cfg, paths)
-    svc.jobs = Jobs(root)
-    handlers.warm(svc)
-    sock = listen(paths)
+
+def _host(fd: int, user: paths_mod.ServicePaths, first: Path, cfg: Config) -> int:
+    """Be the user's host: serve ``first``, adopt the work trees later doors ask for, until none is left."""
+    from paqad import config
+
+    host = host_mod.Host()
+    pending = [0]
+
+    def adopt(root: Path, cfg: Config | None = None) -> str | None:
+        pending[0] += 1
+        try:
+            return run_tree(host, root, cfg or config.load(root))
+        except Exception as exc:  # noqa: BLE001 - a tree that cannot be served is refused; the others go on
+            return f"error: {type(exc).__name__}"
+        finally:
+            pending[0] -= 1
+
+    ctl = listen(user)
     try:
-        workspace.atomic_write_text(Path(paths.info), json.dumps(svc.info()), mode=0o600)
-        _install_signals(svc, sock)
-        _write_pid_file(root)
-        log(root, f"started (paqad {__version__}, socket {paths.socket}, {rss_mb():.0f} MB)")
-        _loop(svc, sock)
+        _install_signals(host)
+        why = adopt(first, cfg)
+        if why is not None:
+            log(first, f"not started: {why}")
+        workspace.atomic_write_text(Path(user.info), json.dumps({"pid": os.getpid(), "version": __version__}), mode=0o600)
+        while host.alive() or pending[0]:
+            try:
+                conn, _ = ctl.accept()
+                threading.Thread(target=host_mod.answer, args=(host, conn, adopt), name="paqad-serve-adopt", daemon=True).start()
+            except TimeoutError:
+                pass
+            except OSError:
+                host.stop_all("control socket closed")
+                break
     finally:
-        _remove_pid_file(root)
-        _remove_ours(paths)
-        sock.close()
-        log(root, f"exited: {svc.stop_reason or 'error'} after {svc.requests} requests")
+        _remove_ours(user)
+        ctl.close()
         os.close(fd)
     return 0
 
 
-def _install_signals(svc: Service, sock: socket.socket) -> None:
+def run_tree(host: host_mod.Host, root: Path, cfg: Config) -> str | None:
+    """Serve ``root`` on a thread of its own (its lock, socket, info and pid files, log); None, or why not."""
+    from paqad.serve import handlers
+    from paqad.serve.jobs import Jobs
+
+    key = host_mod.key_of(root)
+    with host.lock:
+        if key in host.threads and host.threads[key].is_alive():
+            return None
+    if not workspace.is_set_up(root):
+        return "not_set_up"
+    paths = paths_mod.for_root(root, create=True)
+    if paths is None:
+        return "no-runtime-dir"
+    fd = take_lock(paths.lock)
+    if fd is None:
+        return "locked"
+    svc = Service(root, cfg, paths, host=host)
+    svc.jobs = Jobs(root)
+    handlers.warm(svc)
+    sock = listen(paths)
+    workspace.atomic_write_text(Path(paths.info), json.dumps(svc.info()), mode=0o600)
+    _write_pid_file(root)
+    log(root, f"started (paqad {__version__}, socket {paths.socket}, {rss_mb():.0f} MB, {len(host.alive()) + 1} work trees in this process)")
+    thread = threading.Thread(target=_tree_loop, args=(svc, sock, fd), name="paqad-serve-tree", daemon=True)
+    with host.lock:
+        host.trees[key], host.threads[key] = svc, thread
+    thread.start()
+    return None
+
+
+def _tree_loop(svc: Service, sock: socket.socket, fd: int) -> None:
+    """One work tree's accept loop; then its files removed, its lock released, its index dropped."""
+    from paqad.index.reader import Index
+
+    try:
+        _loop(svc, sock)
+    finally:
+        _remove_pid_file(svc.root)
+        _remove_ours(svc.paths)
+        sock.close()
+        log(svc.root, f"exited: {svc.stop_reason or 'error'} after {svc.requests} requests")
+        os.close(fd)
+        Index.forget(svc.root)  # its index and caches go with it; the model stays for the others
+
+
+def _install_signals(host: host_mod.Host) -> None:
     def on_signal(signum: int, frame: Any) -> None:
-        svc.stop(signal.Signals(signum).name)
+        host.stop_all(signal.Signals(signum).name)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, on_signal)

@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paqad import __version__, workspace
 from paqad.channel import paths as paths_mod
@@ -52,6 +52,12 @@ def rss_mb() -> float:
         return peak / 1e6 if sys.platform == "darwin" else peak / 1e3
 
 
+class Process(Protocol):
+    """The process serving this work tree and others (:class:`paqad.serve.host.Host`)."""
+
+    def stop_all(self, reason: str) -> None: ...
+
+
 @dataclass
 class Service:
     """One running service: what the handlers and the loop share."""
@@ -69,6 +75,7 @@ class Service:
     jobs: Jobs | None = None
     _state_lock: threading.Lock = field(default_factory=threading.Lock)
     repo: Repository | None = None
+    host: Process | None = None  # the per-user process serving this and other work trees (serve.host.Host)
 
     def repository(self) -> Repository:
         """The work tree's facade this service hosts (its agent sessions, its jobs)."""
@@ -79,9 +86,15 @@ class Service:
         return self.repo
 
     def stop(self, reason: str) -> None:
-        """Ask the loop to exit (the first reason is the one logged)."""
+        """Stop serving this work tree (the first reason is the one logged)."""
         if self.stop_reason is None:
             self.stop_reason = reason
+
+    def stop_process(self, reason: str) -> None:
+        """End the whole process, every work tree it serves (it makes way, or is over its memory cap)."""
+        if self.host is not None:
+            self.host.stop_all(reason)
+        self.stop(reason)
 
     def begin(self) -> None:
         with self._state_lock:
