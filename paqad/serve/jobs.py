@@ -56,6 +56,7 @@ class Jobs:
         self.root = root
         self._pending: dict[str, Pending] = {}
         self._running: str | None = None
+        self._closed = False
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._work, name="paqad-serve-jobs", daemon=True)
         self._thread.start()
@@ -88,9 +89,18 @@ class Jobs:
         with self._cond:
             return sorted(self._pending) + ([f"{self._running} (running)"] if self._running else [])
 
-    def _next(self) -> Pending:
+    def close(self) -> None:
+        """End the worker once it is between jobs (the work tree is released); pending ones are dropped."""
+        with self._cond:
+            self._closed = True
+            self._pending.clear()
+            self._cond.notify()
+
+    def _next(self) -> Pending | None:
         with self._cond:
             while True:
+                if self._closed:
+                    return None
                 now = time.monotonic()
                 due = [(p.due(now), name) for name, p in self._pending.items()]
                 if due and min(due)[0] <= 0:
@@ -102,6 +112,8 @@ class Jobs:
     def _work(self) -> None:
         while True:
             job = self._next()
+            if job is None:
+                return
             try:
                 lock = runner.claim(self.root, job.spec.action, job.event)
                 if lock is not None:  # else its holder runs once more for this request

@@ -264,6 +264,8 @@ def _tree_loop(svc: Service, sock: socket.socket, fd: int) -> None:
         sock.close()
         log(svc.root, f"exited: {svc.stop_reason or 'error'} after {svc.requests} requests")
         os.close(fd)
+        if svc.jobs is not None:
+            svc.jobs.close()
         Index.forget(svc.root)  # its index and caches go with it; the model stays for the others
 
 
