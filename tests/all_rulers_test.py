@@ -165,6 +165,18 @@ def test_end_to_end_row_has_gated_and_ungated_ranks(repo, tmp_path):
     assert not hit["index"]["reused"]
     again = all_rulers.run_all(sel, run, tmp_path / "rows2.jsonl")  # same corpus, paqad, settings: the index is reused
     assert again[0]["index"]["reused"] and again[0]["gated"] == hit["gated"]
+    stamp = tmp_path / "data" / "stamps" / "tiny.json"
+    stamp.write_text(json.dumps({**json.loads(stamp.read_text()), "seeded": True}))  # as if --seed had made it
+    fresh = all_rulers.run_all(sel, run, tmp_path / "rows3.jsonl")
+    assert not fresh[0]["index"]["reused"] and json.loads(stamp.read_text())["seeded"] is False
+
+
+def test_rescore_prints_the_table_of_saved_rows(tmp_path, capsys):
+    rows = tmp_path / "20261207T000000Z.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    assert all_rulers.main(["--rescore", str(rows), "--half", "report", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "half **report**" in out and "| ruler b | 2 / 0 |" in out and "ruler a" not in out
 
 
 def test_limit_corpora_per_ruler_prefers_corpora_in_use_then_the_smaller():
