@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # no ``typing`` or ``collections.abc`` at run time: 8 modules for an annotation (a hook's budget)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 TREES = "trees"
 SUFFIX = ".paqad"
