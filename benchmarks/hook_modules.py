@@ -7,8 +7,9 @@ everything else) each door pulls in. A copy of a small real repository (from
 ``benchmarks/.cache/corpora``; ``python benchmarks/corpora.py fetch``) gets ``rag init`` in a
 private data folder (``PAQAD_DATA_DIR``) and runtime folder (``XDG_RUNTIME_DIR``), so the
 developer's own services and settings are untouched. Each path then runs once in a fresh
-``python -P`` whose first lines install a profiler (``sys.setprofile`` and
-``threading.setprofile``) counting the calls of functions defined in paqad's package folder;
+``python -P`` whose first lines install a profiler (``sys.setprofile``, in every thread through
+``_thread.start_new_thread``: the probe imports nothing a bare interpreter lacks) counting the
+calls of functions defined in paqad's package folder;
 when the process ends (``sys.exit``, or ``os._exit`` as the hooks end) it writes
 ``sys.modules`` split into paqad's own, the standard library's and the rest (third party), with
 the distinct paqad functions called and their calls. The paths:
@@ -50,7 +51,7 @@ PROMPT = "how does the session merge cookies into the prepared request"
 #: Run as ``python -P -c PROBE OUT ENTRY ARGS...``: the profiler first, then ENTRY (``cli``: paqad's
 #: console entry with ARGS; ``burst``: the git shim's background Python; ``bare``: nothing).
 PROBE = r"""
-import sys, os, threading
+import sys, os, _thread
 _out, _entry, _args = sys.argv[1], sys.argv[2], sys.argv[3:]
 _calls = {}
 _pkg = [None]
@@ -67,18 +68,26 @@ def _prof(frame, event, arg):
         if name.startswith(root):
             key = (name[len(root):], code.co_firstlineno, code.co_qualname)
             _calls[key] = _calls.get(key, 0) + 1
+# every thread profiled without importing threading (which loads collections and more): its
+# threads start through _thread.start_new_thread, as the hook's own watchdog does
+_start_thread = _thread.start_new_thread
+def _profiled_thread(function, args, kwargs={}):
+    def run(*a, **k):
+        sys.setprofile(_prof)
+        return function(*a, **k)
+    return _start_thread(run, args, kwargs)
+_thread.start_new_thread = _profiled_thread
 _done = []
 def _dump():
     if _done:
         return
     _done.append(1)
     sys.setprofile(None)
-    threading.setprofile(None)
     names = sorted(sys.modules)
     own = [n for n in names if n == "paqad" or n.startswith("paqad.")]
     std = [n for n in names if n not in own and n.split(".")[0] in sys.stdlib_module_names]
     third = [n for n in names if n not in own and n not in std]
-    data = {"modules": len(names), "paqad_modules": own, "stdlib": len(std), "third_party": third,
+    data = {"modules": len(names), "paqad_modules": own, "stdlib": len(std), "stdlib_modules": std, "third_party": third,
             "paqad_functions": len(_calls), "paqad_calls": sum(_calls.values()),
             "functions": sorted("%s:%d %s" % k for k in _calls)}
     with open(_out, "w") as fh:
@@ -89,7 +98,6 @@ def _exit(code):
     _real_exit(code)
 os._exit = _exit
 __import__("atexit").register(_dump)
-threading.setprofile(_prof)
 sys.setprofile(_prof)
 if _entry == "cli":
     from paqad.cli.main import main
@@ -180,14 +188,17 @@ def run(corpus: str, provider: str, keep: bool) -> dict:
     finally:
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "paqad"], cwd=REPO, capture_output=True, text=True).stdout.strip())
+    where = subprocess.run([sys.executable, "-P", "-c", "import os, paqad; print(os.path.dirname(os.path.dirname(paqad.__file__)))"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=where or REPO, capture_output=True, text=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "paqad"], cwd=where or REPO, capture_output=True, text=True).stdout.strip())
     return {
         "benchmark": "hook_modules", "commit": commit + ("+dirty" if dirty else ""), "corpus": corpus, "provider": provider,
         "load_avg": list(os.getloadavg()), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "prompt_hook_modes": modes,
         "paths": {name: summary(data) for name, data in raw.items()},
-        "detail": {name: {"paqad_modules": data["paqad_modules"], "third_party": data["third_party"], "functions": data["functions"]} for name, data in raw.items()},
+        "detail": {
+            name: {k: data[k] for k in ("paqad_modules", "stdlib_modules", "third_party", "functions")} for name, data in raw.items()
+        },
     }
 
 
