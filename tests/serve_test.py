@@ -470,3 +470,22 @@ def test_the_process_of_the_user_adopts_only_work_trees_set_up_for_this_user(sho
     assert host.ask_adopt(user, stranger.root) == "refused:not_set_up"
     assert not workspace.local_dir(stranger.root).exists() and not (stranger.root / ".paqad").exists()
     assert not client.running(stranger.root)
+
+
+def test_an_idle_work_tree_is_released_while_the_process_serves_another(shop: Repo, tmp_path: Path, paqad_cli) -> None:
+    """Issue 34 item 3: idle work trees are released (their socket, lock, index and caches) while
+    the process lives on for the trees in use."""
+    busy = make_shop(Repo.init(tmp_path / "busy"))
+    assert paqad_cli("rag", "init", "--provider", "none", cwd=busy.root).returncode == 0
+    pid = serve.start(shop.root, PAQAD_RAG_SERVE_IDLE_TIMEOUT="2")
+    serve.start(busy.root, PAQAD_RAG_SERVE_IDLE_TIMEOUT="2")  # adopted by the running process
+    assert serve.service_pid(busy.root) == pid
+
+    def released() -> bool:
+        client.request(busy.root, "status", reply_timeout=2.0)  # keeps the other one in use
+        return not client.running(shop.root)
+
+    assert wait_for(released, timeout=60)
+    assert "exited: idle for 2s" in serve_log(shop.root)
+    assert serve.service_pid(busy.root) == pid and serve.alive(pid)
+    assert wait_for(lambda: not serve.alive(pid), timeout=60), "the process ends with its last work tree"
