@@ -4,6 +4,8 @@ every door calls."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from paqad import config
@@ -145,6 +147,30 @@ def test_diversity_leaves_the_best_files_next_units_free_only_when_asked():
     assert order(0) == ["a1.0", "b0.7", "c0.6", "a0.9", "a0.8"]
     assert order(2) == ["a1.0", "a0.9", "a0.8", "b0.7", "c0.6"]
     assert order(1) == ["a1.0", "a0.9", "b0.7", "c0.6", "a0.8"]
+
+
+def _greedy(items, score, path, free=0):
+    """The diversity pass as first written: each step rescans every remaining item."""
+    remaining, out = list(items), []
+    seen = {path(items[0]): -free} if free else {}
+    while remaining:
+        at = max(range(len(remaining)), key=lambda i: (score(remaining[i]) * ranking.DIVERSITY ** max(0, seen.get(path(remaining[i]), 0)), -i))
+        item = remaining.pop(at)
+        seen[path(item)] = seen.get(path(item), 0) + 1
+        out.append(item)
+    return out
+
+
+def test_diversity_keeps_the_greedy_passs_order_and_ties():
+    """The heap pass (issue 34: the rescan was a tenth of a warm query) orders every list as the
+    rescan did, equal scores and unsorted input included."""
+    rng = random.Random(34)
+    for _ in range(3000):
+        n = rng.randint(2, 40)
+        scores = [rng.choice([1.0, 0.6, 0.36, 0.0, rng.random(), 3 * rng.random()]) for _ in range(n)]
+        items = [(f"f{rng.randint(0, rng.randint(0, 6))}", s, k) for k, s in enumerate(scores)]
+        free = rng.choice([0, 0, 1, 2])
+        assert ranking.diversify(items, lambda x: x[1], lambda x: x[0], free) == _greedy(items, lambda x: x[1], lambda x: x[0], free)
 
 
 REPORT = (

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -98,6 +100,41 @@ def test_source_budget_and_omitted(shop):
     assert len(with_source) == 2 and len(with_source[0].source) == 100 and len(with_source[1].source) == 50
     assert resp.omitted_for_budget == len(resp.results) - 2
     assert with_source[0].source_truncated
+
+
+def _age(path, seconds=3600):
+    """Give ``path`` an mtime ``seconds`` ago (a file the warm process may keep); returns the mtime."""
+    then = time.time_ns() - seconds * 1_000_000_000
+    os.utime(path, ns=(then, then))
+    return then
+
+
+def test_a_kept_source_follows_an_edit_that_keeps_size_and_mtime(shop):
+    """A warm process keeps the lines of the files it showed (issue 34); an edit of the same size
+    with the mtime put back still shows (the file's ctime moved), as the live file reads."""
+    path = shop.root / "shop/sessions.py"
+    then = _age(path)
+    first = pipeline.search(shop.root, "where is the session cookie signed").results[0]
+    assert first.name == "sign_cookie" and "hexdigest()" in first.source
+    path.write_text(path.read_text().replace("hexdigest()", "HEXDIGEST()"))
+    os.utime(path, ns=(then, then))
+    again = pipeline.search(shop.root, "where is the session cookie signed").results[0]
+    assert again.name == "sign_cookie" and "HEXDIGEST()" in again.source and "hexdigest()" not in again.source
+
+
+def test_a_kept_source_is_not_shown_through_a_symlink_swapped_in(shop, tmp_path):
+    """A kept file replaced by a symlink out of the repository (same text) shows no source: the
+    path reaches another file, so it is confined again and refused."""
+    path = shop.root / "shop/sessions.py"
+    _age(path)
+    assert pipeline.search(shop.root, "where is the session cookie signed").results[0].source
+    outside = tmp_path / "outside.py"
+    outside.write_text(path.read_text())
+    _age(outside)
+    path.unlink()
+    path.symlink_to(outside)
+    again = pipeline.search(shop.root, "where is the session cookie signed").results[0]
+    assert again.name == "sign_cookie" and again.source is None
 
 
 def test_json_shape_is_versioned(shop):

@@ -91,7 +91,8 @@ def score(index: Index, query: AnalyzedQuery, pool: int = POOL) -> Scored:
 def _score_numpy(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
     import numpy as np
 
-    postings = {qt.term: _postings(index, qt) for qt in scored}
+    kept = index.cached("lexical-postings", _Kept)
+    postings = {qt.term: _postings(index, qt, kept) for qt in scored}
     _mark_prose(scored, {t: p[2] for t, p in postings.items()})
     size = 1 + max((int(p[0].max()) for p in postings.values() if p[0].size), default=0)
     bm25, rel, rarity = np.zeros(size), np.zeros(size), np.zeros(size)
@@ -106,7 +107,8 @@ def _score_numpy(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
             rarity[uids] += qt.idf
     matched = np.flatnonzero(bm25)
     order = matched[np.lexsort((matched, -bm25[matched]))][:pool]
-    ranked = [Candidate(int(u), float(bm25[u]), min(1.0, round(float(rel[u]), 4)), {}, float(rarity[u])) for u in order]
+    top = zip(order.tolist(), bm25[order].tolist(), rel[order].tolist(), rarity[order].tolist())
+    ranked = [Candidate(u, b, min(1.0, round(r, 4)), {}, rr) for u, b, r, rr in top]
     return Scored(ranked, int(matched.size), scored, postings)
 
 
@@ -135,12 +137,34 @@ def _score_plain(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
     return Scored(ranked, len(matched), scored, postings)
 
 
-def _postings(index: Index, qt: QueryTerm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class _Kept(dict):
+    """Posting lists read in one index generation (``Index.cached``), up to ``KEPT_POSTINGS`` postings:
+    a warm process reads a term's list from SQLite once, not once per query."""
+
+    size = 0
+
+
+KEPT_POSTINGS = 400_000  # ~10 MB of arrays per index; past it the kept lists are dropped and read again
+
+
+def _postings(index: Index, qt: QueryTerm, kept: _Kept | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if qt.tid is None:
         import numpy as np
 
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
-    return index.postings(qt.tid)
+    if kept is None:
+        return index.postings(qt.tid)
+    hit = kept.get(qt.tid)
+    if hit is None:
+        hit = index.postings(qt.tid)
+        for part in hit:
+            part.flags.writeable = False  # shared by every later query of this generation
+        if kept.size + len(hit[0]) > KEPT_POSTINGS:
+            kept.clear()
+            kept.size = 0
+        kept[qt.tid] = hit
+        kept.size += len(hit[0])
+    return hit
 
 
 def mark_prose_counts(index: Index, terms: list[QueryTerm]) -> None:
@@ -162,7 +186,8 @@ def _mark_prose(scored: list[QueryTerm], masks: dict) -> None:
         mask = masks[qt.term]
         if not len(mask):
             continue
-        qt.ident_share = sum(1 for m in mask if m & IDENT_MASK) / len(mask)
+        idents = int((mask & IDENT_MASK).astype(bool).sum()) if hasattr(mask, "astype") else sum(1 for m in mask if m & IDENT_MASK)
+        qt.ident_share = idents / len(mask)
         if qt.status == "distinctive" and qt.ident_share < PROSE_SHARE:
             qt.status = "prose"
 
@@ -170,10 +195,18 @@ def _mark_prose(scored: list[QueryTerm], masks: dict) -> None:
 def fill_matched(ranked: list[Candidate], scored: list[QueryTerm], postings: dict) -> None:
     """Which query terms each shown candidate matched, and in which best field (for output).
     Posting lists are sorted by unit id (numpy arrays or ``array``s alike): a binary search each."""
+    wanted = [c.uid for c in ranked]
     for qt in scored:
         uids, _, mask = postings[qt.term]
         n = len(uids)
-        if not n:
+        if not n or not ranked:
+            continue
+        if hasattr(uids, "searchsorted"):  # numpy: every candidate's binary search in one call
+            at = uids.searchsorted(wanted).tolist()
+            held, masks = uids[[min(p, n - 1) for p in at]].tolist(), mask[[min(p, n - 1) for p in at]].tolist()
+            for cand, p, u, m in zip(ranked, at, held, masks):
+                if p < n and u == cand.uid:
+                    cand.matched[qt.term] = FIELDS[best_field(m)]
             continue
         for cand in ranked:
             p = bisect.bisect_left(uids, cand.uid)

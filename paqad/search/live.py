@@ -14,13 +14,31 @@ like the index; a file that cannot be read gives no source at all.
 
 Cost: one read per distinct file among the results (at most ``top_n``); the redaction (the
 costly part: a whole file through the secret rules) runs only for a file whose raw lines differ
-from a stored text, i.e. a span with a secret in it, or a row that lies.
+from a stored text, i.e. a span with a secret in it, or a row that lies. A warm process keeps the
+lines of the files it read (``_KEPT``), each under the identity ``os.stat`` gives the path now
+(device, inode, size, mtime, ctime): a later answer whose path still reaches that very file,
+unchanged, reuses them without reading or confining it again (the confinement and the read were
+most of a warm lexical query's CPU: benchmarks/README.md, "Query cost"). Any other identity (an
+edit, a replaced file, a symlink swapped in) reads and confines afresh; a file changed less than
+``_SETTLE_NS`` ago is not kept, as git does not trust such a stat either (two writes within one
+clock tick can leave mtime and size alike).
 """
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
+import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+_KEPT: OrderedDict[tuple[str, str], tuple[tuple[int, ...], list[str]]] = OrderedDict()
+_KEPT_BYTES = [0]
+_KEPT_MAX_BYTES = 8 << 20  # file bytes kept per process, least recently used dropped first
+_SETTLE_NS = 2_000_000_000
+_LOCK = threading.Lock()
 
 
 class LiveFiles:
@@ -67,6 +85,48 @@ def _faithful(text: str, span: list[str], module: bool) -> bool:
 
 
 def _read(root: Path, rel: str) -> list[str] | None:
+    """The lines of ``root/rel`` (confined), or None; from ``_KEPT`` when the path still reaches
+    the file they were read from, unchanged."""
+    key = (str(root), rel)
+    ident = _identity(root, rel)
+    if ident is not None:
+        with _LOCK:
+            hit = _KEPT.get(key)
+            if hit is not None and hit[0] == ident:
+                _KEPT.move_to_end(key)
+                return hit[1]
+    lines = _read_confined(root, rel)
+    if lines is not None and ident is not None and time.time_ns() - max(ident[3], ident[4]) > _SETTLE_NS:
+        _keep(key, ident, lines)
+    return lines
+
+
+def _identity(root: Path, rel: str) -> tuple[int, ...] | None:
+    """(device, inode, size, mtime, ctime) of the regular file ``root/rel`` reaches now, or None."""
+    try:
+        st = os.stat(os.path.join(root, rel))
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _keep(key: tuple[str, str], ident: tuple[int, ...], lines: list[str]) -> None:
+    with _LOCK:
+        old = _KEPT.pop(key, None)
+        if old is not None:
+            _KEPT_BYTES[0] -= old[0][2]
+        if ident[2] > _KEPT_MAX_BYTES:
+            return
+        _KEPT[key] = (ident, lines)
+        _KEPT_BYTES[0] += ident[2]
+        while _KEPT_BYTES[0] > _KEPT_MAX_BYTES:
+            _, (dropped, _) = _KEPT.popitem(last=False)
+            _KEPT_BYTES[0] -= dropped[2]
+
+
+def _read_confined(root: Path, rel: str) -> list[str] | None:
     from paqad import confinement
 
     try:

@@ -56,6 +56,7 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -290,12 +291,28 @@ def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T
     file's next ``top_free`` items count as if none of it were placed yet."""
     if DIVERSITY >= 1.0 or len(items) < 2:
         return list(items)
-    remaining = list(items)
+    # Each step takes the largest (score * DIVERSITY ** placed-of-its-file, earliest): a file's
+    # factor changes only when one of its items is taken, so each file's best waits in a heap and
+    # only the taken file's is recomputed (the greedy pass in O(n log n), same order and ties).
+    scores = [score(x) for x in items]
+    files: dict[str, list[int]] = {}
+    for i, x in enumerate(items):
+        files.setdefault(path(x), []).append(i)
     seen: dict[str, int] = {path(items[0]): -top_free} if top_free else {}
+
+    def best(p: str) -> tuple[float, int, str]:
+        factor = DIVERSITY ** max(0, seen.get(p, 0))
+        value, neg = max((scores[i] * factor, -i) for i in files[p])
+        return -value, -neg, p
+
+    heap = [best(p) for p in files]
+    heapq.heapify(heap)
     out: list[T] = []
-    while remaining:
-        best_i = max(range(len(remaining)), key=lambda i: (score(remaining[i]) * DIVERSITY ** max(0, seen.get(path(remaining[i]), 0)), -i))
-        item = remaining.pop(best_i)
-        seen[path(item)] = seen.get(path(item), 0) + 1
-        out.append(item)
+    while heap:
+        _, i, p = heapq.heappop(heap)
+        out.append(items[i])
+        files[p].remove(i)
+        seen[p] = seen.get(p, 0) + 1
+        if files[p]:
+            heapq.heappush(heap, best(p))
     return out
