@@ -99,6 +99,22 @@ def test_an_open_index_notices_an_update_and_a_rebuild(shop: Repo, paqad_cli) ->
     assert index.refresh() == now and index.changes == 2  # nothing moved since
 
 
+def test_unit_records_kept_for_a_generation_follow_an_update(shop: Repo, paqad_cli) -> None:
+    """``units`` keeps the records it read for the generation (issue 34: a warm search asks for
+    the same candidates query after query); a commit to the index (an update) reads them afresh."""
+    index = Index.open(shop.root)
+    uid = next(u.uid for u in index.all_units(("uid", "id")) if u.id == "shop/sessions.py::sign_cookie")
+    first = index.units([uid], ("uid", "path", "start_line", "end_line"))[uid]
+    assert index.units([uid, uid], ("uid", "path", "start_line", "end_line"))[uid] is first  # kept, not read again
+    sessions = shop.root / "shop/sessions.py"
+    sessions.write_text("# a line above moves every unit down\n" + sessions.read_text())
+    assert paqad_cli("rag", "update", cwd=shop.root).returncode == 0
+    index.refresh()
+    moved = {u.id: u for u in index.units(range(1, 10_000), ("uid", "id", "start_line")).values()}
+    assert moved["shop/sessions.py::sign_cookie"].start_line == first.start_line + 1
+    assert list(moved.values()) == sorted(moved.values(), key=lambda u: u.uid)  # row-id order, as SQLite gave it
+
+
 @pytest.mark.parametrize("damage", ["garbage", "schema"])
 def test_a_corrupt_index_file_is_index_corrupt_error_with_the_rebuild_hint(shop: Repo, damage: str) -> None:
     db = store.current_path(shop.root)

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _CHUNK = 500  # bound parameters per IN (...) list, well under SQLite's limit
+KEPT_UNITS = 50_000  # unit records kept per generation and column set (no text column)
+KEPT_TEXTS = 1_000  # the same with the text column
 _MISSING = "no index yet; run `paqad rag init` (or `paqad rag rebuild`)"
 
 
@@ -237,12 +239,22 @@ class Index:
     # ---- units --------------------------------------------------------------------------------
 
     def units(self, uids: Iterable[int], fields: tuple[str, ...]) -> dict[int, StoredUnit]:
-        """The units with these row ids (those still present), read with ``fields`` (+ ``uid``)."""
+        """The units with these row ids (those still present), read with ``fields`` (+ ``uid``),
+        in row-id order. Rows read are kept for the generation (per column set, up to
+        ``KEPT_UNITS``, or ``KEPT_TEXTS`` with the text column): a warm search asks for the same
+        candidates' names and spans query after query. Callers must not change the records."""
         cols = check_fields(_with("uid", fields))
-        out: dict[int, StoredUnit] = {}
-        for chunk in _chunks(list(uids)):
+        kept: dict[int, StoredUnit] = self.cached("units:" + cols, dict)
+        wanted = sorted(set(uids))
+        fresh: dict[int, StoredUnit] = {}
+        for chunk in _chunks([uid for uid in wanted if uid not in kept]):
             for r in self._rows(f"SELECT {cols} FROM units WHERE uid IN ({_marks(chunk)})", chunk):
-                out[int(r["uid"])] = StoredUnit.from_row(r)
+                fresh[int(r["uid"])] = StoredUnit.from_row(r)
+        out = {uid: unit for uid in wanted if (unit := kept.get(uid) or fresh.get(uid)) is not None}
+        if fresh:
+            if len(kept) + len(fresh) > (KEPT_TEXTS if "text" in fields else KEPT_UNITS):
+                kept.clear()
+            kept.update(fresh)
         return out
 
     def units_named(self, names: Iterable[str], fields: tuple[str, ...], limit: int = 64, paths: Iterable[str] = ()) -> dict[int, StoredUnit]:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 _KEPT: OrderedDict[tuple[str, str], tuple[tuple[int, ...], list[str]]] = OrderedDict()
+_KEPT_MASKED: dict[tuple[str, str], list[str]] = {}  # the redacted lines of a kept file, once needed
 _KEPT_BYTES = [0]
 _KEPT_MAX_BYTES = 8 << 20  # file bytes kept per process, least recently used dropped first
 _SETTLE_NS = 2_000_000_000
@@ -63,9 +64,7 @@ class LiveFiles:
         if _faithful(text, raw[start - 1 : stop], module):  # the common case: no secret in the span, no redaction run
             return text, True
         if rel not in self._masked:
-            from paqad import redaction
-
-            self._masked[rel] = _lines(redaction.redact("".join(raw), rel))
+            self._masked[rel] = _masked(self.root, rel, raw)
         span = self._masked[rel][start - 1 : stop]
         if _faithful(text, span, module):
             return text, True
@@ -101,6 +100,23 @@ def _read(root: Path, rel: str) -> list[str] | None:
     return lines
 
 
+def _masked(root: Path, rel: str, raw: list[str]) -> list[str]:
+    """``raw`` through the redaction, once per kept file (the lines ``_read`` gave, so the same file)."""
+    from paqad import redaction
+
+    key = (str(root), rel)
+    with _LOCK:
+        hit = _KEPT.get(key)
+        masked = _KEPT_MASKED.get(key) if hit is not None and hit[1] is raw else None
+    if masked is None:
+        masked = _lines(redaction.redact("".join(raw), rel))
+        with _LOCK:
+            hit = _KEPT.get(key)
+            if hit is not None and hit[1] is raw:
+                _KEPT_MASKED[key] = masked
+    return masked
+
+
 def _identity(root: Path, rel: str) -> tuple[int, ...] | None:
     """(device, inode, size, mtime, ctime) of the regular file ``root/rel`` reaches now, or None."""
     try:
@@ -115,6 +131,7 @@ def _identity(root: Path, rel: str) -> tuple[int, ...] | None:
 def _keep(key: tuple[str, str], ident: tuple[int, ...], lines: list[str]) -> None:
     with _LOCK:
         old = _KEPT.pop(key, None)
+        _KEPT_MASKED.pop(key, None)
         if old is not None:
             _KEPT_BYTES[0] -= old[0][2]
         if ident[2] > _KEPT_MAX_BYTES:
@@ -122,7 +139,8 @@ def _keep(key: tuple[str, str], ident: tuple[int, ...], lines: list[str]) -> Non
         _KEPT[key] = (ident, lines)
         _KEPT_BYTES[0] += ident[2]
         while _KEPT_BYTES[0] > _KEPT_MAX_BYTES:
-            _, (dropped, _) = _KEPT.popitem(last=False)
+            gone, (dropped, _) = _KEPT.popitem(last=False)
+            _KEPT_MASKED.pop(gone, None)
             _KEPT_BYTES[0] -= dropped[2]
 
 

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -130,6 +131,7 @@ def _squash(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "")
 
 
+@lru_cache(maxsize=16384)
 def _file_key(path: str) -> str:
     """A file's name without its last extension, squashed (``Message_Pack.cs`` -> ``messagepack``)."""
     return _squash(PurePosixPath(path).name.rsplit(".", 1)[0])
@@ -264,6 +266,7 @@ def _central_boost(index: Index, head: list[Fused], info: dict[int, Any], best: 
         add[c.uid] += CENTRAL_BOOST * best * min(1.0, cache[info_t.tid] / (CENTRAL_SHARE * n))
 
 
+@lru_cache(maxsize=16384)
 def _name_term(path: str) -> str | None:
     """The index term of a file's whole name (``GsonBuilder.java`` -> ``gsonbuilder``)."""
     found = terms(PurePosixPath(path).name.split(".", 1)[0])
