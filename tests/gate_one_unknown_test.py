@@ -9,6 +9,7 @@ import pytest
 from paqad import config, tokenize
 from paqad.index import build
 from paqad.search import evidence, pipeline
+from paqad.search.params import SearchParams
 from testing.env import LEXICAL
 
 TARGET = '''def settle_cached_ledger_tokens(book):
@@ -45,9 +46,9 @@ def test_one_unknown_word_beside_three_words_of_one_passage_is_answered(common_w
     assert resp.evidence["coverage"] < evidence.ONE_UNKNOWN_COVERAGE_BAR
 
 
-def test_without_the_words_branch_the_same_query_is_refused(common_words, monkeypatch):
-    monkeypatch.setattr(evidence, "ONE_UNKNOWN_MIN_WORDS_IN_BEST", 99)
-    resp = pipeline.search(common_words.root, "cache ledger token rotation")
+def test_without_the_words_branch_the_same_query_is_refused(common_words):
+    off = SearchParams.of({"evidence.ONE_UNKNOWN_MIN_WORDS_IN_BEST": 99})
+    resp = pipeline.search(common_words.root, "cache ledger token rotation", params=off)
     assert not resp.answered
     assert resp.diagnosis["reason"] == "too_little_of_the_query_matched"
     assert resp.diagnosis["absent_terms"] == ["rotation"]

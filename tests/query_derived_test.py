@@ -10,6 +10,7 @@ from paqad import config
 from paqad.index import build
 from paqad.index.reader import Index
 from paqad.search import pipeline, query
+from paqad.search.params import SearchParams
 from testing.env import LEXICAL
 from testing.repos import Repo
 
@@ -67,13 +68,12 @@ def test_short_roots_and_unrelated_words_stay_absent(params):
     assert all(t.status == "absent" for t in analyzed.terms)
 
 
-def test_search_answers_through_the_derived_form_and_not_without_it(params, monkeypatch):
+def test_search_answers_through_the_derived_form_and_not_without_it(params):
     q = "query parameter serialization"
     answered = pipeline.search(params.root, q)
     assert answered.answered and answered.results[0].name == "serialize_params"
     assert "serializ" in answered.results[0].matched_terms
-    monkeypatch.setattr(query, "DERIVE", False)
-    refused = pipeline.search(params.root, q)  # "query" and "parameter" alone occur here in docstrings only
+    refused = pipeline.search(params.root, q, params=SearchParams.of({"query.DERIVE": False}))  # "query" and "parameter" alone occur here in docstrings only
     assert not refused.answered and refused.results == [] and refused.diagnosis["reason"] == "only_prose_words_matched"
 
 
@@ -88,7 +88,7 @@ def test_an_absent_function_word_is_left_out_and_a_present_one_is_kept(params):
 
 
 
-def test_an_absent_function_word_no_longer_refuses_an_answerable_question(tmp_path, monkeypatch):
+def test_an_absent_function_word_no_longer_refuses_an_answerable_question(tmp_path):
     # 600 more units, so that an absent word weighs fully (evidence.ABSENCE_FULL_WEIGHT_UNITS)
     repo = Repo.init(tmp_path / "repo")
     repo.write("client/params.py", PARAMS)
@@ -97,10 +97,8 @@ def test_an_absent_function_word_no_longer_refuses_an_answerable_question(tmp_pa
     repo.commit("params")
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     q = "serialize query params whether or not"
-    monkeypatch.setattr(query, "DROP_ABSENT_FUNCTION_WORDS", False)
-    before = pipeline.search(repo.root, q)
+    before = pipeline.search(repo.root, q, params=SearchParams.of({"query.DROP_ABSENT_FUNCTION_WORDS": False}))
     assert not before.answered and before.diagnosis["reason"] == "too_little_of_the_query_matched"
     assert {"whether", "or", "not"} <= set(before.diagnosis["absent_terms"])
-    monkeypatch.setattr(query, "DROP_ABSENT_FUNCTION_WORDS", True)
     after = pipeline.search(repo.root, q)
     assert after.answered and after.results[0].name == "serialize_params"

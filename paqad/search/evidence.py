@@ -29,11 +29,15 @@ from typing import TYPE_CHECKING, Any
 
 from paqad import tokenize
 from paqad.index.fields import idf
+from paqad.search import query as _query
 from paqad.search.lexical import Scored
-from paqad.search.query import PROSE_SHARE, UBIQUITY, AnalyzedQuery
+from paqad.search.params import Stage
+from paqad.search.query import PROSE_SHARE, AnalyzedQuery
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
+
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
 COVERAGE_BAR = 0.6
 # At least half of the query's present rarity in one passage. An answer often joins two things
@@ -137,9 +141,9 @@ def assess(query: AnalyzedQuery, result: Scored, index: Index | None = None) -> 
     present = query.distinctive
     absent = query.absent
     scored = [t for t in query.scored() if t.status == "distinctive"]
-    long_query = len(query.terms) >= LONG_QUERY_TERMS
+    long_query = len(query.terms) >= P.LONG_QUERY_TERMS
     present_mass = sum(t.idf for t in present) + sum(named.values())
-    absence_weight = min(1.0, query.n_units / ABSENCE_FULL_WEIGHT_UNITS)
+    absence_weight = min(1.0, query.n_units / P.ABSENCE_FULL_WEIGHT_UNITS)
     coverage = present_mass / (present_mass + absence_weight * sum(t.idf for t in absent) or 1.0)
     scored_mass = sum(t.idf for t in scored) + sum(named.values()) or 1.0
     pool = result.ranked[:BEST_POOL]
@@ -189,7 +193,7 @@ def named_terms(query: AnalyzedQuery, result: Scored) -> dict[str, float]:
     scored ubiquitous term counts, at the highest possible rarity, so that check stays an upper
     bound and never refuses what full scoring would answer.
     """
-    if not NAMED_ENABLED or len(query.terms) > NAMED_MAX_TERMS:
+    if not P.NAMED_ENABLED or len(query.terms) > P.NAMED_MAX_TERMS:
         return {}
     n = max(query.n_units, 1)
     candidates = [t for t in query.scored() if t.status == "ubiquitous"]
@@ -210,7 +214,7 @@ def exact_names(index: Index, query: AnalyzedQuery, result: Scored) -> list[str]
     """Ubiquitous scored terms written in the query as a word that is the whole name of one of the
     ``BEST_POOL`` best-ranked units (a declaration named exactly so ranks there: its name field
     holds the word). Bounded to those units so a common word costs a few row reads, not thousands."""
-    if not EXACT_NAMES or not result.postings or len(query.terms) > NAMED_MAX_TERMS:
+    if not P.EXACT_NAMES or not result.postings or len(query.terms) > P.NAMED_MAX_TERMS:
         return []
     status = {t.term: t.status for t in query.scored()}
     pool = [c.uid for c in result.ranked[:BEST_POOL]]
@@ -246,7 +250,7 @@ def named_weight(n_name: int, n_units: int) -> float:
     """A name's weight in coverage and concentration: its idf as a name, capped (``NAMED_WEIGHT_CAP``)
     at the idf of a word in ``query.UBIQUITY`` of the units."""
     w = idf(min(n_name, n_units), n_units)
-    return min(w, idf(max(1, math.ceil(UBIQUITY * n_units)), n_units)) if NAMED_WEIGHT_CAP else w
+    return min(w, idf(max(1, math.ceil(_query.P.UBIQUITY * n_units)), n_units)) if P.NAMED_WEIGHT_CAP else w
 
 
 def _count_bit(masks: Any, bit: int) -> int:
@@ -270,7 +274,7 @@ def _named_matched(uid: int, named: dict[str, float], result: Scored) -> list[st
 def _bars(long_query: bool) -> dict[str, float]:
     if long_query:
         return {"min_matched_terms": LONG_MIN_MATCHED, "min_terms_in_one_unit": LONG_MIN_IN_ONE_UNIT}
-    return {"coverage": COVERAGE_BAR, "concentration": CONCENTRATION_BAR}
+    return {"coverage": P.COVERAGE_BAR, "concentration": P.CONCENTRATION_BAR}
 
 
 def one_unknown_word(ev: Evidence, concentration: float, n_words_best: int = 0) -> bool:
@@ -291,10 +295,10 @@ def one_unknown_word(ev: Evidence, concentration: float, n_words_best: int = 0) 
     (silence 0.941 -> 0.898), all by their template words ("where is PDF invoice rendering
     implemented in error"), so it is not done."""
     return (
-        ONE_UNKNOWN_WORD
+        P.ONE_UNKNOWN_WORD
         and len(ev.absent_terms) == 1
         and concentration >= ONE_UNKNOWN_CONCENTRATION_BAR
-        and (ev.coverage >= ONE_UNKNOWN_COVERAGE_BAR or n_words_best >= ONE_UNKNOWN_MIN_WORDS_IN_BEST)
+        and (ev.coverage >= ONE_UNKNOWN_COVERAGE_BAR or n_words_best >= P.ONE_UNKNOWN_MIN_WORDS_IN_BEST)
     )
 
 
@@ -322,10 +326,10 @@ def _reason(
         return None if n_best >= LONG_MIN_IN_ONE_UNIT else "matched_terms_are_scattered"
     concentration = max(ev.concentration, concentration_bound)
     if (
-        ev.coverage < COVERAGE_BAR
+        ev.coverage < P.COVERAGE_BAR
         and not one_unknown_word(ev, concentration, n_words_best)
     ):
         return "too_little_of_the_query_matched"
-    if ev.concentration < CONCENTRATION_BAR:
+    if ev.concentration < P.CONCENTRATION_BAR:
         return "matched_terms_are_scattered"
     return None

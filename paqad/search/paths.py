@@ -14,7 +14,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from paqad.search.params import Stage
 from paqad.tokenize import stem, terms
+
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
 COMPOUND_PATHS = True  # a file stem glued from query words (``secretfiles.py``) carries them too
 COMPOUND_MIN_PIECE = 3  # letters in each glued word
@@ -88,9 +91,9 @@ def _glued_words(run: str, words: frozenset[str]) -> frozenset[str]:
 def path_words(path: str, words: frozenset[str]) -> frozenset[str]:
     """The words a file's name and folder carry, glued compounds split on the query's words."""
     plain = _path_words(path)
-    if PREFIX_MIN:
-        plain = plain | _abbreviated(plain, words, PREFIX_MIN)
-    if not COMPOUND_PATHS:
+    if P.PREFIX_MIN:
+        plain = plain | _abbreviated(plain, words, P.PREFIX_MIN)
+    if not P.COMPOUND_PATHS:
         return plain
     glued = [_glued_words(r, words) for r in _glued_runs(path)]
     return plain.union(*glued) if any(glued) else plain

@@ -20,12 +20,15 @@ from paqad.index import status as status_mod
 from paqad.index.reader import Index
 from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
 from paqad.search import evidence as evidence_mod
-from paqad.search import fusion, lexical, ranking, vector
+from paqad.search import fusion, lexical, params, ranking, vector
 from paqad.search import query as query_mod
 from paqad.search import rerank as rerank_mod
 from paqad.search.live import LiveFiles
+from paqad.search.params import SearchParams, Stage
 from paqad.search.request import DEFAULT_RELIEF_FLOOR, DEFAULT_THRESHOLD, SearchRequest
 from paqad.settings import SEARCH_BUDGET_CHARS
+
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
 RESULT_SCHEMA_VERSION = 1
 DEFAULT_BUDGET_CHARS = SEARCH_BUDGET_CHARS
@@ -92,6 +95,7 @@ def search(
     relief_floor: float = DEFAULT_RELIEF_FLOOR,
     rerank: rerank_mod.RerankConfig | None = None,
     deadline: float | None = None,
+    params: SearchParams | None = None,
 ) -> SearchResponse:
     """:func:`run` with the parameters spelled out, for tests and benchmarks that set them by hand,
     on the process's shared ``Index`` for ``root`` (opened on first use, reused after).
@@ -99,7 +103,7 @@ def search(
     Doors never call this: they build their request from the settings
     (:meth:`~paqad.search.request.SearchRequest.from_settings`) and call :func:`run`.
     """
-    request = SearchRequest(text, top_n, source_chars, budget_chars, gate, threshold, relief_floor, rerank, deadline)
+    request = SearchRequest(text, top_n, source_chars, budget_chars, gate, threshold, relief_floor, rerank, deadline, params or SearchParams())
     return run(Index.shared(root), request)
 
 
@@ -113,11 +117,12 @@ def run(index: Index, request: SearchRequest) -> SearchResponse:
     the answer is lexical, with ``vector_note`` saying so.
     ``rerank`` (see ``paqad.search.rerank``) reorders the top fused candidates of a query that was
     not refused, before the floor; scores are kept and any failure keeps the fused order.
+    ``params`` (``paqad.search.params``) overrides tuned constants for this request only.
     """
     started = time.perf_counter()
     index.refresh()
     r = request
-    with index.guard():
+    with index.guard(), params.using(r.params):
         return _search(index, r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline)
 
 
@@ -288,7 +293,7 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
         path, start, end = u.path, u.start_line, u.end_line
         key: object = (path, u.qualified_name, u.kind) if u.parts > 1 else cand.uid
         contains = any(start <= a and b <= end and (a, b) != (start, end) for a, b in spans.get(path, []))
-        if key in seen or (DROP_CONTAINERS and contains):
+        if key in seen or (P.DROP_CONTAINERS and contains):
             continue
         seen.add(key)
         spans.setdefault(path, []).append((start, end))
@@ -299,11 +304,11 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
 def _diversify(index: Index, top: list[fusion.Fused], text: str) -> list[fusion.Fused]:
     """The deduplicated pool in delivery order: further passages of one file behind other files'
     (``ranking.diversify``); scores unchanged."""
-    if ranking.DIVERSITY >= 1.0:
+    if ranking.P.DIVERSITY >= 1.0:
         return top
     paths = index.units([c.uid for c in top], ("uid", "path"))
     missing = StoredUnit()
-    free = ranking.TOP_FILE_FREE if ranking.shape(text).report else 0
+    free = ranking.P.TOP_FILE_FREE if ranking.shape(text).report else 0
     return ranking.diversify(top, lambda c: c.fused, lambda c: paths.get(c.uid, missing).path, free)
 
 

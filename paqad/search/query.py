@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from paqad.index.fields import idf
+from paqad.search.params import Stage
 from paqad.tokenize import terms
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
     from paqad.index.records import TermInfo
+
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
 UBIQUITY = 0.12
 # A present term that names code (a declaration's name, signature or relations) in less than this
@@ -72,10 +75,10 @@ class AnalyzedQuery:
         """The terms used for ranking: every present term below ``SCORE_CUTOFF``, rarest first,
         at most ``MAX_SCORED_TERMS``. Ubiquitous terms rank (weakly, by their low idf) but never
         count as evidence."""
-        limit = SCORE_CUTOFF * self.n_units
-        present = [t for t in self.terms if t.status not in ("absent",) and (t.df <= limit or t.df < MIN_UBIQUITOUS_DF)]
-        ranked = sorted(present, key=lambda t: (-t.idf, t.term))[:MAX_SCORED_TERMS]
-        return ranked + [t for t in self.variants if t.df <= limit or t.df < MIN_UBIQUITOUS_DF]
+        limit = P.SCORE_CUTOFF * self.n_units
+        present = [t for t in self.terms if t.status not in ("absent",) and (t.df <= limit or t.df < P.MIN_UBIQUITOUS_DF)]
+        ranked = sorted(present, key=lambda t: (-t.idf, t.term))[:P.MAX_SCORED_TERMS]
+        return ranked + [t for t in self.variants if t.df <= limit or t.df < P.MIN_UBIQUITOUS_DF]
 
 
 #: Derivational endings (after ``tokenize.stem``) that an absent query word may lose to find the
@@ -118,7 +121,7 @@ def derived(index: Index, term: str) -> TermInfo | None:
     """The index's commonest term that is ``term`` with a different derivational ending (see
     ``DERIVATIONAL``), for a query word the index never uses in this form; None if there is none.
     Morphology, not synonyms: a repository that says "serialize" answers "serialization"."""
-    if not DERIVE or not term.isascii() or not term.isalpha():
+    if not P.DERIVE or not term.isascii() or not term.isalpha():
         return None
     for suffix in DERIVATIONAL:
         root = term[: -len(suffix)]
@@ -145,13 +148,13 @@ def analyze(index: Index, text: str, n_units: int) -> AnalyzedQuery:
         entry = known.get(term)
         tid, df = (entry.tid, entry.df) if entry is not None else (None, 0)
         if tid is None or df <= 0:
-            if DROP_ABSENT_FUNCTION_WORDS and term in FUNCTION_WORDS:
+            if P.DROP_ABSENT_FUNCTION_WORDS and term in FUNCTION_WORDS:
                 continue
             out.terms.append(QueryTerm(term, count, None, 0, unseen_idf, "absent"))
             continue
-        ubiq = df >= MIN_UBIQUITOUS_DF and df > UBIQUITY * n_units
+        ubiq = df >= P.MIN_UBIQUITOUS_DF and df > P.UBIQUITY * n_units
         out.terms.append(QueryTerm(term, count, tid, df, idf(df, n_units), "ubiquitous" if ubiq else "distinctive"))
-    if VARIANTS and len(out.terms) < LONG_QUERY_WORDS and not _bare_name(text):
+    if P.VARIANTS and len(out.terms) < P.LONG_QUERY_WORDS and not _bare_name(text):
         out.variants = _variants(index, out.terms, n_units)
     return out
 

@@ -63,6 +63,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from paqad.search import reports
+from paqad.search.params import Stage
 from paqad.search.paths import names_version, older_copies, path_prior, path_words
 from paqad.search.reports import DECLARED_MAX, DEFINITION_KINDS, INFO_FIELDS
 from paqad.search.shape import QueryShape, defines, segments, shape
@@ -71,6 +72,8 @@ from paqad.tokenize import terms
 if TYPE_CHECKING:
     from paqad.index.reader import Index
     from paqad.search.fusion import Fused
+
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
 T = TypeVar("T")
 
@@ -111,13 +114,13 @@ def declared(index: Index, q: QueryShape) -> dict[int, Any]:
     low on BM25F is found all the same), and the first unit of each file named after one of them
     (``conn.ex`` for ``Conn``: languages whose modules are files, or whose parser names a module by
     its full path): uid -> unit, at most ``DECLARED_MAX`` of each."""
-    title = q.title if TITLE_SCALE else ()
-    if not ENABLED or not DEFINITION_BOOST or not (q.symbols or title):
+    title = q.title if P.TITLE_SCALE else ()
+    if not P.ENABLED or not P.DEFINITION_BOOST or not (q.symbols or title):
         return {}
     names = {segments(s)[-1] for s in q.symbols if segments(s)}
     asked = q.symbols + title
     keys = {_squash(n) for n in names}
-    files = [p for p in index.paths() if _file_key(p) in keys][:DECLARED_MAX] if STEM_FILE_SCALE and keys else []
+    files = [p for p in index.paths() if _file_key(p) in keys][:DECLARED_MAX] if P.STEM_FILE_SCALE and keys else []
     found = index.units_named(names | set(title), INFO_FIELDS, DECLARED_MAX)
     if files:  # the file named after it holds its declaration, however many other files declare it too (C# partial classes)
         found.update(index.units_named(names, INFO_FIELDS, DECLARED_MAX, paths=files))
@@ -142,7 +145,7 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
     and re-sorted; the rest keep their order below. ``found`` (:func:`declared`) are declarations
     of the query's symbols: those not among the candidates join them (at a fused score of 0, so
     only the definition signal places them)."""
-    if not ENABLED or (not ranked and not found):
+    if not P.ENABLED or (not ranked and not found):
         return ranked
     from paqad.search.fusion import Fused
 
@@ -158,7 +161,7 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         info.update(extra)
     frames, framed = reports.frame_units(index, text, pointed)
     q = shape(text)
-    named_for = reports.named_for(index, text, q) if reports.NAMED_FOR_BOOST and q.report else {}
+    named_for = reports.named_for(index, text, q) if reports.P.NAMED_FOR_BOOST and q.report else {}
     if framed or named_for:  # looked up by name: they join the head, from the tail if ranked there
         joining = {**framed, **named_for}
         in_head = {c.uid for c in head}
@@ -169,24 +172,24 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
     best = max(c.fused for c in head) or 1.0
     add = dict.fromkeys((c.uid for c in head), 0.0)
     for uid in named_for:
-        add[uid] += reports.NAMED_FOR_BOOST * best
-    if (q.symbols or (q.title and TITLE_SCALE)) and DEFINITION_BOOST:
+        add[uid] += reports.P.NAMED_FOR_BOOST * best
+    if (q.symbols or (q.title and P.TITLE_SCALE)) and P.DEFINITION_BOOST:
         _definitions(head, info, q, best, add)
-    if q.words and PATH_BOOST:
-        _path_words_boost(head, info, q, best * (PATH_SYMBOL_SCALE if q.symbols and not q.embedded else 1.0), add)
-    if COHERENCE_BOOST:
+    if q.words and P.PATH_BOOST:
+        _path_words_boost(head, info, q, best * (P.PATH_SYMBOL_SCALE if q.symbols and not q.embedded else 1.0), add)
+    if P.COHERENCE_BOOST:
         _coherence(head, info, best, add)
-    if CENTRAL_BOOST and not (q.symbols and not q.embedded) and not q.report:
+    if P.CENTRAL_BOOST and not (q.symbols and not q.embedded) and not q.report:
         _central_boost(index, head, info, best, add)
-    if pointed and reports.POINTER_BOOST:
+    if pointed and reports.P.POINTER_BOOST:
         reports.pointer_boost(head, info, pointed, frames, best, add)
-    older = index.cached("older-copies", lambda: older_copies(index.paths())) if OLDER_COPY_PRIOR != 1.0 else {}
+    older = index.cached("older-copies", lambda: older_copies(index.paths())) if P.OLDER_COPY_PRIOR != 1.0 else {}
     for c in head:
         u = info.get(c.uid)
         prior = path_prior(u.path, q.words) * _older_prior(u.path, older, text) if u is not None else 1.0
         c.fused = (c.fused + add[c.uid]) * prior
     head.sort(key=lambda c: (-c.fused, c.lexical_rank or 1 << 30, c.uid))
-    if q.report and reports.CALLEE_BOOST and head:
+    if q.report and reports.P.CALLEE_BOOST and head:
         tail = reports.callees(index, head, info, best, tail)
         head.sort(key=lambda c: (-c.fused, c.lexical_rank or 1 << 30, c.uid))
     return head + tail
@@ -196,7 +199,7 @@ def _older_prior(path: str, older: dict[str, str], text: str) -> float:
     """``OLDER_COPY_PRIOR`` for a file under an older copy of an API the query does not name by version."""
     for folder, version in older.items():
         if path.startswith(folder) and not names_version(text, version):
-            return OLDER_COPY_PRIOR
+            return P.OLDER_COPY_PRIOR
     return 1.0
 
 
@@ -204,32 +207,32 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
     """Declarations of a queried symbol gain ``DEFINITION_BOOST``, more in a file named after it
     and in the part holding the declaration's first line; failing that, a file named after the
     symbol lifts its best unit by ``STEM_FILE_SCALE`` of the boost."""
-    unit = DEFINITION_BOOST * best * (EMBEDDED_SCALE if q.embedded else 1.0)
+    unit = P.DEFINITION_BOOST * best * (P.EMBEDDED_SCALE if q.embedded else 1.0)
     keys = {_squash(segments(s)[-1]) for s in q.symbols if segments(s)}
     capital = not q.embedded and any(segments(s)[-1][:1].isupper() for s in q.symbols if segments(s))
     lifted: set[str] = set()
-    title = q.title if TITLE_SCALE else ()
-    spread = reports.title_spread(head, info, q) if title and TITLE_SPREAD else {}
+    title = q.title if P.TITLE_SCALE else ()
+    spread = reports.title_spread(head, info, q) if title and P.TITLE_SPREAD else {}
     for c in head:
         u = info.get(c.uid)
         if u is None or u.kind not in DEFINITION_KINDS:
             continue
-        scale = unit * (1.0 if u.part == 1 else CONTINUATION_SCALE) if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
+        scale = unit * (1.0 if u.part == 1 else P.CONTINUATION_SCALE) if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
         if title and u.name in title and u.part == 1:  # the title's subject (its head: a split class's other parts stay put)
-            shared = min(1.0, TITLE_SPREAD / spread[u.name]) if spread else 1.0
-            scale = max(scale, DEFINITION_BOOST * best * TITLE_SCALE * shared)
+            shared = min(1.0, P.TITLE_SPREAD / spread[u.name]) if spread else 1.0
+            scale = max(scale, P.DEFINITION_BOOST * best * P.TITLE_SCALE * shared)
         if not scale:
             continue
         named_file = _file_key(u.path) in keys or _file_key(u.path).rstrip("s") in keys
-        typed = TYPE_BONUS if capital and u.kind in TYPE_KINDS else 0.0
-        add[c.uid] += scale * (1.0 + (DEFINITION_STEM_BONUS if named_file else 0.0) + (PART_ONE_BONUS if u.part == 1 else 0.0) + typed)
+        typed = P.TYPE_BONUS if capital and u.kind in TYPE_KINDS else 0.0
+        add[c.uid] += scale * (1.0 + (P.DEFINITION_STEM_BONUS if named_file else 0.0) + (P.PART_ONE_BONUS if u.part == 1 else 0.0) + typed)
         lifted.add(u.path)
-    if not STEM_FILE_SCALE:
+    if not P.STEM_FILE_SCALE:
         return
     for c in head:  # best first: each named file's best unit
         u = info.get(c.uid)
         if u is not None and u.path not in lifted and _file_key(u.path) in keys:
-            add[c.uid] += unit * STEM_FILE_SCALE
+            add[c.uid] += unit * P.STEM_FILE_SCALE
             lifted.add(u.path)
 
 
@@ -238,10 +241,10 @@ def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, be
         u = info.get(c.uid)
         if u is None:
             continue
-        words = (q.title_words if TITLE_PATHS else frozenset()) or q.words  # a report's title says what it is about; its body mostly how
+        words = (q.title_words if P.TITLE_PATHS else frozenset()) or q.words  # a report's title says what it is about; its body mostly how
         share = len(words & path_words(u.path, words)) / len(words)
-        if share >= PATH_MIN_SHARE:
-            add[c.uid] += PATH_BOOST * best * share
+        if share >= P.PATH_MIN_SHARE:
+            add[c.uid] += P.PATH_BOOST * best * share
 
 
 def _central_boost(index: Index, head: list[Fused], info: dict[int, Any], best: float, add: dict[int, float]) -> None:
@@ -263,7 +266,7 @@ def _central_boost(index: Index, head: list[Fused], info: dict[int, Any], best: 
             continue
         if info_t.tid not in cache:
             cache[info_t.tid] = index.posting_counts(info_t.tid, RELATIONS_BIT)[1]
-        add[c.uid] += CENTRAL_BOOST * best * min(1.0, cache[info_t.tid] / (CENTRAL_SHARE * n))
+        add[c.uid] += P.CENTRAL_BOOST * best * min(1.0, cache[info_t.tid] / (CENTRAL_SHARE * n))
 
 
 @lru_cache(maxsize=16384)
@@ -285,14 +288,14 @@ def _coherence(head: list[Fused], info: dict[int, Any], best: float, add: dict[i
             top[u.path] = c  # head is best first
     most = max(total.values(), default=0.0) or 1.0
     for path, c in top.items():
-        add[c.uid] += COHERENCE_BOOST * best * total[path] / most
+        add[c.uid] += P.COHERENCE_BOOST * best * total[path] / most
 
 
 def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T], str], top_free: int = 0) -> list[T]:
     """``items`` (best first) reordered so that each further item of a file already placed counts
     at ``DIVERSITY`` ** (items of that file placed before it); a stable greedy pass. The best
     file's next ``top_free`` items count as if none of it were placed yet."""
-    if DIVERSITY >= 1.0 or len(items) < 2:
+    if P.DIVERSITY >= 1.0 or len(items) < 2:
         return list(items)
     # Each step takes the largest (score * DIVERSITY ** placed-of-its-file, earliest): a file's
     # factor changes only when one of its items is taken, so each file's best waits in a heap and
@@ -304,7 +307,7 @@ def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T
     seen: dict[str, int] = {path(items[0]): -top_free} if top_free else {}
 
     def best(p: str) -> tuple[float, int, str]:
-        factor = DIVERSITY ** max(0, seen.get(p, 0))
+        factor = P.DIVERSITY ** max(0, seen.get(p, 0))
         value, neg = max((scores[i] * factor, -i) for i in files[p])
         return -value, -neg, p
 

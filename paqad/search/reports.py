@@ -30,11 +30,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from paqad.search import pointers
+from paqad.search.params import Stage
 from paqad.search.shape import QueryShape, segments
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
     from paqad.search.fusion import Fused
+
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
 INFO_FIELDS = ("uid", "path", "name", "qualified_name", "kind", "part")  # what every signal reads of a unit
 DECLARED_MAX = 32  # declarations of a name looked up per lookup
@@ -82,7 +85,7 @@ def callees(index: Index, head: list[Fused], info: dict[int, Any], best: float, 
             c = moved.get(uid) or Fused(uid)
             head.append(c)
             info[uid] = found[uid]
-        c.fused = min(c.fused + CALLEE_BOOST * best, ceiling)
+        c.fused = min(c.fused + P.CALLEE_BOOST * best, ceiling)
     lifted = set(chosen[:CALLEE_MAX])
     return [c for c in tail if c.uid not in lifted]
 
@@ -119,7 +122,7 @@ def named_for(index: Index, text: str, q: QueryShape) -> dict[int, Any]:
 
 def pointed_files(index: Index, text: str) -> dict[str, pointers.Pointer]:
     """Indexed files the query names (``paqad.search.pointers``): path -> pointer."""
-    if not POINTER_BOOST:
+    if not P.POINTER_BOOST:
         return {}
     found = pointers.extract(text)
     if not found:
@@ -135,7 +138,7 @@ def frame_units(index: Index, text: str, pointed: dict[str, pointers.Pointer]) -
     """The functions the query's traceback frames name in its pointed files (path -> names), and
     their units (looked up by name, so a frame's function joins the candidates even when BM25F
     missed it)."""
-    if not FRAMES_ALL or not pointed:
+    if not P.FRAMES_ALL or not pointed:
         return {}, {}
     frames = {p: n for p, n in pointers.frame_names(pointers.extract(text), _path_table(index)).items() if p in pointed}
     if not frames:
@@ -157,9 +160,9 @@ def pointer_boost(head: list[Fused], info: dict[int, Any], pointed: dict[str, po
         named = frames.get(u.path) or frozenset(n for n in (pointed[u.path].name,) if n)
         if any((u.path, n) in by_name for n in named):
             if u.name in named:  # a frame's own function among the candidates: it takes the lift
-                add[c.uid] += POINTER_BOOST * best
+                add[c.uid] += P.POINTER_BOOST * best
             continue
         if u.path in done:
             continue
-        add[c.uid] += POINTER_BOOST * best
+        add[c.uid] += P.POINTER_BOOST * best
         done.add(u.path)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from paqad.search.params import SearchParams
 from paqad.search.rerank import RerankConfig
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
@@ -48,6 +49,7 @@ class SearchRequest:
     relief_floor: float = DEFAULT_RELIEF_FLOOR
     rerank: RerankConfig | None = field(default=None, compare=False)
     embed_deadline: float | None = None
+    params: SearchParams = SearchParams()  # overrides of the stages' tuned constants (paqad.search.params); none by default
 
     @classmethod
     def from_settings(
@@ -62,6 +64,7 @@ class SearchRequest:
         gate: bool = True,
         rerank: str | None = None,
         deadline: float | None = None,
+        params: SearchParams | None = None,
     ) -> SearchRequest:
         """The request the repository's settings make for ``query``; a ``None`` override keeps the setting.
 
@@ -86,6 +89,7 @@ class SearchRequest:
                 deadline=None if deadline is None else deadline - RERANK_RESERVE_S,
             ),
             embed_deadline=None if deadline is None else deadline - EMBED_RESERVE_S,
+            params=params or SearchParams(),
         )
 
     # ---- across the service's socket (paqad.serve) ----------------------------------------------
@@ -94,7 +98,9 @@ class SearchRequest:
         """This request as JSON for the service; deadlines become seconds left, since a
         ``time.monotonic()`` instant means nothing in another process."""
         now = time.monotonic()
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("rerank", "embed_deadline")}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("rerank", "embed_deadline", "params")}
+        if self.params.overrides:
+            data["params"] = [list(kv) for kv in self.params.overrides]
         data["embed_left_s"] = None if self.embed_deadline is None else self.embed_deadline - now
         if self.rerank is not None:
             rr = {f.name: getattr(self.rerank, f.name) for f in fields(self.rerank) if f.name not in ("root", "deadline")}
@@ -107,9 +113,10 @@ class SearchRequest:
         now = time.monotonic()
         data = dict(data)
         embed_left, rr = data.pop("embed_left_s", None), data.pop("rerank", None)
+        params = SearchParams(tuple((str(k), v) for k, v in data.pop("params", [])))
         rerank = None
         if rr is not None:
             rr = dict(rr)
             left = rr.pop("left_s", None)
             rerank = RerankConfig(**{**rr, "root": Path(rr["root"]), "deadline": None if left is None else now + left})
-        return cls(**data, rerank=rerank, embed_deadline=None if embed_left is None else now + embed_left)
+        return cls(**data, rerank=rerank, embed_deadline=None if embed_left is None else now + embed_left, params=params)

@@ -13,7 +13,10 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from paqad.search.params import Stage
 from paqad.tokenize import terms
+
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
 TOP_FILE_MIN_WORDS = 25  # a report: this many distinct terms (as evidence.LONG_QUERY_TERMS)
 REPORT_CALLS = True  # a report's ``Type.method(`` names that method, as a backticked name would
@@ -52,24 +55,32 @@ class QueryShape:
 
 
 def is_report(words: frozenset[str]) -> bool:
-    return len(words) >= TOP_FILE_MIN_WORDS
+    return len(words) >= P.TOP_FILE_MIN_WORDS
+
+
+def shape(text: str) -> QueryShape:
+    return _shape(text, P.REPORT_CALLS, P.REPORT_VARIABLE_CALLS, P.TOP_FILE_MIN_WORDS)
 
 
 @lru_cache(maxsize=512)
-def shape(text: str) -> QueryShape:
+def _shape(text: str, calls: bool, variable_calls: bool, min_words: int) -> QueryShape:
+    """:func:`shape`, cached per text and the constants it reads (a request may override them)."""
     stripped = text.strip().strip("`'\"")
     words = frozenset(terms(text))
     if _SYMBOL.match(stripped) and looks_like_symbol(stripped):
         return QueryShape((stripped,), False, words)
     found = [a or b for a, b in _EMBEDDED.findall(text)]
-    if REPORT_CALLS and is_report(words):
+    if calls and is_report(words):
         found += _METHOD_CALL.findall(text)
-        if REPORT_VARIABLE_CALLS:
+        if variable_calls:
             found += [m for m in _VARIABLE_CALL.findall(text) if len(m) >= 4]
     names = tuple(dict.fromkeys(n.strip("()") for n in found if _SYMBOL.match(n.strip("()"))))
     head = _title(text) if is_report(words) else ""
     title = tuple(dict.fromkeys(a or b for a, b in _TITLE_NAME.findall(head)))
     return QueryShape(names, bool(names), words, title, frozenset(terms(head)))
+
+
+shape.cache_clear = _shape.cache_clear  # type: ignore[attr-defined]  # tests and tune_gate clear it
 
 
 def _title(text: str) -> str:
