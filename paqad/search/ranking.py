@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -170,19 +171,11 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         head += [moved.get(uid) or Fused(uid) for uid in joining if uid not in in_head]
         info.update(joining)
     best = max(c.fused for c in head) or 1.0
-    add = dict.fromkeys((c.uid for c in head), 0.0)
-    for uid in named_for:
-        add[uid] += reports.P.NAMED_FOR_BOOST * best
-    if (q.symbols or (q.title and P.TITLE_SCALE)) and P.DEFINITION_BOOST:
-        _definitions(head, info, q, best, add)
-    if q.words and P.PATH_BOOST:
-        _path_words_boost(head, info, q, best * (P.PATH_SYMBOL_SCALE if q.symbols and not q.embedded else 1.0), add)
-    if P.COHERENCE_BOOST:
-        _coherence(head, info, best, add)
-    if P.CENTRAL_BOOST and not (q.symbols and not q.embedded) and not q.report:
-        _central_boost(index, head, info, best, add)
-    if pointed and reports.P.POINTER_BOOST:
-        reports.pointer_boost(head, info, pointed, frames, best, add)
+    pool = Pool(index, head, info, q, best, dict.fromkeys((c.uid for c in head), 0.0), pointed, frames, named_for)
+    for signal in SIGNALS:
+        if signal.speaks(pool):
+            signal.lift(pool)
+    add = pool.add
     older = index.cached("older-copies", lambda: older_copies(index.paths())) if P.OLDER_COPY_PRIOR != 1.0 else {}
     for c in head:
         u = info.get(c.uid)
@@ -193,6 +186,57 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | 
         tail = reports.callees(index, head, info, best, tail)
         head.sort(key=lambda c: (-c.fused, c.lexical_rank or 1 << 30, c.uid))
     return head + tail
+
+
+@dataclass
+class Pool:
+    """One query's head as the signals see it: each adds its lift to ``add`` (uid -> score), in
+    units of the pool's ``best`` fused score."""
+
+    index: Index
+    head: list[Fused]
+    info: dict[int, Any]
+    q: QueryShape
+    best: float
+    add: dict[int, float]
+    pointed: Any
+    frames: Any
+    named_for: dict[int, Any]
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A ranking signal: whether it speaks for this query (its constant on, the query's shape) and its lift."""
+
+    name: str
+    speaks: Callable[[Pool], object]
+    lift: Callable[[Pool], None]
+
+
+def _named_for(p: Pool) -> None:
+    for uid in p.named_for:
+        p.add[uid] += reports.P.NAMED_FOR_BOOST * p.best
+
+
+def _bare_symbol(q: QueryShape) -> bool:
+    return bool(q.symbols) and not q.embedded
+
+
+#: The additive signals, applied in this order; adding or removing one is one entry (its constant
+#: in ``paqad.search.params.KNOBS`` to ablate it). The path priors and the older-copy prior multiply
+#: after them, and a report's callees are placed last (:func:`apply`).
+SIGNALS: tuple[Signal, ...] = (
+    Signal("named_for", lambda p: p.named_for, _named_for),
+    Signal("definitions", lambda p: (p.q.symbols or (p.q.title and P.TITLE_SCALE)) and P.DEFINITION_BOOST,
+           lambda p: _definitions(p.head, p.info, p.q, p.best, p.add)),
+    Signal("path_words", lambda p: p.q.words and P.PATH_BOOST,
+           lambda p: _path_words_boost(p.head, p.info, p.q, p.best * (P.PATH_SYMBOL_SCALE if _bare_symbol(p.q) else 1.0), p.add)),
+    Signal("coherence", lambda p: P.COHERENCE_BOOST, lambda p: _coherence(p.head, p.info, p.best, p.add)),
+    Signal("central", lambda p: P.CENTRAL_BOOST and not _bare_symbol(p.q) and not p.q.report,
+           lambda p: _central_boost(p.index, p.head, p.info, p.best, p.add)),
+    Signal("pointers", lambda p: p.pointed and reports.P.POINTER_BOOST,
+           lambda p: reports.pointer_boost(p.head, p.info, p.pointed, p.frames, p.best, p.add)),
+)
 
 
 def _older_prior(path: str, older: dict[str, str], text: str) -> float:
