@@ -71,6 +71,21 @@ SH_DATA_HOME = (
 SH_TREE_DIR = SH_DATA_HOME + 'paqad_tree="$paqad_data/' + TREES + '$(pwd -P)' + SUFFIX + '"; '
 
 
+#: numpy's BLAS (OpenBLAS in its wheels) runs a matrix product on a thread per core and keeps them
+#: spinning after it: the one product a query makes (the query against every unit's vector) then
+#: cost about six times its CPU on a shared two-core machine, and the service's warm prompt a third
+#: more (benchmarks/README.md, "Query cost"). Read once, when numpy loads; a value the user set wins.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+def one_blas_thread(environ: dict[str, str] | os._Environ[str] | None = None) -> None:
+    """Set ``BLAS_THREADS`` to 1 in ``environ`` (default: this process's, before numpy is imported)
+    unless set already: every paqad process and the services it starts."""
+    env = os.environ if environ is None else environ
+    for var in BLAS_THREADS:
+        env.setdefault(var, "1")
+
+
 def python_argv(*args: str, python: str | None = None) -> list[str]:
     """How paqad starts itself in a new Python: ``-P``, so neither the working directory nor a
     script's folder goes on ``sys.path`` (a repository's ``yaml.py`` or ``paqad/`` shadows

@@ -194,6 +194,8 @@ def start(root: Root, env: dict[str, str] | None = None, why: str = "") -> int |
 
     if not os.path.isdir(localstate.tree_dir(root)):
         return None  # not set up here: a door that fails before `rag init` starts nothing and writes nothing
+    env = dict(os.environ if env is None else env)
+    localstate.one_blas_thread(env)  # a library caller's process may not have it
     try:
         paths = paths_mod.for_root(root, create=True) if fcntl is not None else None
         if paths is None or (why not in MAKING_WAY and lock_held(paths.lock)):

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the exit code (0 ok, 2 usage/config, 1 other, 130 ^C)."""
+    from paqad import localstate
+
+    localstate.one_blas_thread()  # before anything loads numpy (localstate is stdlib only)
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:2] == ["hook", "run"]:
         from paqad.serve import hookclient
