@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -80,6 +82,37 @@ def test_a_symlink_out_of_the_repository_is_not_read(root, tmp_path_factory):
     (root / "link.py").symlink_to(secret)
     d = context.select(root, "q", [res("link.py", 1, 1, 0.9)], T, F)
     assert d.case == "dark" and "do not deliver" not in context.render_body(d)
+
+
+def _settled(path: Path) -> int:
+    """An mtime an hour ago on ``path`` (a file a warm process keeps); returns it."""
+    then = time.time_ns() - 3600 * 1_000_000_000
+    os.utime(path, ns=(then, then))
+    return then
+
+
+def test_a_kept_passage_follows_an_edit_that_keeps_size_and_mtime(root):
+    """A warm service keeps a delivered file's redacted lines (issue 34); an edit of the same size
+    with the mtime put back is still delivered as the live file reads (its ctime moved)."""
+    path = root / "pkg" / "m1.py"
+    then = _settled(path)
+    assert "line 3 of m1" in context.render_body(context.select(root, "q", [res("pkg/m1.py", 3, 5, 0.9)], T, F))
+    path.write_text(path.read_text().replace("line 3 of m1", "LINE 3 OF M1"))
+    os.utime(path, ns=(then, then))
+    body = context.render_body(context.select(root, "q", [res("pkg/m1.py", 3, 5, 0.9)], T, F))
+    assert "LINE 3 OF M1" in body and "line 3 of m1" not in body
+
+
+def test_a_kept_file_swapped_for_a_symlink_out_is_not_delivered(root, tmp_path_factory):
+    path = root / "pkg" / "m2.py"
+    _settled(path)
+    assert "line 1 of m2" in context.render_body(context.select(root, "q", [res("pkg/m2.py", 1, 2, 0.9)], T, F))
+    outside = tmp_path_factory.mktemp("elsewhere") / "m2.py"
+    outside.write_text(path.read_text())
+    _settled(outside)
+    path.unlink()
+    path.symlink_to(outside)
+    assert context.select(root, "q", [res("pkg/m2.py", 1, 2, 0.9)], T, F).case == "dark"
 
 
 def test_none_high_some_low_gives_two_labelled_low_confidence_passages(root):

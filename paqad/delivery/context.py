@@ -167,14 +167,20 @@ def live_passage(root: Path, res: Any, body: bool) -> Passage | None:
 def _live_lines(root: Path, rel: str) -> list[str] | None:
     """The live file's lines with secret shapes masked (``paqad.redaction``, as the index has them),
     or None: gone, unreadable, or a path ``open`` would refuse (the index is untrusted: a crafted
-    row naming ``.env`` or ``.git/config`` must not reach the agent)."""
+    row naming ``.env`` or ``.git/config`` must not reach the agent). A warm process reuses them
+    while the path reaches the same unchanged file (``paqad.search.live.kept_view``): redacting
+    whole files was a quarter of a warm prompt's CPU (benchmarks/README.md, "Query cost")."""
     from paqad import confinement, redaction  # with the eligibility rules: only when delivering, not on every hook start
+    from paqad.search import live
 
-    try:
-        path, _ = confinement.readable(root, rel)
-        return redaction.redact(path.read_text(encoding="utf-8", errors="replace"), rel).splitlines(keepends=True)
-    except (OSError, confinement.ConfinementError):
-        return None
+    def read() -> list[str] | None:
+        try:
+            path, _ = confinement.readable(root, rel)
+            return redaction.redact(path.read_text(encoding="utf-8", errors="replace"), rel).splitlines(keepends=True)
+        except (OSError, confinement.ConfinementError):
+            return None
+
+    return live.kept_view(root, rel, "delivery", read)
 
 
 # ---- rendering ----------------------------------------------------------------------------

@@ -31,11 +31,12 @@ import stat
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_KEPT: OrderedDict[tuple[str, str], tuple[tuple[int, ...], list[str]]] = OrderedDict()
-_KEPT_MASKED: dict[tuple[str, str], list[str]] = {}  # the redacted lines of a kept file, once needed
+_KEPT: OrderedDict[tuple[str, ...], tuple[tuple[int, ...], list[str]]] = OrderedDict()  # (root, rel[, kind])
+_KEPT_MASKED: dict[tuple[str, ...], list[str]] = {}  # the redacted lines of a kept file, once needed
 _KEPT_BYTES = [0]
 _KEPT_MAX_BYTES = 8 << 20  # file bytes kept per process, least recently used dropped first
 _SETTLE_NS = 2_000_000_000
@@ -100,6 +101,24 @@ def _read(root: Path, rel: str) -> list[str] | None:
     return lines
 
 
+def kept_view(root: Path, rel: str, kind: str, make: Callable[[], list[str] | None]) -> list[str] | None:
+    """``make()``: another reader's lines of the file ``root/rel`` (``kind`` names which; the
+    delivery's redacted ones), kept as ``_read`` keeps raw lines: reused while the path reaches the
+    same unchanged file, and kept only when the file did not change while ``make`` read it."""
+    key = (str(root), rel, kind)
+    ident = _identity(root, rel)
+    if ident is not None:
+        with _LOCK:
+            hit = _KEPT.get(key)
+            if hit is not None and hit[0] == ident:
+                _KEPT.move_to_end(key)
+                return hit[1]
+    value = make()
+    if value is not None and ident is not None and time.time_ns() - max(ident[3], ident[4]) > _SETTLE_NS and _identity(root, rel) == ident:
+        _keep(key, ident, value)
+    return value
+
+
 def _masked(root: Path, rel: str, raw: list[str]) -> list[str]:
     """``raw`` through the redaction, once per kept file (the lines ``_read`` gave, so the same file)."""
     from paqad import redaction
@@ -128,7 +147,7 @@ def _identity(root: Path, rel: str) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _keep(key: tuple[str, str], ident: tuple[int, ...], lines: list[str]) -> None:
+def _keep(key: tuple[str, ...], ident: tuple[int, ...], lines: list[str]) -> None:
     with _LOCK:
         old = _KEPT.pop(key, None)
         _KEPT_MASKED.pop(key, None)
