@@ -447,6 +447,8 @@ def test_one_process_serves_every_work_tree_of_the_user_and_releases_each_alone(
         assert done.returncode == 0 and "shop/" in done.stdout
         assert serve.wait_ready(tree.root)
     assert {serve.service_pid(t.root) for t in trees} == {pid}, "one process for the user's work trees"
+    served = client.request(trees[0].root, "status").reply["info"]["work_trees"]
+    assert sorted(served) == sorted(os.path.realpath(t.root) for t in trees)
     import shutil
 
     shutil.rmtree(trees[1].root)

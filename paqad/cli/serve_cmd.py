@@ -66,7 +66,8 @@ def serve_status(app: AppContext, as_json: bool) -> None:
         return
     click.echo(
         f"running: pid {info['pid']}, paqad {info['version']}, up {info['uptime_s']:.0f}s, {info['requests']} requests, "
-        f"{info['rss_mb']:.0f} MB (cap {info['memory_cap_mb']}), idle timeout {info['idle_timeout_s']:g}s\nsocket: {info['socket']}"
+        f"{info['rss_mb']:.0f} MB (cap {info['memory_cap_mb']}), idle timeout {info['idle_timeout_s']:g}s, "
+        f"{len(info.get('work_trees') or [info['root']])} work trees in this process\nsocket: {info['socket']}"
     )
 
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from paqad.serve.state import Service
 
 ADOPT_TIMEOUT_S = 30.0  # the host opens the index and warms it before it answers
+ADOPT_ACK_S = 5.0  # a background process asks, not a hook: a host busy warming another tree is not hung
 
 
 class Host:
@@ -104,7 +105,7 @@ def ask_adopt(user: paths_mod.ServicePaths, root: Path) -> str:
     if sock is None:
         return why
     try:
-        outcome = client._exchange(sock, client.base_request("adopt", root=str(root)), ADOPT_TIMEOUT_S, wire.ACK_TIMEOUT_S)
+        outcome = client._exchange(sock, client.base_request("adopt", root=str(root)), ADOPT_TIMEOUT_S, ADOPT_ACK_S)
     finally:
         sock.close()
     if outcome.why != "answered":

@@ -169,6 +169,7 @@ def serve(root: Path, cfg: Config) -> int:
         if time.monotonic() > deadline:
             return 0
         time.sleep(0.05)
+    deadline = time.monotonic() + host_mod.ADOPT_TIMEOUT_S  # a host busy warming another work tree answers late
     while True:
         fd = take_lock(user.lock, wait=0)
         if fd is not None:

@@ -57,6 +57,8 @@ class Process(Protocol):
 
     def stop_all(self, reason: str) -> None: ...
 
+    def alive(self) -> list[str]: ...
+
 
 @dataclass
 class Service:
@@ -118,4 +120,6 @@ class Service:
             "requests": self.requests, "active": self.active, "rss_mb": round(rss_mb(), 1),
             "idle_timeout_s": self.cfg.rag_serve_idle_timeout, "memory_cap_mb": self.cfg.rag_serve_memory_cap,
             "jobs": self.jobs.pending() if self.jobs is not None else [],
+            # every work tree this process serves (one process per user, issue 34)
+            "work_trees": self.host.alive() if self.host is not None else [str(self.root)],
         }
