@@ -91,8 +91,9 @@ def _glued_words(run: str, words: frozenset[str]) -> frozenset[str]:
 def path_words(path: str, words: frozenset[str]) -> frozenset[str]:
     """The words a file's name and folder carry, glued compounds split on the query's words."""
     plain = _path_words(path)
-    if P.PREFIX_MIN:
-        plain = plain | _abbreviated(plain, words, P.PREFIX_MIN)
+    least = P.PREFIX_MIN
+    if least:
+        plain = plain | _abbreviated(plain, words, least)
     if not P.COMPOUND_PATHS:
         return plain
     glued = [_glued_words(r, words) for r in _glued_runs(path)]

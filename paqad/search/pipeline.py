@@ -281,6 +281,7 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
     spans: dict[str, list[tuple[int, int]]] = {}
     units: dict[int, StoredUnit] = {}
     window, read = top_n + 8, 0  # spans are read a window at a time: most answers need only the first
+    drop = P.DROP_CONTAINERS
     for i, cand in enumerate(ranked):
         if len(out) >= top_n:
             break
@@ -293,7 +294,7 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
         path, start, end = u.path, u.start_line, u.end_line
         key: object = (path, u.qualified_name, u.kind) if u.parts > 1 else cand.uid
         contains = any(start <= a and b <= end and (a, b) != (start, end) for a, b in spans.get(path, []))
-        if key in seen or (P.DROP_CONTAINERS and contains):
+        if key in seen or (drop and contains):
             continue
         seen.add(key)
         spans.setdefault(path, []).append((start, end))

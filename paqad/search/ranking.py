@@ -281,14 +281,18 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
 
 
 def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
+    words = (q.title_words if P.TITLE_PATHS else frozenset()) or q.words  # a report's title says what it is about; its body mostly how
+    least, boost = P.PATH_MIN_SHARE, P.PATH_BOOST  # read once: the loop runs over every head candidate
+    shares: dict[str, float] = {}  # a file's share, once per file
     for c in head:
         u = info.get(c.uid)
         if u is None:
             continue
-        words = (q.title_words if P.TITLE_PATHS else frozenset()) or q.words  # a report's title says what it is about; its body mostly how
-        share = len(words & path_words(u.path, words)) / len(words)
-        if share >= P.PATH_MIN_SHARE:
-            add[c.uid] += P.PATH_BOOST * best * share
+        share = shares.get(u.path)
+        if share is None:
+            share = shares[u.path] = len(words & path_words(u.path, words)) / len(words)
+        if share >= least:
+            add[c.uid] += boost * best * share
 
 
 def _central_boost(index: Index, head: list[Fused], info: dict[int, Any], best: float, add: dict[int, float]) -> None:
@@ -331,8 +335,9 @@ def _coherence(head: list[Fused], info: dict[int, Any], best: float, add: dict[i
         if u.path not in top:
             top[u.path] = c  # head is best first
     most = max(total.values(), default=0.0) or 1.0
+    boost = P.COHERENCE_BOOST
     for path, c in top.items():
-        add[c.uid] += P.COHERENCE_BOOST * best * total[path] / most
+        add[c.uid] += boost * best * total[path] / most
 
 
 def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T], str], top_free: int = 0) -> list[T]:
@@ -349,9 +354,10 @@ def diversify(items: Sequence[T], score: Callable[[T], float], path: Callable[[T
     for i, x in enumerate(items):
         files.setdefault(path(x), []).append(i)
     seen: dict[str, int] = {path(items[0]): -top_free} if top_free else {}
+    diversity = P.DIVERSITY
 
     def best(p: str) -> tuple[float, int, str]:
-        factor = P.DIVERSITY ** max(0, seen.get(p, 0))
+        factor = diversity ** max(0, seen.get(p, 0))
         value, neg = max((scores[i] * factor, -i) for i in files[p])
         return -value, -neg, p
 
