@@ -137,6 +137,19 @@ def test_a_kept_source_is_not_shown_through_a_symlink_swapped_in(shop, tmp_path)
     assert again.name == "sign_cookie" and again.source is None
 
 
+def test_to_dict_is_asdict_with_the_schema_version(shop):
+    """``to_dict`` builds what ``dataclasses.asdict`` gave (issue 34: it was a tenth of a search
+    through the service), nested values copied, keys in the same order."""
+    import dataclasses
+
+    for q, gate in (("where is the session cookie signed", True), ("zzqx nothing here", True), ("refund a transaction", False)):
+        resp = pipeline.search(shop.root, q, gate=gate)
+        data, want = resp.to_dict(), {**dataclasses.asdict(resp), "schema_version": 1}
+        assert json.dumps(data) == json.dumps(want)
+        data["evidence"]["passed"] = "changed"
+        assert resp.evidence["passed"] != "changed"
+
+
 def test_json_shape_is_versioned(shop):
     data = pipeline.search(shop.root, "refund a transaction").to_dict()
     json.dumps(data)
