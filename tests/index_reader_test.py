@@ -99,6 +99,18 @@ def test_an_open_index_notices_an_update_and_a_rebuild(shop: Repo, paqad_cli) ->
     assert index.refresh() == now and index.changes == 2  # nothing moved since
 
 
+def test_term_lookups_kept_for_a_generation_follow_an_update(shop: Repo, paqad_cli) -> None:
+    """``terms`` keeps what it looked up, words the index lacks included (issue 34); a commit to
+    the index looks them up afresh, so a word an update brings in is found."""
+    index = Index.open(shop.root)
+    assert "parcel" not in index.terms(["parcel", "refund"]) and "refund" in index.terms(["refund"])
+    assert index.terms(["refund", "refund"])["refund"] is index.terms(["refund"])["refund"]  # kept, not read again
+    shop.write("shop/extra.py", EXTRA)
+    assert paqad_cli("rag", "update", cwd=shop.root).returncode == 0
+    index.refresh()
+    assert index.terms(["parcel"])["parcel"].df >= 1
+
+
 def test_unit_records_kept_for_a_generation_follow_an_update(shop: Repo, paqad_cli) -> None:
     """``units`` keeps the records it read for the generation (issue 34: a warm search asks for
     the same candidates query after query); a commit to the index (an update) reads them afresh."""

@@ -41,6 +41,7 @@ T = TypeVar("T")
 _CHUNK = 500  # bound parameters per IN (...) list, well under SQLite's limit
 KEPT_UNITS = 50_000  # unit records kept per generation and column set (no text column)
 KEPT_TEXTS = 1_000  # the same with the text column
+KEPT_TERMS = 100_000  # term lookups (found or not) kept per generation
 _MISSING = "no index yet; run `paqad rag init` (or `paqad rag rebuild`)"
 
 
@@ -203,12 +204,20 @@ class Index:
         return self.cached("meta", lambda: IndexMeta({r["key"]: r["value"] for r in self._rows("SELECT key, value FROM meta")}))
 
     def terms(self, words: list[str]) -> dict[str, TermInfo]:
-        """The index's entry for each of ``words`` it knows."""
-        found: dict[str, TermInfo] = {}
-        for chunk in _chunks(words):
+        """The index's entry for each of ``words`` it knows (a new dict each call). Entries, and
+        words it lacks, are kept for the generation (up to ``KEPT_TERMS``): a warm process looks
+        the same query words up again and again."""
+        kept: dict[str, TermInfo | None] = self.cached("terms", dict)
+        missing = [w for w in dict.fromkeys(words) if w not in kept]
+        fresh: dict[str, TermInfo | None] = dict.fromkeys(missing)
+        for chunk in _chunks(missing):
             for r in self._rows(f"SELECT term, tid, df FROM terms WHERE term IN ({_marks(chunk)})", chunk):
-                found[r["term"]] = TermInfo(r["term"], int(r["tid"]), int(r["df"]))
-        return found
+                fresh[r["term"]] = TermInfo(r["term"], int(r["tid"]), int(r["df"]))
+        if fresh:
+            if len(kept) + len(fresh) > KEPT_TERMS:
+                kept.clear()
+            kept.update(fresh)
+        return {w: info for w in words if (info := kept.get(w) or fresh.get(w)) is not None}
 
     def terms_with_prefix(self, prefix: str, max_len: int, limit: int = 32) -> list[TermInfo]:
         """Up to ``limit`` of the index's terms that start with ``prefix`` and are at most
