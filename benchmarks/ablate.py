@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Leave-one-out ablation of the search's tuned constants over every ruler (issue 32, item 3).
+
+    python -m benchmarks ablate [--group NAME ...] [--ruler NAME ...] [--half tune|report|all]
+                                [--limit-corpora [RULER=]N ...] [--resample 200]
+    python -m benchmarks ablate --rescore ROWS.jsonl     # the table of saved rows
+    python -m benchmarks ablate --list                   # the groups and what neutral means
+    python -m benchmarks ablate --count                  # numeric constants and switches in paqad/search/
+
+Each group is one or more constants of ``paqad.search.params.KNOBS`` set together to their
+*neutral* value (the one that turns their effect off) through the request's ``SearchParams``: no
+module global is set. The corpora and indexes are ``all_rulers.py``'s (lexical settings, the
+cache under ``.cache/all_rulers/data/lexical``); each corpus is opened once and every case asked,
+gated and ungated, under the shipped constants and under each group. Rows (one per case and
+group) go to ``.cache/results/ablate/<stamp>.jsonl``.
+
+The figures are pooled as ``all_rulers`` pools them, each ruler weighing the same (the mean of the
+rulers' figures, ``all_rulers_table.macro``): NDCG@10 ungated, hit@1 gated (a silence is a miss)
+and answered share over answerable cases, silence over unanswerable ones. A group's change is its
+pooled figure minus the shipped one; the noise is a paired bootstrap over cases (resampled
+within each ruler, ``--resample`` times): the 95 % interval of that difference. A group whose
+interval holds 0 on every column does not move the pooled figure beyond its noise.
+Only the lexical path: the vector side's constants (``fusion``: bars, blends, confidences) need
+the model's index and are not in ``KNOBS``; index-time constants (``paqad.index``) are out of scope.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+import all_rulers  # noqa: E402
+import all_rulers_cases as cases_mod  # noqa: E402
+import all_rulers_table as table  # noqa: E402
+
+RESULTS = HERE / ".cache" / "results" / "ablate"
+COLUMNS = ("ndcg_ungated", "hit1_gated", "answered", "silence")
+
+#: Named groups: constants that act together are switched off together (say why in the name's note).
+GROUPS: dict[str, tuple[str, ...]] = {
+    # query analysis
+    "ubiquity": ("query.UBIQUITY",),
+    "min_ubiquitous_df": ("query.MIN_UBIQUITOUS_DF",),
+    "score_cutoff": ("query.SCORE_CUTOFF",),
+    "max_scored_terms": ("query.MAX_SCORED_TERMS",),
+    "derive": ("query.DERIVE",),  # with DERIVED_MIN_ROOT, DERIVED_TAIL (they only bound it); VARIANTS reads derived() too
+    "variants": ("query.VARIANTS",),  # with VARIANT_WEIGHT, LONG_QUERY_WORDS (its weight and its length bar)
+    "drop_absent_function_words": ("query.DROP_ABSENT_FUNCTION_WORDS",),
+    # evidence gate
+    "coverage_bar": ("evidence.COVERAGE_BAR",),  # the one-unknown relief only relaxes it: off with it
+    "concentration_bar": ("evidence.CONCENTRATION_BAR",),
+    "absence_weight": ("evidence.ABSENCE_FULL_WEIGHT_UNITS",),
+    "one_unknown_word": ("evidence.ONE_UNKNOWN_WORD",),  # with its three bars
+    "one_unknown_words_in_best": ("evidence.ONE_UNKNOWN_MIN_WORDS_IN_BEST",),
+    "long_query_bars": ("evidence.LONG_QUERY_TERMS",),  # with LONG_MIN_MATCHED, LONG_MIN_IN_ONE_UNIT
+    "named": ("evidence.NAMED_ENABLED",),  # with NAMED_MAX_SHARE, NAMED_MIN_OWN_SHARE
+    "named_weight_cap": ("evidence.NAMED_WEIGHT_CAP",),
+    "named_max_terms": ("evidence.NAMED_MAX_TERMS",),
+    "exact_names": ("evidence.EXACT_NAMES",),
+    # ranking signals
+    "ranking_all": ("ranking.ENABLED",),  # every signal at once: a reference, not a candidate
+    "definition": ("ranking.DEFINITION_BOOST",),  # the lookup; its shares below
+    "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),
+    "embedded_scale": ("ranking.EMBEDDED_SCALE",),
+    "part_one_bonus": ("ranking.PART_ONE_BONUS",),
+    "continuation_scale": ("ranking.CONTINUATION_SCALE",),
+    "stem_file": ("ranking.STEM_FILE_SCALE",),
+    "type_bonus": ("ranking.TYPE_BONUS",),
+    "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, PATH_SYMBOL_SCALE, paths.*
+    "path_min_share": ("ranking.PATH_MIN_SHARE",),
+    "path_symbol_scale": ("ranking.PATH_SYMBOL_SCALE",),
+    "compound_paths": ("paths.COMPOUND_PATHS",),
+    "prefix_min": ("paths.PREFIX_MIN",),
+    "coherence": ("ranking.COHERENCE_BOOST",),
+    "diversity": ("ranking.DIVERSITY",),  # with DIVERSITY_WIDEN, TOP_FILE_FREE
+    "top_file_free": ("ranking.TOP_FILE_FREE",),
+    "central": ("ranking.CENTRAL_BOOST",),  # with CENTRAL_SHARE
+    "older_copy": ("ranking.OLDER_COPY_PRIOR",),  # with paths.OLDER_COPY_MIN_SHARED
+    "title": ("ranking.TITLE_SCALE", "ranking.TITLE_PATHS"),  # with TITLE_SPREAD: the report title, both uses
+    "title_spread": ("ranking.TITLE_SPREAD",),
+    "pointers": ("reports.POINTER_BOOST",),  # with FRAMES_ALL
+    "frames_all": ("reports.FRAMES_ALL",),
+    "named_for": ("reports.NAMED_FOR_BOOST",),  # with NAMED_FOR_MAX
+    "callees": ("reports.CALLEE_BOOST",),  # with CALLEE_MAX
+    "report_calls": ("shape.REPORT_CALLS",),  # with REPORT_VARIABLE_CALLS
+    "report_variable_calls": ("shape.REPORT_VARIABLE_CALLS",),
+    "report_shape": ("shape.TOP_FILE_MIN_WORDS",),  # no query is a report: every report signal off
+    "drop_containers": ("pipeline.DROP_CONTAINERS",),
+}
+
+
+def params_of(group: str | None) -> Any:
+    from paqad.search.params import SearchParams
+
+    return SearchParams() if group is None else SearchParams.neutral(list(GROUPS[group]))
+
+
+def ask(root: Path, cfg: Any, q: str, gate: bool, params: Any) -> Any:
+    from paqad.index.reader import Index
+    from paqad.search import pipeline
+    from paqad.search.request import SearchRequest
+
+    return pipeline.run(Index.shared(root), SearchRequest.from_settings(cfg, root, q, top_n=all_rulers.K, gate=gate, params=params))
+
+
+def row_of(case: Any, root: Path, cfg: Any, group: str | None) -> dict[str, Any]:
+    params = params_of(group)
+    gated = ask(root, cfg, case.q, True, params)
+    probe = ask(root, cfg, case.q, False, params)
+    return {
+        **case.head(), "group": group or "shipped",
+        "answered": bool(gated.answered),
+        "gated": all_rulers.ranks_of(case, all_rulers.spans(gated)) if gated.answered else {"unit_rank": None, "file_rank": None, "ndcg10": 0.0},
+        "ungated": all_rulers.ranks_of(case, all_rulers.spans(probe)),
+    }
+
+
+def run(selected: cases_mod.Selection, groups: list[str], out: Path) -> list[dict[str, Any]]:
+    data = all_rulers.CACHE / "data" / "lexical"
+    os.environ["PAQAD_DATA_DIR"] = str(data.resolve())
+    rows: list[dict[str, Any]] = []
+    for key, cs in selected.by_corpus().items():
+        started = time.perf_counter()
+        try:
+            root, identity = all_rulers.working_copy(selected.corpora[key], all_rulers.CACHE / "work")
+            cfg, _ = all_rulers.prepare(root, identity, all_rulers.LEXICAL, data)
+        except Exception as exc:  # noqa: BLE001 - one broken corpus must not end a long run
+            print(f"  {key}: PREPARE FAILED: {exc}", file=sys.stderr)
+            continue
+        got = []
+        for group in [None, *groups]:
+            for case in cs:
+                try:
+                    got.append(row_of(case, root, cfg, group))
+                except Exception as exc:  # noqa: BLE001
+                    got.append({**case.head(), "group": group or "shipped", "error": f"{type(exc).__name__}: {exc}"[-300:]})
+        with out.open("a", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in got)
+        rows += got
+        print(f"  {key:40s} {len(cs):4d} cases x {len(groups) + 1}, {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    return rows
+
+
+# --------------------------------------------------------------------------- pooling and noise
+
+
+def pooled(by_ruler: dict[str, list[dict[str, Any]]]) -> dict[str, float | None]:
+    m = table.macro({r: table.metrics(rs) for r, rs in by_ruler.items()})
+    return {k: m[k] for k in COLUMNS}
+
+
+def compare(rows: list[dict[str, Any]], group: str, resample: int, min_cases: int = 1, seed: int = 32) -> dict[str, Any]:
+    """The pooled change of ``group`` against the shipped constants, with a paired bootstrap 95 %
+    interval; rulers with fewer than ``min_cases`` cases are left out (a resampled single case
+    has no variance, yet weighs as much as a whole ruler)."""
+    base: dict[str, dict[tuple[str, str], dict[str, Any]]] = defaultdict(dict)
+    alt: dict[str, dict[tuple[str, str], dict[str, Any]]] = defaultdict(dict)
+    for r in rows:
+        (base if r["group"] == "shipped" else alt if r["group"] == group else {}).setdefault(r["ruler"], {})[(r["corpus"], r["id"])] = r
+    keys = {ru: sorted(set(base[ru]) & set(alt.get(ru, {}))) for ru in base}
+    keys = {ru: k for ru, k in keys.items() if len(k) >= max(1, min_cases)}
+
+    def diff(pick: dict[str, list[tuple[str, str]]]) -> dict[str, float | None]:
+        a = pooled({ru: [base[ru][k] for k in ks] for ru, ks in pick.items()})
+        b = pooled({ru: [alt[ru][k] for k in ks] for ru, ks in pick.items()})
+        out: dict[str, float | None] = {}
+        for c in COLUMNS:
+            x, y = a[c], b[c]
+            out[c] = None if x is None or y is None else y - x
+        return out
+
+    point = diff(keys)
+    rng = random.Random(seed)
+    boots: dict[str, list[float]] = {c: [] for c in COLUMNS}
+    for _ in range(resample):
+        d = diff({ru: [ks[rng.randrange(len(ks))] for _ in ks] for ru, ks in keys.items()})
+        for c in COLUMNS:
+            v = d[c]
+            if v is not None:
+                boots[c].append(v)
+    out: dict[str, Any] = {"group": group, "n": sum(len(k) for k in keys.values())}
+    for c in COLUMNS:
+        xs = sorted(boots[c])
+        lo, hi = (xs[int(0.025 * len(xs))], xs[min(len(xs) - 1, int(0.975 * len(xs)))]) if xs else (None, None)
+        out[c] = (point[c], lo, hi)
+    out["moves"] = any(lo is not None and (lo > 0 or hi < 0) for _, lo, hi in (out[c] for c in COLUMNS))
+    return out
+
+
+def _cell(v: tuple[float | None, float | None, float | None]) -> str:
+    p, lo, hi = v
+    if p is None:
+        return "-"
+    mark = " *" if lo is not None and hi is not None and (lo > 0 or hi < 0) else ""
+    return f"{p:+.4f} [{lo:+.3f}, {hi:+.3f}]{mark}"
+
+
+def render(rows: list[dict[str, Any]], resample: int, min_cases: int = 1) -> str:
+    from paqad.search.params import KNOBS
+
+    groups = [g for g in dict.fromkeys(r["group"] for r in rows) if g != "shipped"]
+    shipped = _by_ruler([r for r in rows if r["group"] == "shipped"])
+    small = sorted(f"{ru} ({len(rs)})" for ru, rs in shipped.items() if len(rs) < min_cases)
+    base = pooled({ru: rs for ru, rs in shipped.items() if len(rs) >= min_cases})
+    lines = [
+        f"{len(shipped) - len(small)} rulers, {sum(len(rs) for rs in shipped.values() if len(rs) >= min_cases)} cases"
+        + (f"; left out, under {min_cases} cases: {', '.join(small)}" if small else ""),
+        "shipped constants, rulers equal: " + ", ".join(f"{c} {base[c]:.4f}" for c in COLUMNS if base[c] is not None),
+        "",
+        "| group (constants set to neutral) | n cases | NDCG@10 ungated | hit@1 gated | answered | silence | moves |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for g in groups:
+        res = compare(rows, g, resample, min_cases)
+        knobs = ", ".join(f"`{k}`={KNOBS[k].neutral}" for k in GROUPS.get(g, ()))
+        lines.append(f"| {g}: {knobs} | {res['n']} | " + " | ".join(_cell(res[c]) for c in COLUMNS) + f" | {'yes' if res['moves'] else 'no'} |")
+    lines.append("")
+    lines.append(f"change = pooled figure with the group neutral minus shipped; [95 % paired bootstrap over cases, {resample} resamples]; "
+                 "* = the interval excludes 0.")
+    return "\n".join(lines)
+
+
+def read_rows(paths: list[Path]) -> list[dict[str, Any]]:
+    """Rows of several runs, the last of each (group, corpus, case) kept."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out[(r["group"], r["corpus"], r["id"])] = r
+    return list(out.values())
+
+
+def _by_ruler(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        out[r["ruler"]].append(r)
+    return out
+
+
+def count_constants() -> tuple[list[str], list[str]]:
+    """Module-level UPPER_CASE names of ``paqad/search/*.py`` bound to a number (or an arithmetic
+    of numbers: ``8 << 20``) and to a bool: the count issue 32 asks to bring down."""
+    import ast
+
+    numeric: list[str] = []
+    switches: list[str] = []
+    for path in sorted((HERE.parent / "paqad" / "search").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            target, value = (node.targets[0], node.value) if isinstance(node, ast.Assign) and len(node.targets) == 1 else (
+                (node.target, node.value) if isinstance(node, ast.AnnAssign) else (None, None))
+            if not isinstance(target, ast.Name) or not target.id.isupper() or value is None:
+                continue
+            name = f"{path.stem}.{target.id}"
+            if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+                switches.append(name)
+            elif isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+                numeric.append(name)
+            elif isinstance(value, (ast.UnaryOp, ast.BinOp)) and all(
+                    isinstance(n, ast.Constant) for n in ast.walk(value) if isinstance(n, ast.expr) and not isinstance(n, (ast.UnaryOp, ast.BinOp))):
+                numeric.append(name)
+    return numeric, switches
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--group", action="append", default=[], help="only this group (repeatable; default every group)")
+    ap.add_argument("--ruler", action="append", default=[], metavar="NAME", help="only this ruler (repeatable; glob ok)")
+    ap.add_argument("--half", choices=("tune", "report", "all"), default="tune")
+    ap.add_argument("--limit-corpora", action="append", default=[], metavar="[RULER=]N")
+    ap.add_argument("--sympy-git", default="/work/.mirror/sympy+sympy/repo")
+    ap.add_argument("--resample", type=int, default=200)
+    ap.add_argument("--rescore", metavar="ROWS", nargs="+", help="saved rows (several files: a case asked twice counts once)")
+    ap.add_argument("--min-cases", type=int, default=5, help="leave out rulers with fewer cases in the half (default 5)")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--count", action="store_true", help="count the numeric constants and switches of paqad/search/")
+    args = ap.parse_args(argv)
+    if args.count:
+        numeric, switches = count_constants()
+        print(f"{len(numeric)} numeric constants, {len(switches)} switches in paqad/search/")
+        print("\n".join(numeric + switches))
+        return 0
+    if args.list:
+        from paqad.search.params import KNOBS
+
+        for g, keys in GROUPS.items():
+            print(f"{g:28s} " + "; ".join(f"{k}={KNOBS[k].neutral} ({KNOBS[k].means})" for k in keys))
+        return 0
+    if args.rescore:
+        rows = read_rows([Path(p) for p in args.rescore])
+        if args.half != "all":
+            rows = [r for r in rows if r["half"] == args.half]
+        print(render(rows, args.resample, args.min_cases))
+        return 0
+    groups = args.group or list(GROUPS)
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        ap.error(f"unknown group: {', '.join(unknown)} (--list)")
+    selected = cases_mod.load_all(args.ruler, cases_mod.parse_limits(args.limit_corpora), Path(args.sympy_git))
+    if args.half != "all":
+        selected.cases = [c for c in selected.cases if c.half == args.half]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + ".jsonl")
+    print(f"{len(selected.cases)} cases x {len(groups) + 1} settings; rows: {out}; load {os.getloadavg()}", file=sys.stderr)
+    started = time.perf_counter()
+    rows = run(selected, groups, out)
+    print(f"{time.perf_counter() - started:.0f} s; load {os.getloadavg()}", file=sys.stderr)
+    print(render(rows, args.resample, args.min_cases))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""benchmarks/ablate.py: a group's pooled change against the shipped constants, with its noise."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import ablate  # noqa: E402
+
+
+def _row(group: str, ruler: str, i: int, rank: int | None, answered: bool = True) -> dict:
+    side = {"unit_rank": rank, "file_rank": rank, "ndcg10": 1.0 / rank if rank else 0.0}
+    return {"group": group, "ruler": ruler, "corpus": "c", "id": str(i), "half": "tune", "answerable": True, "level": "unit",
+            "answered": answered, "gated": side, "ungated": side}
+
+
+def test_an_unchanged_group_moves_nothing_and_a_changed_one_moves_beyond_its_noise():
+    rows = [_row(g, ru, i, 1 + i % 3) for g in ("shipped", "same") for ru in ("a", "b") for i in range(30)]
+    rows += [_row("worse", ru, i, None, answered=False) for ru in ("a", "b") for i in range(30)]
+    same = ablate.compare(rows, "same", 50)
+    assert not same["moves"] and same["hit1_gated"] == (0.0, 0.0, 0.0)
+    worse = ablate.compare(rows, "worse", 50)
+    assert worse["moves"] and worse["answered"][0] == -1.0 and worse["answered"][2] < 0
+
+
+def test_a_ruler_under_min_cases_is_left_out_of_the_pool():
+    rows = [_row("shipped", "big", i, 1) for i in range(10)] + [_row("off", "big", i, 1) for i in range(10)]
+    rows += [_row("shipped", "tiny", 0, 2), _row("off", "tiny", 0, 1)]  # one case: no variance, yet a whole ruler's weight
+    assert ablate.compare(rows, "off", 20)["moves"]
+    assert not ablate.compare(rows, "off", 20, min_cases=5)["moves"]
+
+
+def test_every_group_sets_tuned_constants_and_the_count_reads_the_search_modules():
+    from paqad.search.params import KNOBS
+
+    assert all(k in KNOBS for keys in ablate.GROUPS.values() for k in keys)
+    numeric, switches = ablate.count_constants()
+    assert "evidence.COVERAGE_BAR" in numeric and "ranking.ENABLED" in switches
