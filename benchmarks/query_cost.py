@@ -4,7 +4,8 @@
     python benchmarks/query_cost.py [--corpus flask] [--passes 3] [--before REV] [--after REV]
         [--arms lexical,hybrid,service,prompt,semble] [--json OUT]
 
-The queries are the corpus's ruler questions (``benchmarks/rulers/<corpus>.yaml``, 49 for flask).
+The in-process arms set what the revision's entry point sets first (numpy's BLAS on one
+thread, from 1da9257 on). The queries are the corpus's ruler questions (``benchmarks/rulers/<corpus>.yaml``, 49 for flask).
 Each arm answers every question once untimed (warm-up), then ``--passes`` timed passes; a figure
 is CPU milliseconds per query (user + system, this process's ``time.process_time`` or the
 service's ``/proc/<pid>/stat``), as a median over queries (in-process) or a mean over a pass
@@ -13,6 +14,7 @@ service's ``/proc/<pid>/stat``), as a median over queries (in-process) or a mean
 - ``lexical``: ``pipeline.search(root, q, rag_top_n, rag_source_chars)`` on a lexical index
   (``rag init --provider none``), in a child process running that revision's paqad;
 - ``hybrid``: the same on an index with the default local model's vectors (``--provider local``);
+- ``static``: the same with ``minilm-static`` (the token table semble's stand-in is made from);
 - ``service``: the same search through the work tree's service, as ``rag search`` sends it
   (``paqad.serve.route.search``): the client's CPU in its process plus the service's CPU;
 - ``prompt``: a warm Claude Code prompt (``UserPromptSubmit``) through the service on the hybrid
@@ -49,7 +51,9 @@ CACHE = HERE / ".cache" / "query-cost"
 SEMBLE = "semble==0.7.0"
 SEMBLE_VENV = CACHE / "semble-venv"
 STAND_IN = CACHE / "minilm-static-model2vec"
-ARMS = ("lexical", "hybrid", "service", "prompt", "semble")
+ARMS = ("lexical", "hybrid", "static", "service", "prompt", "semble")
+#: The index each paqad arm reads: (provider, embedding model) for ``rag init``.
+INDEX_OF = {"lexical": ("none", ""), "service": ("none", ""), "hybrid": ("local", ""), "prompt": ("local", ""), "static": ("local", "minilm-static")}
 
 
 # --------------------------------------------------------------------------- the children
@@ -62,7 +66,16 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
+def _as_paqad_starts() -> None:
+    """What the revision's entry point does before anything else (``localstate.one_blas_thread``
+    from 1da9257 on), so an in-process arm runs as a ``paqad`` process would."""
+    from paqad import localstate
+
+    getattr(localstate, "one_blas_thread", lambda: None)()
+
+
 def child_inproc(root: Path, queries: list[str], passes: int) -> dict:
+    _as_paqad_starts()
     from paqad import config
     from paqad.search import pipeline
 
@@ -156,7 +169,7 @@ def child_semble(root: Path, queries: list[str], passes: int) -> dict:
             "cpu_ms_mean": round(statistics.mean(cpu), 3)}
 
 
-CHILDREN = {"lexical": child_inproc, "hybrid": child_inproc, "service": child_service, "prompt": child_prompt, "semble": child_semble}
+CHILDREN = {"lexical": child_inproc, "hybrid": child_inproc, "static": child_inproc, "service": child_service, "prompt": child_prompt, "semble": child_semble}
 
 
 # --------------------------------------------------------------------------- the parent
@@ -187,13 +200,14 @@ def child_env(tree: Path | None, home: Path) -> dict[str, str]:
     return env
 
 
-def paqad_copy(corpus: Path, where: Path, provider: str, env: dict[str, str]) -> Path:
+def paqad_copy(corpus: Path, where: Path, provider: str, model: str, env: dict[str, str]) -> Path:
     """A copy of the corpus (mtimes kept) with paqad set up: an index and Claude Code's hooks."""
-    root = where / f"{corpus.name}-{provider}"
+    root = where / f"{corpus.name}-{provider}{'-' + model if model else ''}"
     subprocess.run(["cp", "-a", str(corpus), str(root)], check=True)
     shutil.rmtree(root / ".paqad", ignore_errors=True)
+    chosen = {"PAQAD_RAG_EMBEDDING_MODEL": model} if model else {}
     for args in (["rag", "init", "--provider", provider], ["hooks", "install", "--agents", "claude"]):
-        done = subprocess.run([sys.executable, "-m", "paqad", *args], cwd=root, capture_output=True, text=True, env={**env, "PAQAD_RAG_SERVE": "false"})
+        done = subprocess.run([sys.executable, "-m", "paqad", *args], cwd=root, capture_output=True, text=True, env={**env, "PAQAD_RAG_SERVE": "false", **chosen})
         if done.returncode != 0:
             sys.exit(f"paqad {' '.join(args)} failed in {root}: {done.stderr[-2000:]}")
     return root
@@ -270,7 +284,7 @@ def main() -> int:
         work = Path(tmp)
         qfile = work / "queries.json"
         qfile.write_text(json.dumps(queries))
-        sides: dict[str, tuple[str, Path, dict[str, Path]]] = {}
+        sides: dict[str, tuple[str, Path, dict[tuple[str, str], Path]]] = {}
         for name, rev in (("before", args.before), ("after", args.after)):
             if name == "before" and not rev:
                 continue
@@ -279,11 +293,10 @@ def main() -> int:
             home = work / name / "home"
             home.mkdir(parents=True)
             env = child_env(tree, home)
-            roots = {}
-            if {"lexical", "service"} & set(arms):
-                roots["none"] = paqad_copy(corpus, work / name, "none", env)
-            if {"hybrid", "prompt"} & set(arms):
-                roots["local"] = paqad_copy(corpus, work / name, "local", env)
+            roots: dict[tuple[str, str], Path] = {}
+            for arm in arms:
+                if arm in INDEX_OF and INDEX_OF[arm] not in roots:
+                    roots[INDEX_OF[arm]] = paqad_copy(corpus, work / name, *INDEX_OF[arm], env)
             sides[name] = (label, home, roots)
         semble_py = str(semble_ready()) if "semble" in arms else None
         samples: dict[str, dict[str, list[dict]]] = {}
@@ -294,7 +307,7 @@ def main() -> int:
                 for arm in arms:
                     if arm == "semble":
                         continue
-                    root = roots["none" if arm in ("lexical", "service") else "local"]
+                    root = roots[INDEX_OF[arm]]
                     samples.setdefault(name, {}).setdefault(arm, []).append(run_child(sys.executable, tree, home, arm, root, qfile, args.passes))
             if semble_py:
                 home = work / "semble-home"
