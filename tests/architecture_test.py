@@ -12,6 +12,7 @@ that is a module and to ``pkg`` otherwise (the convention of grimp/import-linter
 from __future__ import annotations
 
 import ast
+import re
 import statistics
 from pathlib import Path
 
@@ -159,3 +160,18 @@ def test_every_package_has_a_layer() -> None:
 def test_the_layering_rule_sees_an_upward_import() -> None:
     assert layer_of(unit_of("paqad.cli.hooks_cmd")) < layer_of(unit_of("paqad.serve.hookclient")) < layer_of(unit_of("paqad.hooks.runner"))
     assert layer_of(unit_of("paqad.channel.client")) > layer_of(unit_of("paqad.hooks.hosts")) and layer_of(unit_of("paqad.git")) == len(LAYERS)
+
+
+def test_every_create_statement_is_in_the_schema_module() -> None:
+    """The DDL of the index, the embedding cache and the team store lives in ``paqad/index/schema.py``
+    (issue 33): a ``CREATE`` spelled anywhere else is a second definition of the format."""
+    create = re.compile(r"\bCREATE\s+(UNIQUE\s+)?(TABLE|INDEX|VIEW|TRIGGER)\b", re.I)
+    elsewhere = []
+    for name, path in modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+                and isinstance(n.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs and create.search(node.value):
+                elsewhere.append(f"{name}:{node.lineno}")
+    assert elsewhere and all(e.startswith("paqad.index.schema:") for e in elsewhere), elsewhere

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paqad.errors import IndexCorruptError, IndexOutdatedError
-from paqad.index import integrity, store
+from paqad.index import integrity, schema, store
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -32,14 +32,9 @@ class ArtifactRefused(Exception):
 
 def _reference_schema() -> set[tuple[str, str, str | None]]:
     """(type, name, sql) of everything a paqad index may hold, from a fresh index in memory."""
-    from paqad.index import vectors
-
     con = sqlite3.connect(":memory:")
     try:
-        con.executescript(store.SCHEMA)
-        con.execute(store.DESCRIPTIONS_SCHEMA)
-        con.execute(vectors.VECTORS_SCHEMA)
-        store.add_late_schema(con)
+        schema.create_index(con)
         return {(t, n, s) for t, n, s in con.execute("SELECT type, name, sql FROM sqlite_master")}
     finally:
         con.close()

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from paqad import audit, git, workspace
 from paqad.errors import UsageError
-from paqad.index import fields, guard, shared_store, store, verify
+from paqad.index import fields, guard, schema, shared_store, store, verify
 from paqad.index.artifact_check import ArtifactRefused, check_file
 
 if TYPE_CHECKING:
@@ -58,17 +58,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ARTIFACTS = "paqad_index_artifacts"
-CHUNKS = "paqad_index_chunks"
-_SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS {ARTIFACTS} ("
-    " id bigserial PRIMARY KEY, commit_sha text NOT NULL, build_key text NOT NULL,"
-    " created_at timestamptz NOT NULL DEFAULT now(), bytes bigint NOT NULL, index_bytes bigint NOT NULL,"
-    " sha256 bytea NOT NULL, paqad_version text NOT NULL, UNIQUE (commit_sha, build_key))",
-    f"CREATE TABLE IF NOT EXISTS {CHUNKS} ("
-    f" artifact bigint NOT NULL REFERENCES {ARTIFACTS}(id) ON DELETE CASCADE,"
-    " seq integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (artifact, seq))",
-)
+ARTIFACTS = schema.ARTIFACTS_TABLE
+CHUNKS = schema.CHUNKS_TABLE
 ANCESTORS = 100  # HEAD and this many ancestors are looked up (one query)
 CHUNK_BYTES = 2 << 20  # per row and statement: well inside STATEMENT_TIMEOUT_MS on a LAN
 FETCH_DEADLINE_S = 60.0  # the whole download, past the connection's own timeout
@@ -100,7 +91,7 @@ def build_key(cfg: Config, root: Path | None = None) -> str:
     from paqad.tokenize import TOKENIZER_VERSION
 
     parts = {
-        "schema": store.SCHEMA_VERSION,
+        "schema": schema.SCHEMA_VERSION,
         "tokenizer": str(TOKENIZER_VERSION),
         "parser": str(PARSER_VERSION),
         "ranking": str(fields.RANKING_VERSION),
@@ -141,7 +132,7 @@ class ArtifactStore:
             self.con = psycopg.connect(**self.params, autocommit=True)
         except Exception as exc:
             raise StoreUnavailable(_one_line(exc)) from None
-        for statement in _SCHEMA:
+        for statement in schema.ARTIFACTS:
             try:
                 self.con.execute(statement)
             except psycopg.Error as exc:  # no right to create: reading existing tables still works

@@ -32,7 +32,7 @@ from paqad import __version__, audit, describe, git, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, store, syncstamp, timeline, vectors
+from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, schema, store, syncstamp, timeline, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -168,7 +168,7 @@ def _build_generation(root: Path, cfg: Config) -> BuildReport:
     try:
         con = store.create(tmp)
         try:
-            con.execute(store.DESCRIPTIONS_SCHEMA)
+            con.execute(schema.DESCRIPTIONS)
             _write_all(con, parsed)
             store.set_meta(con, {**_meta(cfg, elig), "descriptions_sha": sidecar.sha})
             con.commit()
@@ -432,8 +432,7 @@ def _update_locked(root: Path, cfg: Config, con: sqlite3.Connection) -> BuildRep
         return report
     try:
         with store.transaction(con):
-            con.execute(vectors.VECTORS_SCHEMA)  # an index built before vectors existed
-            store.add_late_schema(con)  # ... or before descriptions, or the name index
+            schema.add_late(con)  # an index built before vectors, descriptions or the name index
             _apply_changes(con, changed, removed)
             now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             store.set_meta(con, {"updated_at": now, "active_packs": elig.active, "descriptions_sha": sidecar.sha})

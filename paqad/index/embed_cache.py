@@ -31,16 +31,12 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from paqad.index import schema
+
 FILE_NAME = "embeddings.sqlite"
 #: Days since the epoch: last-use stamps are this coarse so that a hit writes at most once a day.
 _DAY = 86_400
 _CHUNK = 500
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS models(id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, dims INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS vectors(model INTEGER NOT NULL, sha BLOB NOT NULL, vec BLOB NOT NULL, used INTEGER NOT NULL,"
-    " PRIMARY KEY(model, sha))",
-    "CREATE INDEX IF NOT EXISTS vectors_used ON vectors(used)",
-)
 
 
 def cache_dir(environ: dict[str, str] | None = None) -> Path:
@@ -91,8 +87,7 @@ class UserEmbedCache:
         try:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
-            for sql in _SCHEMA:
-                con.execute(sql)
+            schema.create_embed_cache(con)
             con.execute("SELECT COUNT(*) FROM models").fetchone()
         except BaseException:
             con.close()

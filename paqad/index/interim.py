@@ -25,14 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 
-from paqad.index import store, timeline, vectors
+from paqad.index import schema, store, timeline, vectors
 
 if TYPE_CHECKING:
     from paqad.config import Config
     from paqad.embed import Provider
 
-TABLE = "interim_vectors"
-SCHEMA = f"CREATE TABLE IF NOT EXISTS {TABLE}(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL)"
+TABLE = schema.INTERIM_TABLE
 #: Units the model must still embed (after the user cache) before a stand-in is worth making:
 #: about ten seconds of MiniLM on two cores; fewer are embedded before anyone waits for them.
 MIN_UNITS = 256
@@ -158,7 +157,7 @@ def _fill(con: sqlite3.Connection, root: Path, path: Path, provider: Provider, l
         with store.transaction(con):
             if store.get_meta(con).get(META_FINGERPRINT, fp) != fp:  # another stand-in before: start over
                 con.execute(f"DROP TABLE IF EXISTS {TABLE}")
-            con.execute(SCHEMA)
+            schema.create_interim(con)
             store.set_meta(con, {META_MODEL: provider.model, META_FINGERPRINT: fp})
     todo = [r[0] for r in con.execute(f"SELECT uid FROM units WHERE uid NOT IN (SELECT uid FROM {TABLE}) ORDER BY uid")]
     made = 0

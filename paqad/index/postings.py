@@ -33,11 +33,6 @@ if TYPE_CHECKING:
 BLOCK = 1024
 MAX_MASK = 1 << len(FIELDS)
 
-SCHEMA = """
-CREATE TABLE postings(tid INTEGER NOT NULL, blk INTEGER NOT NULL, uids BLOB NOT NULL, w BLOB NOT NULL,
-                      mask BLOB NOT NULL, PRIMARY KEY(tid, blk)) WITHOUT ROWID;
-CREATE TABLE unit_terms(uid INTEGER PRIMARY KEY, tids BLOB NOT NULL);
-"""
 
 Entry = tuple[int, float, int]  # (uid, w, mask) for one term
 

@@ -17,7 +17,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-#: The ``units`` table's columns, in the schema's order (``paqad.index.store.SCHEMA``).
+#: The ``units`` table's columns, in the schema's order (``paqad.index.schema.INDEX``).
 UNIT_COLUMNS: tuple[str, ...] = (
     "uid", "id", "path", "language", "kind", "name", "qualified_name", "signature", "docstring",
     "start_line", "end_line", "text", "calls", "imports", "bases", "part", "parts", "content_hash",

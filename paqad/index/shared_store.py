@@ -24,18 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from paqad.errors import ConfigError
+from paqad.index import schema
 
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_S = 3
 STATEMENT_TIMEOUT_MS = 5000
 _CHUNK = 500  # shas per SELECT / rows per INSERT batch
-TABLE = "paqad_vectors"
-_SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS {TABLE} ("
-    " model text NOT NULL, sha bytea NOT NULL, dims integer NOT NULL, vec bytea NOT NULL,"
-    " PRIMARY KEY (model, sha))"
-)
+TABLE = schema.SHARED_VECTORS_TABLE
 _SAFE_SSL = ("require", "verify-ca", "verify-full")
 PASSWORD_SECRET = "PGPASSWORD"
 
@@ -106,7 +102,7 @@ class SharedStore:
 
             self.con = psycopg.connect(**self.params, autocommit=True)
             try:
-                self.con.execute(_SCHEMA)
+                self.con.execute(schema.SHARED_VECTORS)
             except psycopg.Error as exc:  # no right to create it: reading an existing table still works
                 log.info("shared store: %s", str(exc).splitlines()[0])
         except Exception as exc:  # ImportError (no psycopg), OperationalError (down, refused, timeout), ...

@@ -27,41 +27,12 @@ from pathlib import Path
 
 from paqad import workspace
 from paqad.errors import IndexCorruptError, IndexMissingError, IndexOutdatedError
-from paqad.index import guard, integrity, postings
+from paqad.index import guard, integrity, schema
+from paqad.index.schema import SCHEMA_VERSION
 
-SCHEMA_VERSION = 2  # 2: postings packed in blocks (paqad.index.postings)
 _GENERATION = re.compile(r"^index-(\d{1,9})\.sqlite$")
 REBUILD_HINT = "run `paqad rag rebuild`"
 DAMAGED = "DAMAGED"  # names a generation a reader found damaged: the next update rebuilds it
-
-SCHEMA = """
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER NOT NULL,
-                   mtime_ns INTEGER NOT NULL, language TEXT NOT NULL, units INTEGER NOT NULL);
-CREATE TABLE units(uid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, path TEXT NOT NULL,
-                   language TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
-                   qualified_name TEXT NOT NULL, signature TEXT NOT NULL, docstring TEXT NOT NULL,
-                   start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL,
-                   calls TEXT NOT NULL, imports TEXT NOT NULL, bases TEXT NOT NULL,
-                   part INTEGER NOT NULL, parts INTEGER NOT NULL, content_hash TEXT NOT NULL,
-                   lengths TEXT NOT NULL, is_test INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX units_path ON units(path);
-CREATE INDEX units_name ON units(name);
-CREATE TABLE terms(tid INTEGER PRIMARY KEY, term TEXT UNIQUE NOT NULL, df INTEGER NOT NULL);
-CREATE TABLE vectors(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-""" + postings.SCHEMA  # posting lists: packed blocks, see paqad/index/postings.py
-# The agent-written description applied to a unit (see paqad.describe). Created by every build
-# and update, so an index from before descriptions existed gains it without a rebuild.
-DESCRIPTIONS_SCHEMA = "CREATE TABLE IF NOT EXISTS descriptions(uid INTEGER PRIMARY KEY, text TEXT NOT NULL)"
-# Declarations by name (the ranking stack's symbol lookups). Also created by every update, so an
-# index built before it gains it without a rebuild; a reader of an index without it looks up nothing.
-NAME_INDEX_SCHEMA = "CREATE INDEX IF NOT EXISTS units_name ON units(name)"
-
-
-def add_late_schema(con: sqlite3.Connection) -> None:
-    """The tables and indexes added after schema 2, for an index built before them."""
-    con.execute(DESCRIPTIONS_SCHEMA)
-    con.execute(NAME_INDEX_SCHEMA)
 
 
 def current_pointer(root: Path) -> Path:
@@ -170,7 +141,7 @@ def create(path: Path) -> sqlite3.Connection:
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("PRAGMA journal_mode=OFF")
     con.execute("PRAGMA synchronous=OFF")
-    con.executescript(SCHEMA)
+    schema.create_index(con)
     con.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     return con
 

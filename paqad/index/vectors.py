@@ -30,7 +30,7 @@ import filelock
 
 from paqad import workspace
 from paqad.embed import TEXT_PREP_VERSION, get_provider, unit_text
-from paqad.index import embed_cache, shared_store, store, timeline
+from paqad.index import embed_cache, schema, shared_store, store, timeline
 from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 TREE_CACHE_NAME = "embed-cache.sqlite"
 #: Units per fill batch: one embed call, one transaction. About 3-6 s of model time on 2 cores.
 FILL_BATCH = 64
-VECTORS_SCHEMA = "CREATE TABLE IF NOT EXISTS vectors(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL)"
 #: What the embedded text is made of (``embed.unit_text``), plus what proves a unit unchanged.
 _EMBED_FIELDS = ("uid", "id", "content_hash", "kind", "name", "qualified_name", "path", "signature", "docstring", "text")
 _PROVIDERS: dict[tuple[str, ...], Any] = {}  # the process's loaded models, shared by the builder and every Index
@@ -242,8 +241,8 @@ def _fill_batches(
     lock: Any, progress: Progress | None, batch: int,
 ) -> None:
     with lock:
-        con.execute(VECTORS_SCHEMA)
-        con.execute(store.DESCRIPTIONS_SCHEMA)
+        con.execute(schema.VECTORS)
+        con.execute(schema.DESCRIPTIONS)
     todo = [r[0] for r in con.execute("SELECT uid FROM units WHERE uid NOT IN (SELECT uid FROM vectors) ORDER BY uid")]
     for done, chunk in chunks(todo, batch):
         rows = unit_rows(con, chunk)
