@@ -52,6 +52,18 @@ user's data folder (`paqad doctor` prints where), out of reach of `git pull`.
 """
 
 
+def cache_dir(environ: dict[str, str] | None = None) -> Path:
+    """The user's paqad cache folder: ``PAQAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/paqad``, else
+    ``~/.cache/paqad`` (the XDG base-directory default; a relative XDG_CACHE_HOME is ignored, as
+    the specification says)."""
+    env = os.environ if environ is None else environ
+    if env.get("PAQAD_CACHE_DIR"):
+        return Path(env["PAQAD_CACHE_DIR"]).expanduser()
+    xdg = env.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "paqad"
+
+
 def paqad_dir(root: Path) -> Path:
     return root / DIRNAME
 

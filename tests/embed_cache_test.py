@@ -39,15 +39,15 @@ def half(i: int) -> bytes:
 
 
 def cache_file() -> Path:
-    return embed_cache.cache_dir() / embed_cache.FILE_NAME
+    return workspace.cache_dir() / embed_cache.FILE_NAME
 
 
 def test_the_cache_lives_in_xdg_cache_home_and_tests_never_reach_the_real_one(tmp_path):
-    assert embed_cache.cache_dir() == Path(os.environ["XDG_CACHE_HOME"]) / "paqad"
+    assert workspace.cache_dir() == Path(os.environ["XDG_CACHE_HOME"]) / "paqad"
     assert Path(os.environ["XDG_CACHE_HOME"]).is_relative_to(Path(os.environ["HOME"]))  # the test's own HOME
-    assert embed_cache.cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "paqad"
-    assert embed_cache.cache_dir({"XDG_CACHE_HOME": "relative/ignored"}) == Path.home() / ".cache" / "paqad"
-    assert embed_cache.cache_dir({"XDG_CACHE_HOME": str(tmp_path), "PAQAD_CACHE_DIR": str(tmp_path / "x")}) == tmp_path / "x"
+    assert workspace.cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "paqad"
+    assert workspace.cache_dir({"XDG_CACHE_HOME": "relative/ignored"}) == Path.home() / ".cache" / "paqad"
+    assert workspace.cache_dir({"XDG_CACHE_HOME": str(tmp_path), "PAQAD_CACHE_DIR": str(tmp_path / "x")}) == tmp_path / "x"
 
 
 def test_a_second_clone_and_a_worktree_embed_nothing_that_the_first_embedded(repo: Repo, tmp_path):

@@ -11,7 +11,7 @@ errors, ``ctx.exit``) and ``SystemExit`` pass through untouched: click and
 
 A report is private (issue 31, finding 12): it is written 0600 and opened without following a
 symlink; where no repository takes it, it goes to a new file (``O_EXCL``) in ``crash/`` of the
-user's cache folder (``paqad.index.embed_cache.cache_dir``, 0700), never to the shared temp
+user's cache folder (``paqad.workspace.cache_dir``, 0700), never to the shared temp
 folder, where another user could read it, predict its name or plant a symlink in its place. The
 command line in it has its secrets masked (:func:`masked_argv`): a ``-c`` setting whose name
 says key, token, secret, password, store or DSN, the value after ``--password`` and its kin, a
@@ -133,7 +133,7 @@ def _write_private(target: Path, text: str, append: bool) -> bool:
 def _user_crash_dir() -> Path | None:
     """``crash/`` in the user's cache folder, 0700 and ours, or None (no home, a stranger's folder)."""
     try:
-        from paqad.index.embed_cache import cache_dir  # on a crash only
+        from paqad.workspace import cache_dir  # on a crash only: it imports filelock
 
         folder = cache_dir() / "crash"
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

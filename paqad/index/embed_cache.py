@@ -25,30 +25,18 @@ the freed pages, so the file stops growing at about the limit. ``limit_mb`` 0 tu
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from paqad import workspace
 from paqad.index import schema
 
-FILE_NAME = "embeddings.sqlite"
+FILE_NAME = schema.EMBED_CACHE_FILE
 #: Days since the epoch: last-use stamps are this coarse so that a hit writes at most once a day.
 _DAY = 86_400
 _CHUNK = 500
-
-
-def cache_dir(environ: dict[str, str] | None = None) -> Path:
-    """The user's paqad cache folder: ``PAQAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/paqad``, else
-    ``~/.cache/paqad`` (the XDG base-directory default; a relative XDG_CACHE_HOME is ignored, as
-    the specification says)."""
-    env = os.environ if environ is None else environ
-    if env.get("PAQAD_CACHE_DIR"):
-        return Path(env["PAQAD_CACHE_DIR"]).expanduser()
-    xdg = env.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "paqad"
 
 
 def today() -> int:
@@ -60,7 +48,7 @@ class UserEmbedCache:
     (tests use them); ``broken`` names why the cache is skipped for this run ("" while it works)."""
 
     def __init__(self, path: Path | None = None, limit_mb: float = 512.0) -> None:
-        self.path = path or cache_dir() / FILE_NAME
+        self.path = path or workspace.cache_dir() / FILE_NAME
         self.limit_bytes = int(limit_mb * 1024 * 1024)
         self.hits = 0
         self.misses = 0

@@ -72,6 +72,8 @@ def create_interim(con: sqlite3.Connection) -> None:
 
 # ---- the user's embedding cache (its own SQLite file) -----------------------------------------
 
+EMBED_CACHE_FILE = "embeddings.sqlite"  # in workspace.cache_dir()
+
 EMBED_CACHE = (
     "CREATE TABLE IF NOT EXISTS models(id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE, dims INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS vectors(model INTEGER NOT NULL, sha BLOB NOT NULL, vec BLOB NOT NULL, used INTEGER NOT NULL,"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from paqad.index import embed_cache, store
+from paqad import workspace
+from paqad.index import schema, store
 from paqad.index.reader import Index
 from paqad.index.records import IndexMeta
 
@@ -54,6 +55,6 @@ def vectors_text(meta: IndexMeta, pending: int) -> str:
 
 def cache_facts() -> dict[str, Any]:
     """Where the user-level embedding cache is and its size on disk (file sizes only: no lock taken)."""
-    path = embed_cache.cache_dir() / embed_cache.FILE_NAME
+    path = workspace.cache_dir() / schema.EMBED_CACHE_FILE
     parts = [Path(f"{path}{s}") for s in ("", "-wal")]
     return {"path": str(path), "bytes": sum(p.stat().st_size for p in parts if p.exists())}

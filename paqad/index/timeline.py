@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from paqad import workspace
-from paqad.index import embed_cache
 
 FILE = "timeline.json"
 RATE_FILE = "embed-rate.json"
@@ -293,7 +292,7 @@ def _alive(pid: Any) -> bool:
 def _rate_files(root: Path) -> list[Path]:
     """Where measured rates are kept: this work tree's state, then the user's cache folder (any
     tree's last fill on this machine: a new tree's first estimate)."""
-    return [workspace.state_dir(root) / RATE_FILE, embed_cache.cache_dir() / RATE_FILE]
+    return [workspace.state_dir(root) / RATE_FILE, workspace.cache_dir() / RATE_FILE]
 
 
 def last_rate(root: Path, fingerprint: str) -> float | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paqad import config, git
+from paqad import config, git, workspace
 from paqad.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,9 +59,7 @@ def _name(url: str) -> str:
 
 def clone_dir(url: str) -> Path:
     """Where ``url`` is cloned: the user cache (``PAQAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/paqad``)."""
-    from paqad.index import embed_cache
-
-    return embed_cache.cache_dir() / "workspace" / hashlib.sha256(url.encode()).hexdigest()[:12] / _name(url)
+    return workspace.cache_dir() / "workspace" / hashlib.sha256(url.encode()).hexdigest()[:12] / _name(url)
 
 
 def add(member: str) -> tuple[Path, str]:
