@@ -73,7 +73,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "definition": ("ranking.DEFINITION_BOOST",),  # the lookup; its shares below
     "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),
     "embedded_scale": ("ranking.EMBEDDED_SCALE",),
-    "part_one_bonus": ("ranking.PART_ONE_BONUS",),
     "continuation_scale": ("ranking.CONTINUATION_SCALE",),
     "stem_file": ("ranking.STEM_FILE_SCALE",),
     "type_bonus": ("ranking.TYPE_BONUS",),

@@ -82,7 +82,6 @@ ENABLED = True
 DEFINITION_BOOST = 0.5
 DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symbol too
 EMBEDDED_SCALE = 0.5
-PART_ONE_BONUS = 0.2  # extra share for the part of a split declaration that holds its first line
 CONTINUATION_SCALE = 0.5  # share of the lift for a split declaration's later parts (its head is the declaration)
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
@@ -249,7 +248,7 @@ def _older_prior(path: str, older: dict[str, str], text: str) -> float:
 
 def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
     """Declarations of a queried symbol gain ``DEFINITION_BOOST``, more in a file named after it
-    and in the part holding the declaration's first line; failing that, a file named after the
+    (a split declaration's later parts: ``CONTINUATION_SCALE`` of it); failing that, a file named after the
     symbol lifts its best unit by ``STEM_FILE_SCALE`` of the boost."""
     unit = P.DEFINITION_BOOST * best * (P.EMBEDDED_SCALE if q.embedded else 1.0)
     keys = {_squash(segments(s)[-1]) for s in q.symbols if segments(s)}
@@ -269,7 +268,7 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
             continue
         named_file = _file_key(u.path) in keys or _file_key(u.path).rstrip("s") in keys
         typed = P.TYPE_BONUS if capital and u.kind in TYPE_KINDS else 0.0
-        add[c.uid] += scale * (1.0 + (P.DEFINITION_STEM_BONUS if named_file else 0.0) + (P.PART_ONE_BONUS if u.part == 1 else 0.0) + typed)
+        add[c.uid] += scale * (1.0 + (P.DEFINITION_STEM_BONUS if named_file else 0.0) + typed)
         lifted.add(u.path)
     if not P.STEM_FILE_SCALE:
         return
