@@ -76,9 +76,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "continuation_scale": ("ranking.CONTINUATION_SCALE",),
     "stem_file": ("ranking.STEM_FILE_SCALE",),
     "type_bonus": ("ranking.TYPE_BONUS",),
-    "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, PATH_SYMBOL_SCALE, paths.*
+    "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
     "path_min_share": ("ranking.PATH_MIN_SHARE",),
-    "path_symbol_scale": ("ranking.PATH_SYMBOL_SCALE",),
     "compound_paths": ("paths.COMPOUND_PATHS",),
     "prefix_min": ("paths.PREFIX_MIN",),
     "coherence": ("ranking.COHERENCE_BOOST",),

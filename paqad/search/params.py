@@ -66,7 +66,6 @@ KNOBS: dict[str, Knob] = {
     "ranking.STEM_FILE_SCALE": Knob(0.0, "no file named after the symbol looked up"),
     "ranking.PATH_BOOST": Knob(0.0, _NO_BOOST),
     "ranking.PATH_MIN_SHARE": Knob(0.0, "any share of path words lifts"),
-    "ranking.PATH_SYMBOL_SCALE": Knob(1.0, "path words lift a bare symbol as a sentence"),
     "ranking.COHERENCE_BOOST": Knob(0.0, _NO_BOOST),
     "ranking.DIVERSITY": Knob(1.0, "no diversity"),
     "ranking.TOP_FILE_FREE": Knob(0, "diversity from the best file's second unit"),

@@ -86,7 +86,6 @@ CONTINUATION_SCALE = 0.5  # share of the lift for a split declaration's later pa
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
 PATH_MIN_SHARE = 0.1
-PATH_SYMBOL_SCALE = 0.3  # path words in a bare-symbol query (the definition signal speaks there)
 COHERENCE_BOOST = 0.2
 DIVERSITY = 0.6
 DIVERSITY_WIDEN = 3  # the pool diversity draws from, in multiples of top_n
@@ -229,7 +228,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("definitions", lambda p: (p.q.symbols or (p.q.title and P.TITLE_SCALE)) and P.DEFINITION_BOOST,
            lambda p: _definitions(p.head, p.info, p.q, p.best, p.add)),
     Signal("path_words", lambda p: p.q.words and P.PATH_BOOST,
-           lambda p: _path_words_boost(p.head, p.info, p.q, p.best * (P.PATH_SYMBOL_SCALE if _bare_symbol(p.q) else 1.0), p.add)),
+           lambda p: _path_words_boost(p.head, p.info, p.q, p.best, p.add)),
     Signal("coherence", lambda p: P.COHERENCE_BOOST, lambda p: _coherence(p.head, p.info, p.best, p.add)),
     Signal("central", lambda p: P.CENTRAL_BOOST and not _bare_symbol(p.q) and not p.q.report,
            lambda p: _central_boost(p.index, p.head, p.info, p.best, p.add)),
