@@ -67,7 +67,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "named": ("evidence.NAMED_ENABLED",),  # with NAMED_MAX_SHARE, NAMED_MIN_OWN_SHARE
     "named_weight_cap": ("evidence.NAMED_WEIGHT_CAP",),
     "named_max_terms": ("evidence.NAMED_MAX_TERMS",),
-    "exact_names": ("evidence.EXACT_NAMES",),
     # ranking signals
     "ranking_all": ("ranking.ENABLED",),  # every signal at once: a reference, not a candidate
     "definition": ("ranking.DEFINITION_BOOST",),  # the lookup; its shares below

@@ -56,7 +56,6 @@ KNOBS: dict[str, Knob] = {
     "evidence.NAMED_ENABLED": Knob(False, _OFF),
     "evidence.NAMED_WEIGHT_CAP": Knob(False, "names weigh their own idf"),
     "evidence.NAMED_MAX_TERMS": Knob(100_000, "names count in queries of any length"),
-    "evidence.EXACT_NAMES": Knob(False, _OFF),
     # ranking signals
     "ranking.ENABLED": Knob(False, "no ranking signal at all"),
     "ranking.DEFINITION_BOOST": Knob(0.0, _NO_BOOST),
