@@ -29,7 +29,8 @@ import corpora  # noqa: E402
 
 from paqad import config  # noqa: E402
 from paqad.embed.local import MINILM, OnnxProvider  # noqa: E402
-from paqad.index import build, store, vectors  # noqa: E402
+from paqad.index import build, store  # noqa: E402
+from paqad.index.embedding import vectors  # noqa: E402
 
 
 def main() -> int:

@@ -68,7 +68,7 @@ def _run_child(args: argparse.Namespace, model: str) -> dict:
 
 def _child(args: argparse.Namespace) -> int:
     from paqad.embed import unit_text
-    from paqad.index.vectors import FILL_BATCH
+    from paqad.index.embedding.vectors import FILL_BATCH
     from paqad.parse import parse_file
 
     units = []

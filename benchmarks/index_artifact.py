@@ -32,7 +32,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import team_machines  # noqa: E402
 
 from paqad import config  # noqa: E402
-from paqad.index import artifacts, build, vectors  # noqa: E402
+from paqad.index import artifacts, build  # noqa: E402
+from paqad.index.embedding import vectors  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
 from paqad.search import pipeline  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402

@@ -6,7 +6,7 @@ Copies a pinned corpus (benchmarks/.cache, after ``python benchmarks/corpora.py 
 temporary folder and, in a fresh process with an empty user cache (``XDG_CACHE_HOME`` in the
 temporary folder), builds it the way ``rag init`` does with the default settings: the lexical
 index (``build_full(embed=False)``), then the ``minilm-static`` stand-in vectors
-(``paqad.index.interim.fill``: model load included), then, with ``--model-fill``, MiniLM's own
+(``paqad.index.embedding.interim.fill``: model load included), then, with ``--model-fill``, MiniLM's own
 fill. Prints wall and CPU seconds of each step, units a second, and the load before and after.
 """
 
@@ -30,7 +30,8 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 from paqad import config
-from paqad.index import build, interim
+from paqad.index import build
+from paqad.index.embedding import interim
 
 root = Path(sys.argv[1])
 cfg = config.load(root, cli_overrides={"rag_embedding_provider": "local"}, environ={})

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from paqad import config, workspace
-from paqad.index import build, embed_cache, vectors
-from paqad.index.embed_cache import UserEmbedCache
+from paqad.index import build
+from paqad.index.embedding import embed_cache, vectors
+from paqad.index.embedding.embed_cache import UserEmbedCache
 from paqad.search import pipeline
 from testing.env import child_env
 from testing.repos import Repo, add_worktree, clone, make_shop
@@ -166,7 +167,7 @@ WRITER = """
 import hashlib, sys
 import numpy as np
 from pathlib import Path
-from paqad.index.embed_cache import UserEmbedCache
+from paqad.index.embedding.embed_cache import UserEmbedCache
 path, who = Path(sys.argv[1]), int(sys.argv[2])
 cache = UserEmbedCache(path)
 for batch in range(20):

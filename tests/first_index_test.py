@@ -21,7 +21,8 @@ import pytest
 
 from paqad import config
 from paqad.cli import progress
-from paqad.index import build, interim, timeline
+from paqad.index import build, timeline
+from paqad.index.embedding import interim
 from testing.env import paqad_exe
 from testing.repos import CARDS, Repo
 

@@ -16,7 +16,8 @@ import pytest
 
 from paqad import config
 from paqad.cli import render
-from paqad.index import build, store, vectors
+from paqad.index import build, store
+from paqad.index.embedding import vectors
 from paqad.index.reader import Index
 from paqad.search import fusion, pipeline, vector
 from testing.env import child_env, unshare_works, wait_for

@@ -1,4 +1,4 @@
-"""Interim vectors (``paqad.index.interim``): while the default model embeds a new index, stand-in
+"""Interim vectors (``paqad.index.embedding.interim``): while the default model embeds a new index, stand-in
 vectors from its distilled table serve hybrid search; once the model's vectors cover the index
 the stand-in's table is dropped. Real repositories, the real packaged models, the real index."""
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from paqad import config
-from paqad.index import build, interim, store
+from paqad.index import build, store
+from paqad.index.embedding import interim
 from paqad.index.status import status
 from paqad.search import pipeline
 from testing.repos import CARDS, Repo

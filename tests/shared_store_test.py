@@ -16,7 +16,8 @@ import pytest
 
 from paqad import config
 from paqad.errors import ConfigError
-from paqad.index import build, shared_store, store
+from paqad.index import build, store
+from paqad.index.embedding import shared_store
 from testing.repos import Repo, clone, make_shop
 
 

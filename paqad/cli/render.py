@@ -184,7 +184,7 @@ class ProgressBar:
     """``embedding 1,234/5,000 units  25.1/s  ETA 2m30s`` on stderr, only when stderr is a TTY.
 
     The library reports progress through a plain ``progress(done, total)`` callback
-    (``paqad.index.vectors.Progress``); this is the CLI's drawing of it. Off a terminal it writes
+    (``paqad.index.embedding.vectors.Progress``); this is the CLI's drawing of it. Off a terminal it writes
     nothing, so logs and pipes get no carriage returns.
     """
 

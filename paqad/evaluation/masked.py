@@ -32,7 +32,8 @@ from paqad import describe, workspace
 from paqad.config import Config
 from paqad.eligibility import collect
 from paqad.evaluation.questions import content_words
-from paqad.index import build, store, vectors
+from paqad.index import build, store
+from paqad.index.embedding import vectors
 from paqad.index.reader import Index
 from paqad.index.records import StoredUnit
 

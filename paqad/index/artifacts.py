@@ -50,8 +50,9 @@ from typing import TYPE_CHECKING, Any
 
 from paqad import audit, git, workspace
 from paqad.errors import UsageError
-from paqad.index import fields, guard, schema, shared_store, store, verify
+from paqad.index import fields, guard, schema, store, verify
 from paqad.index.artifact_check import ArtifactRefused, check_file
+from paqad.index.embedding import shared_store
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -86,7 +87,7 @@ class Found:
 def build_key(cfg: Config, root: Path | None = None) -> str:
     """What an index depends on beyond the files (``build.needs_full_rebuild``'s checks and the
     schema): only an artifact with the same key can be updated in place here."""
-    from paqad.index import vectors
+    from paqad.index.embedding import vectors
     from paqad.parse import PARSER_VERSION
     from paqad.tokenize import TOKENIZER_VERSION
 

@@ -3,7 +3,7 @@
 Step 1  collect eligible files (paqad.eligibility.collect), Step 2  parse them into units,
 Step 3  count field terms and lengths, Step 4  compute document frequencies and field averages,
 Step 5  write postings with their BM25F weights, Step 6  publish (full) or commit (incremental),
-Step 7  embed pending units (``paqad.index.vectors``; only with an embedding provider), after the
+Step 7  embed pending units (``paqad.index.embedding.vectors``; only with an embedding provider), after the
 lexical index is live, in resumable batches.
 
 Agent-written descriptions (``paqad.describe``, the sidecar ``paqad.descriptions.json``) fill a
@@ -32,7 +32,8 @@ from paqad import __version__, audit, describe, git, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, guard, integrity, interim, postings, reembed, schema, store, syncstamp, timeline, vectors
+from paqad.index import edits, fields, guard, integrity, postings, schema, store, syncstamp, timeline
+from paqad.index.embedding import interim, reembed, vectors
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -71,7 +72,7 @@ class BuildReport:
     languages: dict[str, int] = field(default_factory=dict)
     active_packs: list[str] = field(default_factory=list)
     vectors: vectors.VectorReport | None = None
-    interim_vectors: int = 0  # stand-in vectors made before the model's (paqad.index.interim)
+    interim_vectors: int = 0  # stand-in vectors made before the model's (paqad.index.embedding.interim)
     descriptions_changed: int = 0  # units whose applied description changed (full build: applied)
     unnamed: list[str] = field(default_factory=list)  # names not valid UTF-8, skipped (escaped; guard.split_names)
 
@@ -103,7 +104,7 @@ def build_full(
 ) -> BuildReport:
     """Rebuild from scratch into a new generation and swap it in; then fill its vectors.
     ``on_lexical`` is called the moment the lexical index is live, before any embedding;
-    ``on_interim`` with the count of stand-in vectors made (``paqad.index.interim``), when any were.
+    ``on_interim`` with the count of stand-in vectors made (``paqad.index.embedding.interim``), when any were.
     The way to full quality is recorded (``paqad.index.timeline``: ``kind``, from ``started_at``)."""
     rec = timeline.begin(root, kind, started_at)
     lock = _locked(root, lock_timeout)
@@ -132,7 +133,7 @@ def _embed_after(
     on_interim: Callable[[int], None] | None = None,
 ) -> BuildReport:
     """Step 7: the lexical index is live; embed what is pending (nothing without a provider):
-    stand-in vectors first when the model has many to embed, then the model's (``paqad.index.interim``)."""
+    stand-in vectors first when the model has many to embed, then the model's (``paqad.index.embedding.interim``)."""
     if embed and cfg.rag_embedding_provider != "none":
         try:
             report.interim_vectors, report.vectors = interim.fill_then_model(root, cfg, writer_lock(root, lock_timeout), progress, on_interim)

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from paqad.errors import IndexCorruptError, IndexMissingError
-from paqad.index import postings, store, vectors
+from paqad.index import postings, store
+from paqad.index.embedding import vectors
 from paqad.index.records import Counts, Generation, IndexMeta, StoredUnit, TermInfo, VectorRows, check_fields
 
 if TYPE_CHECKING:
@@ -369,8 +370,8 @@ class Index:
         return VectorRows([int(r["uid"]) for r in rows], [r["vec"] for r in rows])
 
     def interim_rows(self) -> VectorRows | None:
-        """Every stand-in vector (``paqad.index.interim``) in uid order, or None without the table."""
-        from paqad.index import interim
+        """Every stand-in vector (``paqad.index.embedding.interim``) in uid order, or None without the table."""
+        from paqad.index.embedding import interim
 
         with self.guard():
             if not interim.has_table(self._connection()):

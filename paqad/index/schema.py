@@ -2,7 +2,7 @@
 
 Three databases: an index generation (SQLite, ``paqad.index.store``; its format is
 ``SCHEMA_VERSION`` and the tables below), the user's embedding cache (SQLite,
-``paqad.index.embed_cache``) and the team's PostgreSQL store (``paqad.index.shared_store``,
+``paqad.index.embedding.embed_cache``) and the team's PostgreSQL store (``paqad.index.embedding.shared_store``,
 ``paqad.index.artifacts``). The modules that own each database call the functions here; none
 spells a ``CREATE`` of its own. SQLite keeps each ``CREATE`` statement's text in
 ``sqlite_master`` (without ``IF NOT EXISTS``), and ``paqad.index.artifact_check`` compares a
@@ -17,7 +17,7 @@ SCHEMA_VERSION = 2  # 2: postings packed in blocks (paqad.index.postings)
 
 # ---- an index generation --------------------------------------------------------------------
 
-#: The model's vector per unit (``paqad.index.vectors``). Also created by every update, so an
+#: The model's vector per unit (``paqad.index.embedding.vectors``). Also created by every update, so an
 #: index built before vectors existed gains it.
 VECTORS = "CREATE TABLE IF NOT EXISTS vectors(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL)"
 #: Posting lists in packed blocks (``paqad.index.postings``) and each unit's terms.
@@ -48,7 +48,7 @@ DESCRIPTIONS = "CREATE TABLE IF NOT EXISTS descriptions(uid INTEGER PRIMARY KEY,
 #: Declarations by name (the ranking stack's symbol lookups). Also added by every update; a reader
 #: of an index without it looks up nothing.
 NAME_INDEX = "CREATE INDEX IF NOT EXISTS units_name ON units(name)"
-#: Stand-in vectors while the model embeds (``paqad.index.interim``), dropped when it is done.
+#: Stand-in vectors while the model embeds (``paqad.index.embedding.interim``), dropped when it is done.
 INTERIM_TABLE = "interim_vectors"
 INTERIM = f"CREATE TABLE IF NOT EXISTS {INTERIM_TABLE}(uid INTEGER PRIMARY KEY, vec BLOB NOT NULL)"
 

@@ -67,7 +67,7 @@ class SearchResponse:
     elapsed_ms: float = 0.0
     mode: str = "lexical"
     vectors_pending: int = 0
-    interim_vectors: bool = False  # the vector side used the stand-in's vectors (paqad.index.interim)
+    interim_vectors: bool = False  # the vector side used the stand-in's vectors (paqad.index.embedding.interim)
     vector_note: str | None = None  # why a query of a hybrid index was answered lexically (a deadline)
     rerank: dict | None = None  # what reranking did (None when off or not reached: a refused query)
     freshness: dict | None = None  # the index against the work tree; set by the doors (paqad.delivery.freshness)

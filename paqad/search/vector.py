@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from paqad.deadline import remaining, run_within
 from paqad.errors import PaqadError
-from paqad.index import vectors
+from paqad.index.embedding import vectors
 from paqad.search.fusion import VectorBars, bars_of, default_bars
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
@@ -101,7 +101,7 @@ def matrix(index: Index) -> Matrix | None:
 
 def space(index: Index) -> Space | None:
     """The vectors to search: the model's when they cover every unit; while they do not, the
-    stand-in's (``paqad.index.interim``) when those cover more units; else the model's partial
+    stand-in's (``paqad.index.embedding.interim``) when those cover more units; else the model's partial
     ones. None for a lexical-only index or one with no vector yet."""
     meta = index.meta()
     if not meta.has_vectors:
@@ -122,7 +122,7 @@ def _model_provider(index: Index) -> Provider | None:
 
 
 def _interim_space(index: Index) -> Space | None:
-    from paqad.index import interim
+    from paqad.index.embedding import interim
 
     meta = index.meta()
     rows = index.interim_rows()

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import filelock
 
-from paqad.index import schema, store, timeline, vectors
+from paqad.index import schema, store, timeline
+from paqad.index.embedding import vectors
 
 if TYPE_CHECKING:
     from paqad.config import Config

@@ -25,7 +25,8 @@ import filelock
 
 from paqad import workspace
 from paqad.errors import IndexCorruptError, IndexOutdatedError
-from paqad.index import store, vectors
+from paqad.index import store
+from paqad.index.embedding import vectors
 
 if TYPE_CHECKING:
     from paqad.config import Config

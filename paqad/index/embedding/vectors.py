@@ -6,7 +6,7 @@ embeds pending units in batches, each batch its own transaction under the writer
 runs outside the lock), so a killed fill resumes where it stopped and never blocks other writers
 for long.
 
-The cache is the user's (``paqad.index.embed_cache``: ``$XDG_CACHE_HOME/paqad/embeddings.sqlite``),
+The cache is the user's (``paqad.index.embedding.embed_cache``: ``$XDG_CACHE_HOME/paqad/embeddings.sqlite``),
 shared by every work tree and clone, keyed by (provider fingerprint + ``TEXT_PREP_VERSION``,
 sha256 of the exact text embedded), so only units whose embedded text changed anywhere on this
 machine are ever sent to the model. The per-tree cache of earlier versions
@@ -30,7 +30,8 @@ import filelock
 
 from paqad import workspace
 from paqad.embed import TEXT_PREP_VERSION, get_provider, unit_text
-from paqad.index import embed_cache, schema, shared_store, store, timeline
+from paqad.index import schema, store, timeline
+from paqad.index.embedding import embed_cache, shared_store
 from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:

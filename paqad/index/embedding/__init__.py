@@ -1,0 +1,1 @@
+"""The vector lifecycle of an index: the model's vectors (`vectors`), the user's embedding cache (`embed_cache`) and the team's PostgreSQL tier of it (`shared_store`), the stand-in vectors while the model embeds (`interim`), re-embedding after a model change (`reembed`)."""
