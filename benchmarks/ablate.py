@@ -74,7 +74,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "embedded_scale": ("ranking.EMBEDDED_SCALE",),
     "continuation_scale": ("ranking.CONTINUATION_SCALE",),
     "stem_file": ("ranking.STEM_FILE_SCALE",),
-    "type_bonus": ("ranking.TYPE_BONUS",),
     "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
     "path_min_share": ("ranking.PATH_MIN_SHARE",),
     "compound_paths": ("paths.COMPOUND_PATHS",),

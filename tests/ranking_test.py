@@ -425,25 +425,6 @@ def test_a_report_title_lifts_the_declarations_it_names(repo, monkeypatch):
     assert gated.answered == gated.evidence["passed"] and (not gated.answered or gated.results[0].name == "cse"), (gated.evidence, gated.diagnosis)
 
 
-def test_a_capitalised_name_finds_its_type_before_methods_named_so(repo, monkeypatch):
-    """Go's ``Engine`` struct against three interface methods ``Engine()``: all four declare the
-    name; the type is what a bare capitalised name asks for (``TYPE_BONUS``)."""
-    repo.write("gin.go", "package gin\n\n// Engine is the framework's instance: the muxer, middleware and settings.\ntype Engine struct {\n\tRouterGroup\n\ttrees methodTrees\n}\n")
-    for name in ("binding", "validator", "render"):
-        repo.write(f"{name}/{name}.go", f"package {name}\n\n// Engine returns the engine that powers the {name} engine.\n"
-                   f"type Hook interface {{\n\tEngine() any\n}}\n\nfunc (h *impl) Engine() any {{ return h.engine }}\n")
-    repo.write("format.py", FILLER)
-    repo.commit("go")
-    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
-    monkeypatch.setattr(ranking, "TYPE_BONUS", 0.0)
-    before = [(r.path, r.kind) for r in _ask(repo.root, "Engine").results]
-    monkeypatch.setattr(ranking, "TYPE_BONUS", 0.3)
-    after = [(r.path, r.kind) for r in _ask(repo.root, "Engine").results]
-    assert before[0] != ("gin.go", "struct") and after[0] == ("gin.go", "struct"), (before, after)
-    # lower case is a function's or method's name: no type preference
-    assert ranking.shape("engine").symbols == () and _ask(repo.root, "engine").results
-
-
 def test_an_older_api_copy_kept_beside_the_current_one_ranks_below_it(repo, monkeypatch):
     """``v3/`` beside ``v4/`` (and a lone ``v1/`` whose files are also one level up) is an old copy
     (``paths.older_copies``); its units rank below the current API's unless the query names it."""

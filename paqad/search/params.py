@@ -69,7 +69,6 @@ KNOBS: dict[str, Knob] = {
     "ranking.DIVERSITY": Knob(1.0, "no diversity"),
     "ranking.TOP_FILE_FREE": Knob(0, "diversity from the best file's second unit"),
     "ranking.CENTRAL_BOOST": Knob(0.0, _NO_BOOST),
-    "ranking.TYPE_BONUS": Knob(0.0, _NO_BOOST),
     "ranking.OLDER_COPY_PRIOR": Knob(1.0, _NO_PRIOR),
     "ranking.TITLE_SCALE": Knob(0.0, _NO_BOOST),
     "ranking.TITLE_PATHS": Knob(False, "paths matched against the whole report"),

@@ -32,9 +32,6 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
 - **split declarations**: a name lookup reads declarations' first parts first and searches the
   file named after the name for it (C# partial classes over dozens of files); the later parts of a
   split declaration take ``CONTINUATION_SCALE`` of the lift, so the head answers the bare name.
-- **types first**: a bare capitalised symbol (``Engine``) gives its type declarations (struct,
-  class, interface...) ``TYPE_BONUS`` more than methods or functions of the same name (Go's
-  interface methods ``Engine()``). Half A unchanged, half B 0.8335 -> 0.8350 ungated.
 - **older API copies**: files under a version folder kept beside a newer one (zod's ``v3/``
   beside ``v4/``, pydantic's lone ``v1/`` whose files are also one level up;
   ``paths.older_copies``) are multiplied by ``OLDER_COPY_PRIOR`` unless the query names that
@@ -98,14 +95,10 @@ RANK_POOL = 100  # candidates the signals read (paths and names: one query)
 CENTRAL_BOOST = 0.2
 CENTRAL_SHARE = 0.02  # ... full lift when that many of all units refer to it
 RELATIONS_BIT = 1 << 3  # the "relations" field's bit in a posting's mask (paqad.index.fields.FIELDS)
-TYPE_BONUS = 0.3  # a bare capitalised symbol: extra share for a type declared so (Go's ``Engine`` struct over ``Engine()`` methods)
 OLDER_COPY_PRIOR = 0.5  # a file in an older API copy kept beside the current one (``pydantic/v1/``, zod's ``v3/``), unless asked for
 TITLE_SCALE = 2.0  # a report's title names what it is about: a declaration named there gets twice the definition lift (0: off)
 TITLE_PATHS = True  # ... and its words, not the whole report's, are what file paths are matched against
 TITLE_SPREAD = 3  # ... shared when more candidate files than this declare the name (lift x SPREAD / files; 0: never)
-
-#: Declarations of types: what a bare capitalised name asks for first (``TYPE_BONUS``).
-TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "protocol", "record", "object"})
 
 
 def declared(index: Index, q: QueryShape) -> dict[int, Any]:
@@ -251,7 +244,6 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
     symbol lifts its best unit by ``STEM_FILE_SCALE`` of the boost."""
     unit = P.DEFINITION_BOOST * best * (P.EMBEDDED_SCALE if q.embedded else 1.0)
     keys = {_squash(segments(s)[-1]) for s in q.symbols if segments(s)}
-    capital = not q.embedded and any(segments(s)[-1][:1].isupper() for s in q.symbols if segments(s))
     lifted: set[str] = set()
     title = q.title if P.TITLE_SCALE else ()
     spread = reports.title_spread(head, info, q) if title and P.TITLE_SPREAD else {}
@@ -266,8 +258,7 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
         if not scale:
             continue
         named_file = _file_key(u.path) in keys or _file_key(u.path).rstrip("s") in keys
-        typed = P.TYPE_BONUS if capital and u.kind in TYPE_KINDS else 0.0
-        add[c.uid] += scale * (1.0 + (P.DEFINITION_STEM_BONUS if named_file else 0.0) + typed)
+        add[c.uid] += scale * (1.0 + (P.DEFINITION_STEM_BONUS if named_file else 0.0))
         lifted.add(u.path)
     if not P.STEM_FILE_SCALE:
         return
