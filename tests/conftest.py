@@ -260,8 +260,8 @@ def dsn(pg_server):
     """``pg_server`` with paqad's team-store tables dropped: each artifact test starts from an empty store."""
     import psycopg
 
-    from paqad.index import artifacts
     from paqad.index.embedding import shared_store
+    from paqad.index.team import artifacts
 
     with psycopg.connect(pg_server.dsn, autocommit=True) as con:
         for table in (artifacts.CHUNKS, artifacts.ARTIFACTS, shared_store.TABLE):

@@ -19,7 +19,8 @@ import pytest
 
 from paqad import config
 from paqad.errors import ConfigError
-from paqad.index import artifacts, store
+from paqad.index import store
+from paqad.index.team import artifacts
 from testing.repos import Repo, clone, make_shop
 
 QUERY = "retry a card charge after a processor timeout"

@@ -17,7 +17,8 @@ import psycopg
 import pytest
 
 from paqad import config, workspace
-from paqad.index import artifacts, store
+from paqad.index import store
+from paqad.index.team import artifacts
 from testing.repos import Repo, clone, make_shop
 
 QUERY = "sign the session cookie value with an HMAC"

@@ -128,9 +128,9 @@ def _timeline(root: Path) -> dict[str, Any] | None:
 
 def _adopt_shared(root: Path, cfg: config_mod.Config) -> Any:
     """With ``rag_shared_index``: the index artifact of HEAD or its nearest ancestor made live
-    (``paqad.index.artifacts.adopt``; the update after it indexes what differs). A refused artifact
+    (``paqad.index.team.artifacts.adopt``; the update after it indexes what differs). A refused artifact
     or an unavailable store is one line on stderr, and the caller builds locally. None when off."""
-    from paqad.index import artifacts
+    from paqad.index.team import artifacts
 
     if not artifacts.enabled(cfg):
         return None
@@ -178,7 +178,7 @@ def rag_publish(app: AppContext, as_json: bool) -> None:
     Example: PAQAD_RAG_SHARED_STORE=postgresql://ci@db/paqad PAQAD_RAG_SHARED_INDEX=true paqad rag publish
     """
     from paqad.errors import PaqadError
-    from paqad.index import artifacts
+    from paqad.index.team import artifacts
 
     root, cfg = app.root(), app.config()
     try:

@@ -249,7 +249,7 @@ def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.F
 
 def derive_units(path: str, text: str, rule: stackpacks.FileRule, cfg: Config) -> list[CodeUnit]:
     """``path``'s units from its text as every build derives them (secrets masked first, by path);
-    adoption's check (``paqad.index.verify``) compares an artifact's rows with exactly this."""
+    adoption's check (``paqad.index.team.verify``) compares an artifact's rows with exactly this."""
     return parse_file(path, redaction.redact(text, path), rule.parser, rule.grammar, cfg.rag_max_unit_lines)
 
 

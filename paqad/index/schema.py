@@ -3,9 +3,9 @@
 Three databases: an index generation (SQLite, ``paqad.index.store``; its format is
 ``SCHEMA_VERSION`` and the tables below), the user's embedding cache (SQLite,
 ``paqad.index.embedding.embed_cache``) and the team's PostgreSQL store (``paqad.index.embedding.shared_store``,
-``paqad.index.artifacts``). The modules that own each database call the functions here; none
+``paqad.index.team.artifacts``). The modules that own each database call the functions here; none
 spells a ``CREATE`` of its own. SQLite keeps each ``CREATE`` statement's text in
-``sqlite_master`` (without ``IF NOT EXISTS``), and ``paqad.index.artifact_check`` compares a
+``sqlite_master`` (without ``IF NOT EXISTS``), and ``paqad.index.team.artifact_check`` compares a
 downloaded index's statements with the ones here, so a change of text is a change of the format.
 """
 

@@ -20,13 +20,13 @@ from the embedding store, refused in a committed team config. ``publish`` refuse
 whose indexed files differ from HEAD, so only committed code leaves the machine.
 
 What is received is untrusted, checked like a crafted index before anything uses it
-(:func:`paqad.index.artifact_check.check_file`): SQLite's header, a schema that is exactly paqad's (no triggers, no views,
+(:func:`paqad.index.team.artifact_check.check_file`): SQLite's header, a schema that is exactly paqad's (no triggers, no views,
 no other tables), the ``meta`` types and schema version, ``integrity.problem`` (SQLite's check,
 orphan units, posting blocks), the settings the index depends on, relative paths, and every
 vector's length and finite values. Its inflation stops at the size its row declares, before
 writing past it (a zlib bomb costs no more disk than an honest index). A refused artifact is one
 line on stderr and the audit log, and the clone builds locally. Then its text is verified, not
-trusted (:mod:`paqad.index.verify`): every unit of a file whose content here matches is compared
+trusted (:mod:`paqad.index.team.verify`): every unit of a file whose content here matches is compared
 with a fresh parse of the file, and a file whose rows differ is re-derived before the index goes live. The store being down, slow or refusing costs at most
 ``CONNECT_TIMEOUT_S`` plus ``FETCH_DEADLINE_S``, then the local build runs.
 
@@ -50,9 +50,10 @@ from typing import TYPE_CHECKING, Any
 
 from paqad import audit, git, workspace
 from paqad.errors import UsageError
-from paqad.index import fields, guard, schema, store, verify
-from paqad.index.artifact_check import ArtifactRefused, check_file
+from paqad.index import fields, guard, schema, store
 from paqad.index.embedding import shared_store
+from paqad.index.team import verify
+from paqad.index.team.artifact_check import ArtifactRefused, check_file
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -303,7 +304,7 @@ class AdoptReport:
     bytes: int = 0
     seconds: float = 0.0
     stats_refreshed: int = 0
-    rederived: list[str] = field(default_factory=list)  # files whose unit rows did not match the file (paqad.index.verify)
+    rederived: list[str] = field(default_factory=list)  # files whose unit rows did not match the file (paqad.index.team.verify)
     details: dict[str, Any] = field(default_factory=dict)
 
     def line(self) -> str | None:

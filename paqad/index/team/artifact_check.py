@@ -1,6 +1,6 @@
 """Is a downloaded index artifact a sound paqad index? The checks it passes before anything uses it.
 
-An artifact (:mod:`paqad.index.artifacts`) comes from a server and whoever can write to it, so it
+An artifact (:mod:`paqad.index.team.artifacts`) comes from a server and whoever can write to it, so it
 is checked like a crafted file, with the checks an update runs on a local index and more:
 SQLite's header; a schema that is exactly paqad's (no trigger, view or other table: nothing in
 the file runs as code, ``trusted_schema`` off and SQLite's defensive mode where Python has it);

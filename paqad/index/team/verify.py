@@ -1,6 +1,6 @@
 """An adopted index's units checked against the files they name, before the index goes live.
 
-Why: an artifact (``paqad.index.artifacts``) is written by whoever can write to the team store.
+Why: an artifact (``paqad.index.team.artifacts``) is written by whoever can write to the team store.
 Its rows can pass every structural check of ``artifact_check`` and still carry text of the
 attacker's choosing under a real ``file:line`` with the real file hash kept; the update after
 adoption then sees the hash match and keeps it (``0 changed``), and every door shows it as source.
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paqad import describe
-from paqad.index.artifact_check import harden
+from paqad.index.team.artifact_check import harden
 from paqad.units import CodeUnit
 
 if TYPE_CHECKING:

@@ -1,0 +1,1 @@
+"""Team sharing of a whole index on PostgreSQL: publishing and adopting built index files (`artifacts`), the checks a downloaded file must pass (`artifact_check`) and the re-derivation of its rows before it goes live (`verify`). The team's vector tier is `paqad.index.embedding.shared_store`."""
