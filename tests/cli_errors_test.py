@@ -149,6 +149,17 @@ def conditions(tmp_path_factory: pytest.TempPathFactory, home: Path) -> dict[str
     }
 
 
+def _new_log_entries(root: Path, home: Path, seen: int, wait_s: float = 15.0) -> list[dict]:
+    """The hooks.log entries after the first ``seen``. A git event handed to the user's warm
+    service is run, and its outcome logged, by the service a moment after the hook returned."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        new = _hooks_log(root, home)[seen:]
+        if new or time.monotonic() > deadline:
+            return new
+        time.sleep(0.1)
+
+
 def _hooks_log(root: Path, home: Path) -> list[dict]:
     path = Path(localstate.tree_dir(root, _env(home)), "logs", "hooks.log")  # where the subprocesses (this module's HOME) log
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()] if path.exists() else []
@@ -181,7 +192,7 @@ def test_every_command_fails_in_one_line(path: tuple[str, ...], args: list[str],
 
     if path[0] == "hook":  # what git and the agent hosts call: exit 0, silent, the reason logged
         assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
-        new = _hooks_log(cond.repo, home)[len(before):]
+        new = _new_log_entries(cond.repo, home, len(before))
         assert [e["status"] for e in new] == ["error"], new
         assert cond.says in new[0]["error"] and new[0]["exit"] == 2
     elif path in IN_BAND and condition != "missing-root":  # the session started; the error is a reply
