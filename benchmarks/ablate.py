@@ -72,7 +72,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "definition": ("ranking.DEFINITION_BOOST",),  # the lookup; its shares below
     "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),
     "embedded_scale": ("ranking.EMBEDDED_SCALE",),
-    "continuation_scale": ("ranking.CONTINUATION_SCALE",),
     "stem_file": ("ranking.STEM_FILE_SCALE",),
     "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
     "path_min_share": ("ranking.PATH_MIN_SHARE",),

@@ -478,8 +478,7 @@ def test_a_report_title_words_name_the_file_its_body_does_not(repo, monkeypatch)
 def test_a_split_declaration_is_found_by_its_head_even_among_many_partial_ones(repo):
     """dapper's ``SqlMapper``: a partial class declared in 40 small files and, in ``SqlMapper.cs``,
     a class long enough to be split in parts. The name lookup reads heads first (the per-name limit
-    cannot cut ``SqlMapper.cs`` off), and only the head takes the full lift
-    (``CONTINUATION_SCALE``): the answer is the declaration's first line in the file named after it."""
+    cannot cut ``SqlMapper.cs`` off): the answer is the declaration's first line in the file named after it."""
     for i in range(40):
         repo.write(f"src/SqlMapper.Part{i:02d}.cs", f"namespace Dapper\n{{\n    public static partial class SqlMapper\n    {{\n"
                    f"        private static int Helper{i}(int value) => value + {i};\n    }}\n}}\n")
@@ -489,27 +488,6 @@ def test_a_split_declaration_is_found_by_its_head_even_among_many_partial_ones(r
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     top = _ask(repo.root, "SqlMapper").results[0]
     assert (top.path, top.start_line) == ("src/SqlMapper.cs", 4), (top.path, top.start_line, top.end_line)
-
-
-def test_a_split_class_answers_its_name_with_its_head_not_a_part_that_says_it_more(monkeypatch):
-    """fastapi's ``APIRouter`` (29 parts): its 5th part, which holds ``include_router``, outscored
-    the head on BM25F and, with every part lifted alike, answered the bare name. The head is the
-    declaration: later parts take ``CONTINUATION_SCALE`` of the lift (measured on fastapi itself in
-    benchmarks/README.md; here the arithmetic, on the stack's own records)."""
-    from paqad.index.records import StoredUnit
-    from paqad.search.fusion import Fused
-
-    def part(uid: int, n: int) -> StoredUnit:
-        return StoredUnit(uid=uid, path="fastapi/routing.py", name="APIRouter", qualified_name="APIRouter", kind="class", part=n)
-
-    q = ranking.shape("APIRouter")
-    head = [Fused(5, fused=1.0), Fused(1, fused=0.8)]  # the 5th part first on BM25F
-    info = {5: part(5, 5), 1: part(1, 1)}
-    for scale, head_wins in ((1.0, False), (0.5, True)):
-        monkeypatch.setattr(ranking, "CONTINUATION_SCALE", scale)
-        add = {5: 0.0, 1: 0.0}
-        ranking._definitions(head, info, q, 1.0, add)
-        assert (0.8 + add[1] > 1.0 + add[5]) is head_wins, (scale, add)
 
 
 MATRIX_OPS = "\n\n".join([

@@ -30,8 +30,8 @@ is in benchmarks/README.md, "Ranking stack"); every constant below is a module c
   ``TOP_FILE_FREE`` units go before diversity starts counting (SWE-bench sympy function Acc@5
   28.8 -> 34.8, file Acc unchanged; no semble query is that long).
 - **split declarations**: a name lookup reads declarations' first parts first and searches the
-  file named after the name for it (C# partial classes over dozens of files); the later parts of a
-  split declaration take ``CONTINUATION_SCALE`` of the lift, so the head answers the bare name.
+  file named after the name for it (C# partial classes over dozens of files); every part of a split
+  declaration takes the same lift (a head-first share and bonus were dropped by issue 32's ablation).
 - **older API copies**: files under a version folder kept beside a newer one (zod's ``v3/``
   beside ``v4/``, pydantic's lone ``v1/`` whose files are also one level up;
   ``paths.older_copies``) are multiplied by ``OLDER_COPY_PRIOR`` unless the query names that
@@ -79,7 +79,6 @@ ENABLED = True
 DEFINITION_BOOST = 0.5
 DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symbol too
 EMBEDDED_SCALE = 0.5
-CONTINUATION_SCALE = 0.5  # share of the lift for a split declaration's later parts (its head is the declaration)
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
 PATH_MIN_SHARE = 0.1
@@ -240,7 +239,7 @@ def _older_prior(path: str, older: dict[str, str], text: str) -> float:
 
 def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
     """Declarations of a queried symbol gain ``DEFINITION_BOOST``, more in a file named after it
-    (a split declaration's later parts: ``CONTINUATION_SCALE`` of it); failing that, a file named after the
+    (every part of a split declaration alike); failing that, a file named after the
     symbol lifts its best unit by ``STEM_FILE_SCALE`` of the boost."""
     unit = P.DEFINITION_BOOST * best * (P.EMBEDDED_SCALE if q.embedded else 1.0)
     keys = {_squash(segments(s)[-1]) for s in q.symbols if segments(s)}
@@ -251,7 +250,7 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
         u = info.get(c.uid)
         if u is None or u.kind not in DEFINITION_KINDS:
             continue
-        scale = unit * (1.0 if u.part == 1 else P.CONTINUATION_SCALE) if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
+        scale = unit if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
         if title and u.name in title and u.part == 1:  # the title's subject (its head: a split class's other parts stay put)
             shared = min(1.0, P.TITLE_SPREAD / spread[u.name]) if spread else 1.0
             scale = max(scale, P.DEFINITION_BOOST * best * P.TITLE_SCALE * shared)
