@@ -73,8 +73,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),
     "embedded_scale": ("ranking.EMBEDDED_SCALE",),
     "stem_file": ("ranking.STEM_FILE_SCALE",),
-    "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
-    "path_min_share": ("ranking.PATH_MIN_SHARE",),
+    "path_words": ("ranking.PATH_BOOST",),  # with paths.*
     "compound_paths": ("paths.COMPOUND_PATHS",),
     "prefix_min": ("paths.PREFIX_MIN",),
     "coherence": ("ranking.COHERENCE_BOOST",),
