@@ -21,6 +21,7 @@ from paqad.eligibility import collect
 from paqad.hooks import gitshims as githooks
 from paqad.index.build import BuildReport
 from paqad.index.reader import Index
+from paqad.index.sidecar import SIDECAR_NAME
 
 #: Examples of paths shown per skip reason.
 EXAMPLES = 3
@@ -143,7 +144,7 @@ def _next_commands(advice: Advice, dropped: list[collect.Decision]) -> list[dict
     out: list[dict[str, str]] = []
     desc = advice.descriptions
     if "error" in desc:
-        out.append({"why": f"the descriptions sidecar is unusable: {desc['error']}", "command": f"fix or delete {describe.SIDECAR_NAME}"})
+        out.append({"why": f"the descriptions sidecar is unusable: {desc['error']}", "command": f"fix or delete {SIDECAR_NAME}"})
     elif desc["total"] and desc["share"] < DESCRIBE_SUGGESTED_BELOW:
         out.append({
             "why": f"{desc['pending']} of {desc['total']} declarations have no description ({1 - desc['share']:.0%})",

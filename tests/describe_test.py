@@ -13,6 +13,7 @@ import pytest
 from paqad import describe, workspace
 from paqad.errors import ConfigError, UsageError
 from paqad.index.reader import Index
+from paqad.index.sidecar import MAX_DESCRIPTION_CHARS, SIDECAR_NAME, read_sidecar
 from testing.repos import Repo, make_shop
 
 POST = "shop/payments.py::PaymentGateway._post"
@@ -101,7 +102,7 @@ def test_changed_code_makes_the_description_stale(shop: Repo, paqad_cli) -> None
     pending = _json(paqad_cli("describe", "pending", "--limit", "100", "--json", cwd=shop.root))["units"]
     assert next(u for u in pending if u["id"] == POST)["stale"] is True
     assert POST not in _probe_ids(paqad_cli, shop.root, WORD)
-    stale = paqad_cli("describe", "put", POST, "Old words.", "--hash", json.loads((shop.root / describe.SIDECAR_NAME).read_text())["descriptions"][POST]["content_hash"], cwd=shop.root)
+    stale = paqad_cli("describe", "put", POST, "Old words.", "--hash", json.loads((shop.root / SIDECAR_NAME).read_text())["descriptions"][POST]["content_hash"], cwd=shop.root)
     assert stale.returncode == 2 and "stale" in stale.stderr
 
 
@@ -110,7 +111,7 @@ def test_hand_edited_sidecar_reindexes_one_file_incrementally(shop: Repo, paqad_
     first = _json(paqad_cli("rag", "update", "--json", cwd=shop.root))
     assert first["files_changed"] == 1
     assert _json(paqad_cli("rag", "update", "--json", cwd=shop.root))["files_changed"] == 0  # nothing new
-    sidecar = shop.root / describe.SIDECAR_NAME
+    sidecar = shop.root / SIDECAR_NAME
     data = json.loads(sidecar.read_text())
     data["descriptions"][POST]["text"] = f"Talks to the {WORD}."
     sidecar.write_text(json.dumps(data))
@@ -126,7 +127,7 @@ def test_hand_edited_sidecar_reindexes_one_file_incrementally(shop: Repo, paqad_
 def test_malformed_sidecar_is_an_error_for_describe_but_search_goes_on(shop: Repo, paqad_cli) -> None:
     _json(paqad_cli("describe", "put", POST, f"Posts to the {WORD}.", "--json", cwd=shop.root))
     _json(paqad_cli("rag", "update", "--json", cwd=shop.root))
-    sidecar = shop.root / describe.SIDECAR_NAME
+    sidecar = shop.root / SIDECAR_NAME
     sidecar.write_text('{"version": 1, "descriptions": {', encoding="utf-8")
     for args in (("describe", "status"), ("describe", "pending"), ("describe", "put", POST, "text"), ("describe", "promote")):
         proc = paqad_cli(*args, cwd=shop.root)
@@ -142,10 +143,10 @@ def test_malformed_sidecar_is_an_error_for_describe_but_search_goes_on(shop: Rep
 
 def test_bad_entries_are_ignored_and_counted(shop: Repo, paqad_cli) -> None:
     digest = _hash(paqad_cli, shop.root, POST)
-    (shop.root / describe.SIDECAR_NAME).write_text(json.dumps({"version": 1, "descriptions": {
+    (shop.root / SIDECAR_NAME).write_text(json.dumps({"version": 1, "descriptions": {
         POST: {"content_hash": digest, "text": f"Posts to the {WORD}."},
         "shop/payments.py::PaymentGateway.refund": {"content_hash": 7, "text": "wrong type"},
-        "shop/payments.py::PaymentGateway.charge": {"content_hash": digest, "text": "x" * (describe.MAX_DESCRIPTION_CHARS + 1)},
+        "shop/payments.py::PaymentGateway.charge": {"content_hash": digest, "text": "x" * (MAX_DESCRIPTION_CHARS + 1)},
         "shop/gone.py::vanished": {"content_hash": digest, "text": "a unit that no longer exists"},
     }}))
     status = _json(paqad_cli("describe", "status", "--json", cwd=shop.root))
@@ -158,7 +159,7 @@ def test_bad_entries_are_ignored_and_counted(shop: Repo, paqad_cli) -> None:
     [
         (("shop/payments.py::nope", "text"), "no unit"),
         ((POST, "   "), "empty"),
-        ((POST, "x" * (describe.MAX_DESCRIPTION_CHARS + 1)), f"at most {describe.MAX_DESCRIPTION_CHARS}"),
+        ((POST, "x" * (MAX_DESCRIPTION_CHARS + 1)), f"at most {MAX_DESCRIPTION_CHARS}"),
         (("../outside.py::f", "text"), "outside the repository"),
         ((POST, "text", "--hash", "0123456789abcdef"), "stale"),
     ],
@@ -167,7 +168,7 @@ def test_put_refuses_with_a_clear_error(shop: Repo, paqad_cli, args: tuple, mess
     proc = paqad_cli("describe", "put", *args, cwd=shop.root)
     assert proc.returncode == 2
     assert message in proc.stderr and proc.stderr.count("\n") == 1
-    assert not (shop.root / describe.SIDECAR_NAME).exists()
+    assert not (shop.root / SIDECAR_NAME).exists()
 
 
 def test_put_reads_a_file_or_stdin_and_writes_sorted_reviewable_json(shop: Repo, paqad_cli, tmp_path: Path) -> None:
@@ -175,7 +176,7 @@ def test_put_reads_a_file_or_stdin_and_writes_sorted_reviewable_json(shop: Repo,
     note.write_text("Gives  the money\nback.\n", encoding="utf-8")
     _json(paqad_cli("describe", "put", "shop/sessions.py::verify_cookie", "--file", str(note), "--json", cwd=shop.root))
     _json(paqad_cli("describe", "put", POST, "--json", cwd=shop.root, input="Posts a body\tsomewhere."))
-    text = (shop.root / describe.SIDECAR_NAME).read_text()
+    text = (shop.root / SIDECAR_NAME).read_text()
     data = json.loads(text)
     assert list(data["descriptions"]) == sorted(data["descriptions"])
     assert data["descriptions"]["shop/sessions.py::verify_cookie"]["text"] == "Gives the money back."
@@ -190,7 +191,7 @@ def test_concurrent_puts_lose_nothing(shop: Repo) -> None:
     # cwd: the test repository, so `python -c` imports the installed paqad, never a source checkout.
     procs = [subprocess.Popen([sys.executable, "-c", script, str(shop.root), u["id"]], cwd=shop.root) for u in units]
     assert all(p.wait(timeout=60) == 0 for p in procs)
-    stored = describe.read_sidecar(shop.root).entries
+    stored = read_sidecar(shop.root).entries
     assert set(stored) == {u["id"] for u in units}
 
 
@@ -205,7 +206,7 @@ def test_library_api_shapes_and_order(shop: Repo) -> None:
     assert len(describe.pending(Index.shared(shop.root), limit=100, offset=3)["units"]) == len(everything) - 3
     with pytest.raises(UsageError):
         describe.put(shop.root, "shop/payments.py::nope", "text")
-    (shop.root / describe.SIDECAR_NAME).write_text("[]")
+    (shop.root / SIDECAR_NAME).write_text("[]")
     with pytest.raises(ConfigError):
         describe.status(Index.shared(shop.root))
 

@@ -11,6 +11,7 @@ from paqad import describe
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json
 from paqad.errors import UsageError
 from paqad.index.reader import Index
+from paqad.index.sidecar import MAX_DESCRIPTION_CHARS
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -96,7 +97,7 @@ def _text_from(text: str | None, file_: Path | None) -> str:
         return text
     if sys.stdin.isatty():
         raise UsageError("give the description as TEXT, --file F, or on standard input")
-    return sys.stdin.read(describe.MAX_DESCRIPTION_CHARS * 8)
+    return sys.stdin.read(MAX_DESCRIPTION_CHARS * 8)
 
 
 @describe_group.command("promote")

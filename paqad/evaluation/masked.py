@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from paqad import describe, workspace
+from paqad import workspace
 from paqad.config import Config
 from paqad.eligibility import collect
 from paqad.evaluation.questions import content_words
@@ -36,6 +36,7 @@ from paqad.index import build, store
 from paqad.index.embedding import vectors
 from paqad.index.reader import Index
 from paqad.index.records import StoredUnit
+from paqad.index.sidecar import for_index
 
 PREFIX = "eval-"
 STALE_AFTER_S = 24 * 3600  # a scratch folder whose owner cannot be checked is removed after this
@@ -146,7 +147,7 @@ def apply_masks(
     texts: dict[str, str] = {}
     failed: set[str] = set()
     changed: list[build.ParsedFile] = []
-    sidecar = describe.for_index(root)
+    sidecar = for_index(root)
     for path, units in sorted(by_file.items()):
         decision, text = elig.decide(path)
         if not decision.kept or text is None:

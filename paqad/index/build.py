@@ -28,12 +28,13 @@ from pathlib import Path
 
 import filelock
 
-from paqad import __version__, audit, describe, git, redaction, workspace
+from paqad import __version__, audit, git, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
 from paqad.index import edits, fields, guard, integrity, postings, schema, store, syncstamp, timeline
 from paqad.index.embedding import interim, reembed, vectors
+from paqad.index.sidecar import Sidecar, description_for, for_index
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit
@@ -186,15 +187,15 @@ def _build_generation(root: Path, cfg: Config) -> BuildReport:
     return report
 
 
-def _sidecar(root: Path, log: bool = True) -> describe.Sidecar:
+def _sidecar(root: Path, log: bool = True) -> Sidecar:
     """The descriptions sidecar as the index reads it: a broken one is ignored and logged."""
-    sidecar = describe.for_index(root)
+    sidecar = for_index(root)
     if sidecar.error and log:
         audit.log(root, "WARN", "descriptions-ignored", error=sidecar.error[:300])
     return sidecar
 
 
-def _parse_all(root: Path, elig: collect.Eligibility, listed: list[str], cfg: Config, sidecar: describe.Sidecar) -> tuple[list[ParsedFile], int]:
+def _parse_all(root: Path, elig: collect.Eligibility, listed: list[str], cfg: Config, sidecar: Sidecar) -> tuple[list[ParsedFile], int]:
     parsed, dropped = [], 0
     for path in listed:
         item = _parse_one(root, elig, path, cfg, sidecar)
@@ -205,14 +206,14 @@ def _parse_all(root: Path, elig: collect.Eligibility, listed: list[str], cfg: Co
     return parsed, dropped
 
 
-def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile | None:
+def _parse_one(root: Path, elig: collect.Eligibility, path: str, cfg: Config, sidecar: Sidecar) -> ParsedFile | None:
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:
         return None
     return _parsed(root, elig, path, decision.rule, text, cfg, sidecar)
 
 
-def parse_text(root: Path, elig: collect.Eligibility, path: str, text: str, cfg: Config, sidecar: describe.Sidecar | None = None) -> ParsedFile | None:
+def parse_text(root: Path, elig: collect.Eligibility, path: str, text: str, cfg: Config, sidecar: Sidecar | None = None) -> ParsedFile | None:
     """``path`` parsed from ``text`` instead of its contents, exactly as an update would index it
     (the file's eligibility decision and stat, the sidecar's descriptions); None when ``path`` is
     not indexed. ``rag eval`` indexes docstring-masked files through this and :func:`apply_files`."""
@@ -236,13 +237,13 @@ def apply_files(index_file: Path, changed: list[ParsedFile], removed: list[str] 
         con.close()
 
 
-def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: describe.Sidecar) -> ParsedFile:
+def _parsed(root: Path, elig: collect.Eligibility, path: str, rule: stackpacks.FileRule, text: str, cfg: Config, sidecar: Sidecar) -> ParsedFile:
     st = (root / path).stat()
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # of the file as it is: what the update compares
     units = derive_units(path, text, rule, cfg)
     is_test = stackpacks.is_test_path(path, elig.active_packs)
     item = ParsedFile(path, digest, st.st_size, st.st_mtime_ns, rule.language, units, is_test)
-    item.descriptions = [describe.description_for(sidecar, u.id, u.content_hash) for u in units]
+    item.descriptions = [description_for(sidecar, u.id, u.content_hash) for u in units]
     item.counts = [fields.field_terms(u, d) for u, d in zip(units, item.descriptions)]
     return item
 
@@ -454,7 +455,7 @@ class FileState(enum.Enum):
 
 
 def _file_state(
-    root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config, sidecar: describe.Sidecar
+    root: Path, elig: collect.Eligibility, path: str, old: tuple | None, cfg: Config, sidecar: Sidecar
 ) -> FileState | ParsedFile:
     """``SAME`` when size and mtime (or content hash) match the index, a ParsedFile when changed."""
     full = root / path

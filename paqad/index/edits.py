@@ -9,8 +9,8 @@ import json
 import sqlite3
 from collections import Counter
 
-from paqad import describe
 from paqad.index import store
+from paqad.index.sidecar import Sidecar, description_for
 from paqad.units import CodeUnit
 
 
@@ -44,7 +44,7 @@ def ensure_terms(con: sqlite3.Connection, unit_counts: list[list[Counter[str]]])
     return tids
 
 
-def redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set[str], int]:
+def redescribed(con: sqlite3.Connection, sidecar: Sidecar) -> tuple[set[str], int]:
     """Files holding a unit whose applicable description differs from the one indexed, and how
     many such units. Nothing to do (no query) while the sidecar's sha256 is the one indexed."""
     if store.get_meta(con).get("descriptions_sha", "") == sidecar.sha:
@@ -56,13 +56,13 @@ def redescribed(con: sqlite3.Connection, sidecar: describe.Sidecar) -> tuple[set
     count = 0
     for unit_id in set(applied) | set(sidecar.entries):
         row = con.execute("SELECT path, content_hash FROM units WHERE id = ?", (unit_id,)).fetchone()
-        if row and describe.description_for(sidecar, unit_id, row[1]) != applied.get(unit_id, ""):
+        if row and description_for(sidecar, unit_id, row[1]) != applied.get(unit_id, ""):
             paths.add(row[0])
             count += 1
     return paths, count
 
 
-def nothing_to_write(con: sqlite3.Connection, changed: list, removed: list[str], active_packs: list[str], sidecar: describe.Sidecar) -> bool:
+def nothing_to_write(con: sqlite3.Connection, changed: list, removed: list[str], active_packs: list[str], sidecar: Sidecar) -> bool:
     """True when an update found no file to change and the packs and descriptions are the indexed ones."""
     if changed or removed:
         return False

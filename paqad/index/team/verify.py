@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paqad import describe
+from paqad.index.sidecar import for_index
 from paqad.index.team.artifact_check import harden
 from paqad.units import CodeUnit
 
@@ -57,7 +57,7 @@ def verify_and_refresh(root: Path, cfg: Config, index_file: Path) -> Verified:
     from paqad.index import build
 
     elig = collect.Eligibility(root, cfg.rag_max_file_size)
-    sidecar = describe.for_index(root)
+    sidecar = for_index(root)
     listed = set(elig.listed)
     out = Verified()
     fresh: list[tuple[int, int, str]] = []
