@@ -124,6 +124,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("the way to the service: socket paths, the exchange, typed requests, git events", frozenset({"channel"})),
     ("what reaches the agent, and the graph", frozenset({"delivery", "graph"})),
     ("search", frozenset({"search"})),
+    ("workspace members given by URL: their clones", frozenset({"workspaces"})),
     ("the descriptions agents write (the index reads their file, never this package)", frozenset({"describe"})),
     ("the index: format and reading, writing, the vector lifecycle, team sharing", frozenset({"index"})),
     ("parsing, eligibility, embedding, remote transport", frozenset({"parse", "eligibility", "embed", "transport", "confinement"})),

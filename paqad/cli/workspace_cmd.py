@@ -27,7 +27,8 @@ def workspace_add(app: AppContext, path: str) -> None:
 
     Example: paqad workspace add ../billing-service   (or: paqad workspace add https://git.example.com/team/shared-lib.git)
     """
-    from paqad.search import across, cloned
+    from paqad.search import across
+    from paqad.workspaces import cloned
 
     app.config()  # the settings are checked first, as by every command
     remote = cloned.is_remote(path)
@@ -47,7 +48,8 @@ def workspace_fetch(app: AppContext, name: str | None, as_json: bool) -> None:
     """
     import dataclasses
 
-    from paqad.search import across, cloned
+    from paqad.search import across
+    from paqad.workspaces import cloned
 
     app.config()
     done = cloned.fetch(across.sources(app.root()), name)

@@ -57,7 +57,7 @@ def members(root: Path) -> list[Path]:
 
 
 def sources(root: Path) -> dict[Path, str]:
-    """The URL each member given by URL was cloned from, by its clone's path (``paqad.search.cloned``)."""
+    """The URL each member given by URL was cloned from, by its clone's path (``paqad.workspaces.cloned``)."""
     found = _load(root).get("sources", {})
     if not isinstance(found, dict):
         return {}
@@ -86,8 +86,8 @@ def record(root: Path, top: Path, url: str | None = None) -> Path:
 
 def add(root: Path, member: str) -> Path:
     """Record ``member``: a folder inside a git work tree (its top level is recorded), or a URL or
-    bare repository, cloned into the user cache and indexed there (``paqad.search.cloned``)."""
-    from paqad.search import cloned
+    bare repository, cloned into the user cache and indexed there (``paqad.workspaces.cloned``)."""
+    from paqad.workspaces import cloned
 
     if cloned.is_remote(member):
         return record(root, *cloned.add(member))
