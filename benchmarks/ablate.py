@@ -73,7 +73,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),
     "embedded_scale": ("ranking.EMBEDDED_SCALE",),
     "stem_file": ("ranking.STEM_FILE_SCALE",),
-    "path_words": ("ranking.PATH_BOOST",),  # with paths.*
+    "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
+    "path_min_share": ("ranking.PATH_MIN_SHARE",),
     "compound_paths": ("paths.COMPOUND_PATHS",),
     "prefix_min": ("paths.PREFIX_MIN",),
     "coherence": ("ranking.COHERENCE_BOOST",),

@@ -63,6 +63,7 @@ KNOBS: dict[str, Knob] = {
     "ranking.EMBEDDED_SCALE": Knob(0.0, "no lift for identifiers inside a sentence"),
     "ranking.STEM_FILE_SCALE": Knob(0.0, "no file named after the symbol looked up"),
     "ranking.PATH_BOOST": Knob(0.0, _NO_BOOST),
+    "ranking.PATH_MIN_SHARE": Knob(0.0, "any share of path words lifts"),
     "ranking.COHERENCE_BOOST": Knob(0.0, _NO_BOOST),
     "ranking.DIVERSITY": Knob(1.0, "no diversity"),
     "ranking.TOP_FILE_FREE": Knob(0, "diversity from the best file's second unit"),

@@ -81,6 +81,7 @@ DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symb
 EMBEDDED_SCALE = 0.5
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
+PATH_MIN_SHARE = 0.1
 COHERENCE_BOOST = 0.2
 DIVERSITY = 0.6
 DIVERSITY_WIDEN = 3  # the pool diversity draws from, in multiples of top_n
@@ -269,7 +270,7 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
 
 def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
     words = (q.title_words if P.TITLE_PATHS else frozenset()) or q.words  # a report's title says what it is about; its body mostly how
-    boost = P.PATH_BOOST  # read once: the loop runs over every head candidate
+    least, boost = P.PATH_MIN_SHARE, P.PATH_BOOST  # read once: the loop runs over every head candidate
     shares: dict[str, float] = {}  # a file's share, once per file
     for c in head:
         u = info.get(c.uid)
@@ -278,7 +279,7 @@ def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, be
         share = shares.get(u.path)
         if share is None:
             share = shares[u.path] = len(words & path_words(u.path, words)) / len(words)
-        if share:
+        if share >= least:
             add[c.uid] += boost * best * share
 
 
