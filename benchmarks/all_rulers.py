@@ -160,8 +160,9 @@ def prepare(root: Path, identity: str, overrides: dict[str, str], data: Path, se
     repository at another commit whose index, built with this paqad and settings, may start this
     one. Returns the config and build facts."""
     from paqad import config
-    from paqad.index import build, store
+    from paqad.index import store
     from paqad.index.reader import Index
+    from paqad.index.writing import build
 
     cfg = config.load(root, cli_overrides=overrides, environ={})
     want = {"identity": identity, "paqad": paqad_version(), "settings": overrides}

@@ -19,8 +19,8 @@ from pathlib import Path
 import yaml
 
 from paqad import config
-from paqad.index import build
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import lexical
 from paqad.search import query as query_mod
 

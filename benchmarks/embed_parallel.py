@@ -29,8 +29,9 @@ import corpora  # noqa: E402
 
 from paqad import config  # noqa: E402
 from paqad.embed.local import MINILM, OnnxProvider  # noqa: E402
-from paqad.index import build, store  # noqa: E402
+from paqad.index import store  # noqa: E402
 from paqad.index.embedding import vectors  # noqa: E402
+from paqad.index.writing import build  # noqa: E402
 
 
 def main() -> int:

@@ -49,8 +49,9 @@ PPR_ALPHA = 0.85
 def cmd_build(args: argparse.Namespace) -> int:
     from paqad import config
     from paqad.graph import model
-    from paqad.index import build, store
+    from paqad.index import store
     from paqad.index.reader import Index
+    from paqad.index.writing import build
 
     for name in args.corpora.split(","):
         src = score.corpora.CACHE / name
@@ -154,7 +155,7 @@ def spans(root: Path) -> dict[str, tuple[str, int, int]]:
 
 def cmd_rank(args: argparse.Namespace) -> int:
     from paqad import config
-    from paqad.index import build
+    from paqad.index.writing import build
     from paqad.search import pipeline
 
     lock = score.corpora.load_lock()

@@ -32,10 +32,10 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import team_machines  # noqa: E402
 
 from paqad import config  # noqa: E402
-from paqad.index import build  # noqa: E402
 from paqad.index.embedding import vectors  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
 from paqad.index.team import artifacts  # noqa: E402
+from paqad.index.writing import build  # noqa: E402
 from paqad.search import pipeline  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
 

@@ -30,7 +30,7 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 from paqad import config
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.index.embedding import interim
 
 root = Path(sys.argv[1])

@@ -108,8 +108,9 @@ def training_texts(work: Path) -> list[str]:
     subprocess.run([*git, "commit", "-qm", "training texts"], check=True)
 
     from paqad import config
-    from paqad.index import build, store
+    from paqad.index import store
     from paqad.index.embedding import vectors
+    from paqad.index.writing import build
 
     build.build_full(repo, config.load(repo, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
     con = store.open_current(repo)

@@ -51,8 +51,8 @@ import corpora  # noqa: E402
 
 from paqad import config  # noqa: E402
 from paqad.embed.local import MINILM  # noqa: E402
-from paqad.index import build  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
+from paqad.index.writing import build  # noqa: E402
 from paqad.search import pipeline, rerank  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
 

@@ -93,7 +93,7 @@ class PaqadRetriever:
 
     def prepare(self, corpus_root: Path) -> None:
         from paqad import config
-        from paqad.index import build
+        from paqad.index.writing import build
         from paqad.search import rerank
 
         cfg = config.load(corpus_root, cli_overrides=self.overrides, environ={})

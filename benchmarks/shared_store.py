@@ -27,8 +27,8 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import team_machines  # noqa: E402
 
 from paqad import config  # noqa: E402
-from paqad.index import build  # noqa: E402
 from paqad.index.embedding import shared_store  # noqa: E402
+from paqad.index.writing import build  # noqa: E402
 
 
 def cfg(root: Path, dsn: str) -> config.Config:

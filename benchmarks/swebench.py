@@ -379,8 +379,8 @@ def import_paqad() -> None:
     """Import every module a run uses up front, so one run measures one paqad even while the
     tree is edited (the Python parser is otherwise imported lazily on first use)."""
     import paqad.config  # noqa: F401
-    import paqad.index.build  # noqa: F401
     import paqad.index.store  # noqa: F401
+    import paqad.index.writing.build  # noqa: F401
     import paqad.parse.python_ast  # noqa: F401
     import paqad.search.pipeline  # noqa: F401
 
@@ -449,8 +449,9 @@ def run_paqad(
     checkout, ``--seed``), its index is copied in and brought up to this commit by ``build.update``,
     the incremental path git hooks run, instead of a full build."""
     from paqad import config
-    from paqad.index import build, store
+    from paqad.index import store
     from paqad.index.reader import Index
+    from paqad.index.writing import build
     from paqad.search import pipeline
 
     t0 = time.perf_counter()

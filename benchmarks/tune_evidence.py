@@ -17,8 +17,9 @@ from pathlib import Path
 import yaml
 
 from paqad import config
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import evidence, lexical
 from paqad.search import query as query_mod
 

@@ -36,8 +36,9 @@ import semble  # noqa: E402
 import semble_probes  # noqa: E402
 
 from paqad import config  # noqa: E402
-from paqad.index import build, store  # noqa: E402
+from paqad.index import store  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
+from paqad.index.writing import build  # noqa: E402
 from paqad.search import evidence, fusion, lexical, paths, pipeline, query  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import yaml
 
 from paqad import config
-from paqad.index import build
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import evidence, fusion, lexical, pipeline, vector
 from paqad.search import query as query_mod
 

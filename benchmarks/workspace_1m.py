@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from paqad import config
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import across
 
 FUNCS_PER_FILE = 20

@@ -29,8 +29,9 @@ sys.path.insert(0, str(HERE))
 import semble  # noqa: E402
 
 from paqad import config  # noqa: E402
-from paqad.index import build, store  # noqa: E402
+from paqad.index import store  # noqa: E402
 from paqad.index.reader import Index  # noqa: E402
+from paqad.index.writing import build  # noqa: E402
 from paqad.search import across, pipeline  # noqa: E402
 from paqad.search.request import SearchRequest  # noqa: E402
 

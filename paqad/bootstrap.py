@@ -19,9 +19,9 @@ from paqad import describe
 from paqad.config import Config
 from paqad.eligibility import collect
 from paqad.hooks import gitshims as githooks
-from paqad.index.build import BuildReport
 from paqad.index.reader import Index
 from paqad.index.sidecar import SIDECAR_NAME
+from paqad.index.writing.build import BuildReport
 
 #: Examples of paths shown per skip reason.
 EXAMPLES = 3

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from paqad import audit, config, workspace
-from paqad.index import build, store
+from paqad.index import store
+from paqad.index.writing import build
 from testing.env import LEXICAL
 from testing.repos import make_shop
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from paqad import config, workspace
-from paqad.index import build
 from paqad.index.embedding import embed_cache, vectors
 from paqad.index.embedding.embed_cache import UserEmbedCache
+from paqad.index.writing import build
 from paqad.search import pipeline
 from testing.env import child_env
 from testing.repos import Repo, add_worktree, clone, make_shop

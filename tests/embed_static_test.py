@@ -14,7 +14,7 @@ from paqad.embed.files import ShippedFile
 from paqad.embed.local import MINILM, OnnxProvider
 from paqad.embed.static import MINILM_STATIC, StaticModel, StaticProvider
 from paqad.errors import PaqadError
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.parse import parse_file
 from paqad.search import fusion, pipeline
 from testing.repos import CARDS, Repo

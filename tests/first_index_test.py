@@ -21,8 +21,9 @@ import pytest
 
 from paqad import config
 from paqad.cli import progress
-from paqad.index import build, timeline
+from paqad.index import timeline
 from paqad.index.embedding import interim
+from paqad.index.writing import build
 from testing.env import paqad_exe
 from testing.repos import CARDS, Repo
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paqad import config
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.search import fusion, pipeline
 from testing.env import LEXICAL
 from testing.repos import make_shop

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from paqad import config
-from paqad.index import build
+from paqad.index.writing import build
 from testing.agents import Agent, call_all, text_of
 from testing.hosts import run_host
 from testing.repos import SHIPPING, Repo, make_shop
@@ -233,7 +233,7 @@ def test_mcp_under_policy_silent_says_nothing_about_it(indexed: Repo, monkeypatc
 
 
 def test_an_index_without_a_recorded_sync_reads_stale(indexed: Repo, paqad_cli) -> None:
-    from paqad.index import syncstamp
+    from paqad.index.writing import syncstamp
 
     Path(syncstamp.stamp_path(indexed.root)).unlink()  # an index built by a paqad before the stamp
     got = fresh(paqad_cli, indexed)
@@ -242,7 +242,8 @@ def test_an_index_without_a_recorded_sync_reads_stale(indexed: Repo, paqad_cli) 
 
 @pytest.mark.parametrize("stamp", ["{not json", '{"version": 1, "generation": "GEN", "synced_at": "yesterday", "head": 7, "digest": null}'])
 def test_a_damaged_stamp_reads_stale_and_never_breaks_an_answer(indexed: Repo, paqad_cli, stamp: str) -> None:
-    from paqad.index import store, syncstamp
+    from paqad.index import store
+    from paqad.index.writing import syncstamp
 
     syncstamp.stamp_path(indexed.root).write_text(stamp.replace("GEN", str(store.pointer_name(indexed.root))), encoding="utf-8")
     got = fresh(paqad_cli, indexed)

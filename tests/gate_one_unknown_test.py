@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from paqad import config, tokenize
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.search import evidence, pipeline
 from paqad.search.params import SearchParams
 from testing.env import LEXICAL

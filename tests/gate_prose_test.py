@@ -9,7 +9,7 @@ import json
 import pytest
 
 from paqad import config
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.search import pipeline
 from testing.env import LEXICAL
 

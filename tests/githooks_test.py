@@ -17,7 +17,7 @@ from paqad.cli.hooks_cmd import pre_commit_stage
 from paqad.errors import PaqadError
 from paqad.hooks import gitshims as githooks
 from paqad.hooks import runner
-from paqad.index import build
+from paqad.index.writing import build
 from testing.env import wait_for
 from testing.repos import GIT_ID, Repo, make_shop
 

@@ -9,8 +9,8 @@ import pytest
 from paqad import config, graph
 from paqad.errors import UsageError
 from paqad.graph import model
-from paqad.index import build
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from testing.env import LEXICAL
 
 STORE = '''\

@@ -23,7 +23,8 @@ from paqad.delivery import context, prompt, refresh
 from paqad.errors import IndexMissingError
 from paqad.hooks import runner
 from paqad.hooks.hosts import launcher, turns
-from paqad.index import build, store
+from paqad.index import store
+from paqad.index.writing import build
 from testing.env import BIN, wait_for
 from testing.hosts import host_json, run_host
 from testing.repos import Repo, make_shop

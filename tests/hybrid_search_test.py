@@ -16,9 +16,10 @@ import pytest
 
 from paqad import config
 from paqad.cli import render
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.embedding import vectors
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import fusion, pipeline, vector
 from testing.env import child_env, unshare_works, wait_for
 from testing.repos import CARDS, Repo, make_shop

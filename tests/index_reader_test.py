@@ -14,9 +14,10 @@ import paqad
 from paqad import config, tokenize
 from paqad.errors import IndexCorruptError, IndexMissingError
 from paqad.graph import model
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.reader import Index
 from paqad.index.records import UNIT_COLUMNS, StoredUnit
+from paqad.index.writing import build
 from paqad.search import pipeline
 from paqad.search.request import SearchRequest
 from testing.env import LEXICAL

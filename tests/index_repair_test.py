@@ -18,8 +18,9 @@ import pytest
 
 from paqad import audit, config, workspace
 from paqad.errors import IndexCorruptError, IndexOutdatedError
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from testing.env import LEXICAL, wait_for
 from testing.hosts import run_host
 from testing.repos import Repo, make_shop

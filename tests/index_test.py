@@ -14,8 +14,9 @@ import pytest
 
 from paqad import config, workspace
 from paqad.errors import IndexCorruptError, IndexMissingError, LockedError
-from paqad.index import build, postings, store
+from paqad.index import postings, store
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import pipeline
 from testing.env import LEXICAL
 from testing.repos import make_shop

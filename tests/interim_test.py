@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from paqad import config
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.embedding import interim
 from paqad.index.status import status
+from paqad.index.writing import build
 from paqad.search import pipeline
 from testing.repos import CARDS, Repo
 

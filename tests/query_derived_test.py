@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from paqad import config
-from paqad.index import build
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import pipeline, query
 from paqad.search.params import SearchParams
 from testing.env import LEXICAL

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from paqad import config
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.search import paths, pipeline, ranking, reports, shape
 from testing.env import LEXICAL
 

@@ -9,9 +9,10 @@ import pytest
 
 from paqad import config
 from paqad.embed import local
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.embedding import reembed, vectors
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import pipeline
 from testing.repos import Repo, make_shop
 

@@ -12,7 +12,7 @@ from paqad.cli import main as cli_main
 from paqad.config import Config
 from paqad.delivery import context, prompt, refresh
 from paqad.errors import PaqadError
-from paqad.index import build
+from paqad.index.writing import build
 from testing.repos import Repo, make_shop
 
 

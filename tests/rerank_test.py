@@ -27,8 +27,8 @@ import pytest
 
 from paqad import audit, config, workspace
 from paqad.delivery import prompt
-from paqad.index import build
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import pipeline, rerank
 from paqad.search.request import SearchRequest
 from paqad.secrets import set_secret

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paqad import config
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.search import pipeline, query
 from paqad.search.params import KNOBS, SearchParams
 from paqad.search.request import SearchRequest

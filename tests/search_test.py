@@ -11,8 +11,8 @@ import time
 import pytest
 
 from paqad import config
-from paqad.index import build
 from paqad.index.reader import Index
+from paqad.index.writing import build
 from paqad.search import evidence, pipeline
 from testing.env import LEXICAL
 from testing.repos import make_shop

@@ -16,8 +16,9 @@ import pytest
 
 from paqad import config
 from paqad.errors import ConfigError
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.embedding import shared_store
+from paqad.index.writing import build
 from testing.repos import Repo, clone, make_shop
 
 

@@ -4,7 +4,7 @@ for both sides, and a search for a name finds the declaration of that name."""
 from __future__ import annotations
 
 from paqad import config
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.search import pipeline, ranking
 from paqad.tokenize import terms
 from testing.env import LEXICAL

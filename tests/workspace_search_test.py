@@ -12,7 +12,7 @@ import pytest
 
 from paqad import config, workspace
 from paqad.errors import UsageError
-from paqad.index import build
+from paqad.index.writing import build
 from paqad.search import across
 from testing.env import LEXICAL
 from testing.repos import Repo, make_shop

@@ -16,7 +16,7 @@ from paqad import workspace
 from paqad.bootstrap import advise, reason_label
 from paqad.cli.common import AppContext, emit_json
 from paqad.config import Config
-from paqad.index import build
+from paqad.index.writing import build
 
 __all__ = ["bootstrap", "render", "reason_label"]
 

@@ -22,7 +22,7 @@ from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 if TYPE_CHECKING:
     from paqad.eligibility import collect
     from paqad.evaluation.compare import EvalReport
-    from paqad.index import build
+    from paqad.index.writing import build
     from paqad.search import pipeline
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -57,7 +57,8 @@ def _with_progress(full: bool, root: Path, cfg: config_mod.Config, kind: str = "
     """Run a full build (``full``: the stage line says what works as it happens) or an update
     (the embedding progress bar, on a terminal only); both on stderr."""
     from paqad.cli import progress
-    from paqad.index import build, timeline
+    from paqad.index import timeline
+    from paqad.index.writing import build
 
     if not full:
         bar = render.ProgressBar()
@@ -149,7 +150,8 @@ def _init_in_background(root: Path, cfg: config_mod.Config, adopted: bool = Fals
     lexical step is an update of what differs."""
     from paqad.cli import progress
     from paqad.hooks import runner
-    from paqad.index import build, timeline
+    from paqad.index import timeline
+    from paqad.index.writing import build
 
     line = progress.StageLine(root)
     if adopted:

@@ -18,7 +18,7 @@ from paqad.textsafe import escape
 
 if TYPE_CHECKING:  # only for annotations: `rag update` must not import the search stack (numpy)
     from paqad.eligibility.collect import Decision
-    from paqad.index.build import BuildReport
+    from paqad.index.writing.build import BuildReport
     from paqad.search.pipeline import Result, SearchResponse
 
 PREVIEW_LINES = 6

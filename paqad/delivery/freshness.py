@@ -2,7 +2,7 @@
 
 Each answer (the prompt hook's text and ``session-context.md``, ``rag search --json``, the agent
 protocol's and MCP's ``search`` and ``research``) carries ``freshness``: the index's sync stamp
-compared with the work tree now (:mod:`paqad.index.syncstamp` defines every field and "stale"),
+compared with the work tree now (:mod:`paqad.index.writing.syncstamp` defines every field and "stale"),
 plus ``policy`` and ``refreshed`` (whether this answer updated the index first). What a model
 reads gets it as one short line (:func:`line`), e.g.::
 
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from paqad import deadline as deadline_mod
 from paqad import git
-from paqad.index import syncstamp
+from paqad.index.writing import syncstamp
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -42,7 +42,8 @@ def before_answer(root: Path, cfg: Config) -> dict[str, Any]:
     freshness now, after updating a stale index first when the policy is ``refresh`` and the update
     finishes within ``rag_prompt_budget`` (a writer that holds the lock longer, or a slow update:
     the answer comes from the index as it is, marked stale; the update may finish behind it)."""
-    from paqad.index import build, store
+    from paqad.index import store
+    from paqad.index.writing import build
 
     found = describe(root, cfg)
     if not found["stale"] or cfg.rag_stale_policy != "refresh" or not store.current_pointer(root).exists():

@@ -23,7 +23,8 @@ from paqad import git, workspace
 from paqad.delivery import context, freshness
 from paqad.delivery import depth as depth_mod
 from paqad.errors import IndexMissingError, PaqadError
-from paqad.index import build, store  # noqa: F401 - imported before a prompt's budget clock starts,
+from paqad.index import store  # noqa: F401 - imported before a prompt's budget clock starts,
+from paqad.index.writing import build
 from paqad.search import pipeline  # noqa: F401 - so the budget is spent searching, not importing
 
 if TYPE_CHECKING:

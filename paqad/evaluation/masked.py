@@ -32,11 +32,12 @@ from paqad import workspace
 from paqad.config import Config
 from paqad.eligibility import collect
 from paqad.evaluation.questions import content_words
-from paqad.index import build, store
+from paqad.index import store
 from paqad.index.embedding import vectors
 from paqad.index.reader import Index
 from paqad.index.records import StoredUnit
 from paqad.index.sidecar import for_index
+from paqad.index.writing import build
 
 PREFIX = "eval-"
 STALE_AFTER_S = 24 * 3600  # a scratch folder whose owner cannot be checked is removed after this

@@ -14,7 +14,7 @@ Action = Callable[[Path], "str | None"]
 def _rag_update(root: Path) -> str:
     """Re-index the files whose content changed; a no-op while retrieval is off."""
     from paqad import config
-    from paqad.index import build
+    from paqad.index.writing import build
 
     cfg = config.load(root)
     if not cfg.rag_enabled:

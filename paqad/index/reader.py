@@ -14,7 +14,7 @@ the graph, the agent actions, ``describe``, the evaluation and ``bootstrap``. It
 
 A session (``paqad agent``, ``paqad mcp``) opens one ``Index`` and keeps it; one-shot callers and
 the ``search(root, ...)`` convenience use :meth:`Index.shared`, the process's ``Index`` per root.
-The builder, postings and vector-writing code keep their own connections (``paqad.index.build``).
+The builder, postings and vector-writing code keep their own connections (``paqad.index.writing.build``).
 """
 
 from __future__ import annotations

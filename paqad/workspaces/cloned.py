@@ -30,7 +30,7 @@ from paqad import config, git, workspace
 from paqad.errors import UsageError
 
 if TYPE_CHECKING:
-    from paqad.index.build import BuildReport
+    from paqad.index.writing.build import BuildReport
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _SCP = re.compile(r"^[^/\s:@]+@[^/\s:]+:")  # user@host:path, git's scp-like ssh syntax
@@ -137,6 +137,6 @@ def fetch(urls: dict[Path, str], only: str | None = None) -> list[Fetched]:
 def _index(dest: Path) -> BuildReport:
     """Index (or update) the clone with its own settings: its committed team config and the user's
     environment, as for any repository."""
-    from paqad.index import build
+    from paqad.index.writing import build
 
     return build.update(dest, config.load(dest))

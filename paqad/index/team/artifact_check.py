@@ -79,7 +79,7 @@ def harden(con: sqlite3.Connection) -> None:
 
 
 def _check_open(con: sqlite3.Connection, path: Path, cfg: Config, root: Path | None) -> None:
-    from paqad.index import build
+    from paqad.index.writing import build
 
     found = {(t, n, s) for t, n, s in con.execute("SELECT type, name, sql FROM sqlite_master")}
     extra = found - _reference_schema()

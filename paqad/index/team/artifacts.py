@@ -227,7 +227,7 @@ def publish(root: Path, cfg: Config, update: Callable[[], Any] | None = None) ->
     it like a downloaded one, compress it and store it as HEAD's artifact. Raises ``UsageError``
     (one line) when not set up or the work tree differs, ``StoreUnavailable`` when the store is."""
     from paqad import __version__
-    from paqad.index import build
+    from paqad.index.writing import build
 
     if not enabled(cfg):
         raise UsageError(
@@ -329,7 +329,7 @@ def adopt(root: Path, cfg: Config) -> AdoptReport:
     pointer swap under the writer lock), with the stat of every file whose content matches the
     work tree refreshed so the update after it parses only files that differ. Never raises for
     the store or the artifact: the report says what happened and the caller builds locally."""
-    from paqad.index import build
+    from paqad.index.writing import build
 
     started = time.perf_counter()
     if store.current_pointer(root).exists():

@@ -32,7 +32,7 @@ from paqad.units import CodeUnit
 if TYPE_CHECKING:
     from paqad.config import Config
     from paqad.eligibility.collect import Eligibility
-    from paqad.index.build import ParsedFile
+    from paqad.index.writing.build import ParsedFile
 
 _UNIT_COLUMNS = (
     "id, kind, name, qualified_name, signature, docstring, start_line, end_line, text, calls, imports, bases, part, parts, content_hash"
@@ -54,7 +54,7 @@ def verify_and_refresh(root: Path, cfg: Config, index_file: Path) -> Verified:
     unit rows differ from the parse; give the matching ones this work tree's size and mtime (so
     the update after adoption skips them) and the others none (so it re-parses them)."""
     from paqad.eligibility import collect
-    from paqad.index import build
+    from paqad.index.writing import build
 
     elig = collect.Eligibility(root, cfg.rag_max_file_size)
     sidecar = for_index(root)
@@ -91,7 +91,7 @@ def verify_and_refresh(root: Path, cfg: Config, index_file: Path) -> Verified:
 def _reparsed(root: Path, elig: Eligibility, cfg: Config, path: str, digest: str) -> tuple[list[tuple], str] | None:
     """(the unit rows this paqad derives from the file, its text) when its content here hashes to
     ``digest``; the parse alone, without the field terms a build also counts (a third of its time)."""
-    from paqad.index import build
+    from paqad.index.writing import build
 
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:

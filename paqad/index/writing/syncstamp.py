@@ -1,6 +1,6 @@
 """The sync stamp, and the freshness of the index it lets every answer state.
 
-Every build and update (:mod:`paqad.index.build`) records, under the writer lock, what the work
+Every build and update (:mod:`paqad.index.writing.build`) records, under the writer lock, what the work
 tree looked like when it started: HEAD's commit, the time, and the size and mtime of every file
 git lists as changed (staged, modified or untracked; paqad's and the agents' own files left out,
 as the index leaves them out). The stamp is ``sync.json`` beside the index, naming the generation

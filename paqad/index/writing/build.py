@@ -3,14 +3,13 @@
 Step 1  collect eligible files (paqad.eligibility.collect), Step 2  parse them into units,
 Step 3  count field terms and lengths, Step 4  compute document frequencies and field averages,
 Step 5  write postings with their BM25F weights, Step 6  publish (full) or commit (incremental),
-Step 7  embed pending units (``paqad.index.embedding.vectors``; only with an embedding provider), after the
-lexical index is live, in resumable batches.
+Step 7  embed pending units (``index.embedding.vectors``; only with an embedding provider), after the lexical index is live, in resumable batches.
 
-Agent-written descriptions (``paqad.describe``, the sidecar ``paqad.descriptions.json``) fill a
-unit's ``description`` field and join its embedded text while their content hash matches the unit. The index keeps
-the description it applied per unit (table ``descriptions``) and the sidecar's sha256 (meta
-``descriptions_sha``): when the sidecar changes, an update re-indexes only the files whose units
-gain, lose or change a description.
+Agent-written descriptions (``paqad.describe``, the sidecar ``paqad.descriptions.json`` read by
+``index.sidecar``) fill a unit's ``description`` field and join its embedded text while their content
+hash matches the unit. The index keeps the description it applied per unit (table ``descriptions``)
+and the sidecar's sha256 (meta ``descriptions_sha``): when the sidecar changes, an update re-indexes
+only the files whose units gain, lose or change a description.
 """
 
 from __future__ import annotations
@@ -32,9 +31,10 @@ from paqad import __version__, audit, git, redaction, workspace
 from paqad.config import Config
 from paqad.eligibility import collect, stackpacks
 from paqad.errors import IndexCorruptError, IndexOutdatedError, LockedError
-from paqad.index import edits, fields, guard, integrity, postings, schema, store, syncstamp, timeline
+from paqad.index import fields, guard, integrity, postings, schema, store, timeline
 from paqad.index.embedding import interim, reembed, vectors
 from paqad.index.sidecar import Sidecar, description_for, for_index
+from paqad.index.writing import edits, syncstamp
 from paqad.parse import PARSER_VERSION, parse_file
 from paqad.tokenize import TOKENIZER_VERSION
 from paqad.units import CodeUnit

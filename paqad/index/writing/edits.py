@@ -1,5 +1,5 @@
 """Row edits of an open index: a build's term and unit inserts, and during an incremental update
-(``paqad.index.build.update``) a file's rows removed, a changed file's terms registered, the files
+(``paqad.index.writing.build.update``) a file's rows removed, a changed file's terms registered, the files
 whose descriptions changed. Kept apart from the builder so each stays small; an update's edits run
 inside its one transaction."""
 
