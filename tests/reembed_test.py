@@ -9,7 +9,7 @@ import pytest
 
 from paqad import config
 from paqad.embed import local
-from paqad.index import store
+from paqad.index import models, store
 from paqad.index.embedding import reembed, vectors
 from paqad.index.reader import Index
 from paqad.index.writing import build
@@ -36,12 +36,12 @@ def built_with_the_old_file(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Repo
     """The shop indexed by a paqad whose local model was the weight-only file."""
     make_shop(repo)
     shipped = local.MINILM
-    monkeypatch.setattr(vectors, "_PROVIDERS", {})
+    monkeypatch.setattr(models, "_PROVIDERS", {})
     monkeypatch.setattr(local, "MINILM", local.MINILM_WEIGHT_INT8)
     report = build.build_full(repo.root, local_cfg(repo))
     assert report.vectors is not None and report.vectors.pending == 0
     monkeypatch.setattr(local, "MINILM", shipped)  # this paqad ships the dynamic-int8 file
-    monkeypatch.setattr(vectors, "_PROVIDERS", {})
+    monkeypatch.setattr(models, "_PROVIDERS", {})
     return repo
 
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from paqad.errors import IndexCorruptError, IndexMissingError
-from paqad.index import postings, store
-from paqad.index.embedding import vectors
+from paqad.index import postings, schema, store
+from paqad.index.models import provider_for
 from paqad.index.records import Counts, Generation, IndexMeta, StoredUnit, TermInfo, VectorRows, check_fields
 
 if TYPE_CHECKING:
@@ -357,12 +357,12 @@ class Index:
         langs = self._rows("SELECT language AS k, COUNT(*) AS n FROM units GROUP BY language ORDER BY 2 DESC")
         kinds = self._rows("SELECT kind AS k, COUNT(*) AS n FROM units GROUP BY kind ORDER BY 2 DESC")
         with self.guard():
-            pending = vectors.pending_count(self._connection())
+            pending = store.pending_vectors(self._connection())
         return Counts(int(files["n"]), int(files["bytes"]), {r["k"]: int(r["n"]) for r in langs}, {r["k"]: int(r["n"]) for r in kinds}, pending)
 
     def has_vectors_table(self) -> bool:
         with self.guard():
-            return vectors.has_table(self._connection())
+            return schema.has_table(self._connection(), "vectors")
 
     def vector_rows(self) -> VectorRows:
         """Every stored vector in uid order (the matrix is assembled by ``paqad.search.vector``)."""
@@ -371,18 +371,16 @@ class Index:
 
     def interim_rows(self) -> VectorRows | None:
         """Every stand-in vector (``paqad.index.embedding.interim``) in uid order, or None without the table."""
-        from paqad.index.embedding import interim
-
         with self.guard():
-            if not interim.has_table(self._connection()):
+            if not schema.has_table(self._connection(), schema.INTERIM_TABLE):
                 return None
-        rows = self._rows(f"SELECT uid, vec FROM {interim.TABLE} ORDER BY uid")
+        rows = self._rows(f"SELECT uid, vec FROM {schema.INTERIM_TABLE} ORDER BY uid")
         return VectorRows([int(r["uid"]) for r in rows], [r["vec"] for r in rows])
 
     def query_provider(self) -> Provider | None:
         """The provider that embeds queries in this index's vector space (the one its ``meta``
         names, never the current settings); None for a lexical index. Held for the ``Index``'s
-        life; the model itself is loaded once per process (``vectors.provider_for``), so a
+        life; the model itself is loaded once per process (``index.models.provider_for``), so a
         process that builds and searches never loads it twice."""
         meta = self.meta()
         key = (meta.embedding_provider, meta.embedding_model, meta.embedding_base_url, meta.embedding_fingerprint)
@@ -390,7 +388,7 @@ class Index:
             if self._provider is None or self._provider[0] != key:
                 # Built with an earlier model file (being re-embedded), the fingerprints differ and
                 # the search answers lexically (paqad.search.vector) until the rebuild.
-                provider = vectors.provider_for(*key[:3], self.root)
+                provider = provider_for(*key[:3], self.root)
                 self._provider = (key, provider)
             return self._provider[1]
 

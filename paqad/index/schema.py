@@ -66,6 +66,10 @@ def add_late(con: sqlite3.Connection) -> None:
     con.execute(NAME_INDEX)
 
 
+def has_table(con: sqlite3.Connection, name: str) -> bool:
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
 def create_interim(con: sqlite3.Connection) -> None:
     con.execute(INTERIM)
 

@@ -146,6 +146,15 @@ def create(path: Path) -> sqlite3.Connection:
     return con
 
 
+def pending_vectors(con: sqlite3.Connection) -> int:
+    """Units still without a vector (0 for a lexical-only index)."""
+    if not get_meta(con).get("embedding_fingerprint"):
+        return 0
+    if not schema.has_table(con, "vectors"):
+        return int(con.execute("SELECT COUNT(*) FROM units").fetchone()[0])
+    return int(con.execute("SELECT COUNT(*) FROM units WHERE uid NOT IN (SELECT uid FROM vectors)").fetchone()[0])
+
+
 def set_meta(con: sqlite3.Connection, values: dict[str, object]) -> None:
     for key, value in values.items():
         text = value if isinstance(value, str) else json.dumps(value)

@@ -123,7 +123,7 @@ def stand_in_for(cfg: Config, root: Path | None = None) -> Provider | None:
 
 
 def has_table(con: sqlite3.Connection) -> bool:
-    return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone() is not None
+    return schema.has_table(con, TABLE)
 
 
 def fill(root: Path, cfg: Config, lock: Any) -> int:

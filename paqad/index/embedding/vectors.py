@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from paqad import workspace
-from paqad.embed import TEXT_PREP_VERSION, get_provider, unit_text
+from paqad.embed import TEXT_PREP_VERSION, unit_text
 from paqad.index import schema, store, timeline
 from paqad.index.embedding import embed_cache, shared_store
+from paqad.index.models import provider_for
 from paqad.index.records import StoredUnit
 
 if TYPE_CHECKING:
@@ -46,22 +47,8 @@ TREE_CACHE_NAME = "embed-cache.sqlite"
 FILL_BATCH = 64
 #: What the embedded text is made of (``embed.unit_text``), plus what proves a unit unchanged.
 _EMBED_FIELDS = ("uid", "id", "content_hash", "kind", "name", "qualified_name", "path", "signature", "docstring", "text")
-_PROVIDERS: dict[tuple[str, ...], Any] = {}  # the process's loaded models, shared by the builder and every Index
 
 Progress = Callable[[int, int], None]
-
-
-def provider_for(name: str, model: str = "", base_url: str = "", root: Path | None = None) -> Provider | None:
-    """The (process-wide, lazily loading) provider for a setting pair; ``None`` for ``none``.
-    ``root`` is the repository whose ``secrets.env`` (in paqad's per-developer folder) may hold a remote provider's key (not
-    the working directory: ``paqad --root R`` run from elsewhere must find R's key)."""
-    if name in ("", "none"):
-        return None
-    key = (name, model, base_url, str(root) if root is not None and name != "local" else "")
-    if key not in _PROVIDERS:
-        options = {} if name == "local" else {"base_url": base_url, "root": root}
-        _PROVIDERS[key] = get_provider(name, model, **options)
-    return _PROVIDERS[key]
 
 
 def fingerprint(provider: Provider | None) -> str:
@@ -83,16 +70,12 @@ def index_meta(cfg: Config, root: Path | None = None) -> dict[str, object]:
 
 
 def has_table(con: sqlite3.Connection) -> bool:
-    return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone() is not None
+    return schema.has_table(con, "vectors")
 
 
 def pending_count(con: sqlite3.Connection) -> int:
     """Units still without a vector (0 for a lexical-only index)."""
-    if not store.get_meta(con).get("embedding_fingerprint"):
-        return 0
-    if not has_table(con):
-        return int(con.execute("SELECT COUNT(*) FROM units").fetchone()[0])
-    return int(con.execute("SELECT COUNT(*) FROM units WHERE uid NOT IN (SELECT uid FROM vectors)").fetchone()[0])
+    return store.pending_vectors(con)
 
 
 def text_sha(text: str) -> bytes:
