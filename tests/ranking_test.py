@@ -11,6 +11,7 @@ import pytest
 from paqad import config
 from paqad.index.writing import build
 from paqad.search import paths, pipeline, ranking, reports, shape
+from paqad.search.params import SearchParams, using
 from testing.env import LEXICAL
 
 FILLER = "\n\n".join(
@@ -46,28 +47,31 @@ def store(repo):
     return repo
 
 
-def _ask(root, text):
-    return pipeline.search(root, text, top_n=10, gate=False)
+def _ask(root, text, knobs=None):
+    """Ungated top 10, with ``knobs`` ("module.NAME" -> value) as the request's SearchParams."""
+    return pipeline.search(root, text, top_n=10, gate=False, params=SearchParams.of(knobs or {}))
 
 
-def test_a_symbol_query_puts_the_declaration_above_its_mentions(store, monkeypatch):
-    monkeypatch.setattr(ranking, "DEFINITION_BOOST", 0.0)
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    monkeypatch.setattr(ranking, "PATH_BOOST", 0.0)
-    before = _ask(store.root, "Session")
+def test_a_symbol_query_puts_the_declaration_above_its_mentions(store):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    knobs["ranking.DEFINITION_BOOST"] = 0.0
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    knobs["ranking.PATH_BOOST"] = 0.0
+    before = _ask(store.root, "Session", knobs)
     assert before.results[0].path == "shop/client.py"  # the mentions win on term frequency alone
-    monkeypatch.setattr(ranking, "DEFINITION_BOOST", 0.5)
-    after = _ask(store.root, "Session")
+    knobs["ranking.DEFINITION_BOOST"] = 0.5
+    after = _ask(store.root, "Session", knobs)
     assert after.results[0].id == "shop/sessions.py::Session"
 
 
-def test_a_file_named_for_the_query_words_is_lifted(store, monkeypatch):
-    monkeypatch.setattr(ranking, "PATH_BOOST", 0.0)
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    before = _ask(store.root, "template rendering")
+def test_a_file_named_for_the_query_words_is_lifted(store):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    knobs["ranking.PATH_BOOST"] = 0.0
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    before = _ask(store.root, "template rendering", knobs)
     assert before.results[0].path == "shop/pages.py"
-    monkeypatch.setattr(ranking, "PATH_BOOST", 1.0)
-    after = _ask(store.root, "template rendering")
+    knobs["ranking.PATH_BOOST"] = 1.0
+    after = _ask(store.root, "template rendering", knobs)
     assert after.results[0].path == "shop/templating.py"
 
 
@@ -89,54 +93,58 @@ def test_a_path_word_stands_for_the_longer_query_word_it_abbreviates():
     assert paths.path_words("app/user.py", ranking.shape("users").words) == paths._path_words("app/user.py")  # a stem is not an abbreviation
 
 
-def test_an_abbreviated_file_name_lifts_its_file(repo, monkeypatch):
+def test_an_abbreviated_file_name_lifts_its_file(repo):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("ser/impls.rs", "\n".join(f"impl Serialize for T{i} {{ fn serialize(&self) {{ emit({i}) }} }}" for i in range(3)) + "\n")
     repo.write("ser/mod.rs", "/// Serialize: the trait a data structure implements. Each implementation of it writes one value.\n"
                "pub trait Serialize { fn serialize(&self); }\n")
     repo.write("app/format.py", FILLER)
     repo.commit("impls")
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    monkeypatch.setattr(paths, "PREFIX_MIN", 0)
-    before = [r.path for r in _ask(repo.root, "serialize implementations").results]
-    monkeypatch.setattr(paths, "PREFIX_MIN", 4)
-    after = [r.path for r in _ask(repo.root, "serialize implementations").results]
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    knobs["paths.PREFIX_MIN"] = 0
+    before = [r.path for r in _ask(repo.root, "serialize implementations", knobs).results]
+    knobs["paths.PREFIX_MIN"] = 4
+    after = [r.path for r in _ask(repo.root, "serialize implementations", knobs).results]
     assert before[0] == "ser/mod.rs" and after[0] == "ser/impls.rs"
 
 
-def test_a_glued_file_name_lifts_its_file_only_with_the_split(repo, monkeypatch):
+def test_a_glued_file_name_lifts_its_file_only_with_the_split(repo):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("app/secretfiles.py", "def matches(path):\n    '''True for key stores and dotenv paths.'''\n    return path.endswith('.env')\n")
     repo.write("app/secrets.py", "def get_secret(name):\n    '''Read one secret value by name from the secret files.'''\n    return name\n")
     repo.write("app/format.py", FILLER)
     repo.commit("glued")
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    monkeypatch.setattr(paths, "COMPOUND_PATHS", False)
-    before = _ask(repo.root, "secret files paths")
-    monkeypatch.setattr(paths, "COMPOUND_PATHS", True)
-    after = _ask(repo.root, "secret files paths")
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    knobs["paths.COMPOUND_PATHS"] = False
+    before = _ask(repo.root, "secret files paths", knobs)
+    knobs["paths.COMPOUND_PATHS"] = True
+    after = _ask(repo.root, "secret files paths", knobs)
     assert before.results[0].path == "app/secrets.py"
     assert after.results[0].path == "app/secretfiles.py"
 
 
-def test_several_hits_in_one_file_lift_that_file(store, monkeypatch):
-    monkeypatch.setattr(ranking, "PATH_BOOST", 0.0)
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    before = _ask(store.root, "ledger")
+def test_several_hits_in_one_file_lift_that_file(store):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    knobs["ranking.PATH_BOOST"] = 0.0
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    before = _ask(store.root, "ledger", knobs)
     assert before.results[0].path == "shop/views.py"  # one unit saying it four times
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 1.0)
-    after = _ask(store.root, "ledger")
+    knobs["ranking.COHERENCE_BOOST"] = 1.0
+    after = _ask(store.root, "ledger", knobs)
     assert after.results[0].path == "shop/routing.py"
 
 
-def test_diversity_shows_other_files_before_a_files_further_units(store, monkeypatch):
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
-    monkeypatch.setattr(ranking, "CENTRAL_BOOST", 0.0)  # diversity alone: no file lifted for being central
-    monkeypatch.setattr(ranking, "DIVERSITY", 1.0)
-    plain = [r.path for r in _ask(store.root, "dispatch").results]
+def test_diversity_shows_other_files_before_a_files_further_units(store):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    knobs["ranking.CENTRAL_BOOST"] = 0.0  # diversity alone: no file lifted for being central
+    knobs["ranking.DIVERSITY"] = 1.0
+    plain = [r.path for r in _ask(store.root, "dispatch", knobs).results]
     assert plain[:2] == ["shop/client.py", "shop/client.py"]
-    monkeypatch.setattr(ranking, "DIVERSITY", 0.3)
-    mixed = [r.path for r in _ask(store.root, "dispatch").results]
+    knobs["ranking.DIVERSITY"] = 0.3
+    mixed = [r.path for r in _ask(store.root, "dispatch", knobs).results]
     assert mixed[0] == plain[0] and len(set(mixed[:2])) == 2
     assert mixed.count("shop/client.py") == plain.count("shop/client.py")  # reordered, not dropped
 
@@ -181,15 +189,16 @@ REPORT = (
 )
 
 
-def test_a_report_keeps_the_best_files_next_units_together(store, monkeypatch):
-    monkeypatch.setattr(ranking, "COHERENCE_BOOST", 0.0)
+def test_a_report_keeps_the_best_files_next_units_together(store):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
     assert len(ranking.shape(REPORT).words) >= shape.TOP_FILE_MIN_WORDS > len(ranking.shape("dispatch").words)
-    report = [r.path for r in _ask(store.root, REPORT).results]
+    report = [r.path for r in _ask(store.root, REPORT, knobs).results]
     assert report[:3] == ["shop/client.py"] * 3
-    short = [r.path for r in _ask(store.root, "dispatch").results]
+    short = [r.path for r in _ask(store.root, "dispatch", knobs).results]
     assert short[0] == "shop/client.py" and short[1] != "shop/client.py"  # a short query still mixes files
-    monkeypatch.setattr(ranking, "TOP_FILE_FREE", 0)
-    plain = [r.path for r in _ask(store.root, REPORT).results]
+    knobs["ranking.TOP_FILE_FREE"] = 0
+    plain = [r.path for r in _ask(store.root, REPORT, knobs).results]
     assert plain[:2] == report[:2] and plain[2] != "shop/client.py"  # diversity counts from the second unit
 
 
@@ -199,7 +208,8 @@ PRINTER = "class LatexPrinter:\n    \'\'\'Render expressions as LaTeX strings.\'
 )
 
 
-def test_a_report_lifts_the_function_named_for_a_type_it_builds(repo, monkeypatch):
+def test_a_report_lifts_the_function_named_for_a_type_it_builds(repo):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/latex.py", PRINTER)
     repo.write("calc/products.py", "class Product:\n    \'\'\'A product of terms over a range; rendering shows the bounds under the symbol.\'\'\'\n"
                "    def __init__(self, term, limits):\n        self.args = (term, limits)\n")
@@ -212,17 +222,18 @@ def test_a_report_lifts_the_function_named_for_a_type_it_builds(repo, monkeypatc
               "the range should sit under it, as printed books and journals typeset it, and the output "
               "should be compact enough to fit inline in notebooks.")
     assert "Product" in reports.report_types(report, ranking.shape(report))
-    after = [r.id for r in _ask(repo.root, report).results]  # as shipped
-    monkeypatch.setattr(reports, "NAMED_FOR_BOOST", 0.0)
-    before = [r.id for r in _ask(repo.root, report).results]
+    after = [r.id for r in _ask(repo.root, report, knobs).results]  # as shipped
+    knobs["reports.NAMED_FOR_BOOST"] = 0.0
+    before = [r.id for r in _ask(repo.root, report, knobs).results]
     assert "calc/latex.py::LatexPrinter._print_Product" not in before[:3]
     assert "calc/latex.py::LatexPrinter._print_Product" in after[:2] and after.index("calc/latex.py::LatexPrinter._print_Product") < after.index("calc/latex.py::LatexPrinter._print_Sum")
-    short = [r.id for r in _ask(repo.root, "latex Product bounds").results]  # not a report: no lift
-    monkeypatch.setattr(reports, "NAMED_FOR_BOOST", 0.5)
-    assert short == [r.id for r in _ask(repo.root, "latex Product bounds").results]
+    short = [r.id for r in _ask(repo.root, "latex Product bounds", knobs).results]  # not a report: no lift
+    knobs["reports.NAMED_FOR_BOOST"] = 0.5
+    assert short == [r.id for r in _ask(repo.root, "latex Product bounds", knobs).results]
 
 
-def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo, monkeypatch):
+def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/simplify.py", "\n\n".join([
         "def simplify(expr):\n    '''Simplify an expression by trying the rewrite rules in turn.'''\n    return rewrite(expr, 'power')\n",
         "def rewrite(expr, rule):\n    '''Apply one rewrite rule.'''\n    return _apply(expr, rule)\n",
@@ -239,11 +250,11 @@ def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo
               '  File "/home/me/calc/simplify.py", line 6, in rewrite\n'
               '  File "/home/me/calc/simplify.py", line 9, in _apply\n'
               "TypeError: invalid comparison of complex I")
-    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.0)  # simplify calls rewrite: measured alone below
-    monkeypatch.setattr(reports, "FRAMES_ALL", False)
-    before = [r.id for r in _ask(repo.root, report).results]
-    monkeypatch.setattr(reports, "FRAMES_ALL", True)
-    after = [r.id for r in _ask(repo.root, report).results]
+    knobs["reports.CALLEE_BOOST"] = 0.0  # simplify calls rewrite: measured alone below
+    knobs["reports.FRAMES_ALL"] = False
+    before = [r.id for r in _ask(repo.root, report, knobs).results]
+    knobs["reports.FRAMES_ALL"] = True
+    after = [r.id for r in _ask(repo.root, report, knobs).results]
     # only the first frame's function took the lift before; now each frame's does, and _apply,
     # which shares no word with the report, joins the candidates by its name
     assert before[0] == "calc/simplify.py::simplify" and not {"calc/simplify.py::rewrite", "calc/simplify.py::_apply"} & set(before[:6])
@@ -251,11 +262,12 @@ def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo
     assert set(after[:3]) == {"calc/simplify.py::simplify", "calc/simplify.py::rewrite", "calc/simplify.py::_apply"}
 
 
-def test_switching_the_stack_off_restores_plain_bm25f_order(store, monkeypatch):
-    on = [r.id for r in _ask(store.root, "Session").results]
-    monkeypatch.setattr(ranking, "ENABLED", False)
-    monkeypatch.setattr(ranking, "DIVERSITY", 1.0)
-    off = [r.id for r in _ask(store.root, "Session").results]
+def test_switching_the_stack_off_restores_plain_bm25f_order(store):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    on = [r.id for r in _ask(store.root, "Session", knobs).results]
+    knobs["ranking.ENABLED"] = False
+    knobs["ranking.DIVERSITY"] = 1.0
+    off = [r.id for r in _ask(store.root, "Session", knobs).results]
     assert on[0] == "shop/sessions.py::Session" and off[0].startswith("shop/client.py")
 
 
@@ -297,9 +309,10 @@ def test_path_priors_demote_examples_unless_asked():
         paths.PRIORS = ranking_priors
 
 
-def test_a_declaration_outside_the_candidates_is_found_by_name_and_answers(repo, monkeypatch):
+def test_a_declaration_outside_the_candidates_is_found_by_name_and_answers(repo):
     """``Widget`` is in every unit's body, so BM25F ranks the long class low and the gate calls the
     word ubiquitous; the name lookup finds the class, lifts it and lets the gated search answer."""
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     users = "\n\n".join(
         f"def use_{i}(widget):\n    '''Draw a Widget.'''\n    return Widget(widget).draw(Widget.SIZE, widget)\n" for i in range(60)
     )
@@ -308,12 +321,12 @@ def test_a_declaration_outside_the_candidates_is_found_by_name_and_answers(repo,
     repo.write("ui/components.py", f"class Widget:\n    '''A box on screen.'''\n    SIZE = 3\n\n{body}\n")
     repo.commit("ui")
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
-    gated = pipeline.search(repo.root, "Widget", top_n=5)
+    gated = pipeline.search(repo.root, "Widget", top_n=5, params=SearchParams.of(knobs))
     assert gated.answered and gated.evidence.get("declared") == ["Widget"]
     assert gated.results[0].path == "ui/components.py" and gated.results[0].name == "Widget"
     assert gated.results[0].start_line == 1  # the part holding the declaration's first line
-    monkeypatch.setattr(ranking, "ENABLED", False)
-    assert not pipeline.search(repo.root, "Widget", top_n=5).answered  # the gate alone refuses it
+    knobs["ranking.ENABLED"] = False
+    assert not pipeline.search(repo.root, "Widget", top_n=5, params=SearchParams.of(knobs)).answered  # the gate alone refuses it
 
 
 def test_a_file_named_after_the_symbol_stands_for_it(repo):
@@ -327,9 +340,10 @@ def test_a_file_named_after_the_symbol_stands_for_it(repo):
     assert resp.results[0].path == "lib/conn.py"
 
 
-def test_a_report_naming_a_file_lifts_it(repo, monkeypatch):
+def test_a_report_naming_a_file_lifts_it(repo):
     """A traceback frame names the file and its function: the frame's function is lifted above a
     unit that matches more of the report's words."""
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("pkg/format.py", FILLER)  # enough units for corpus statistics to mean something
     repo.write("pkg/core/basic.py", (
         "def number_value_helper(value, new):\n    \'\'\'Substitute a new number value when numbers fail.\'\'\'\n    return value\n\n\n"
@@ -343,10 +357,10 @@ def test_a_report_naming_a_file_lifts_it(repo, monkeypatch):
         '  File "/home/me/src/project/pkg/core/basic.py", line 6, in subs\n'
         "ValueError: cannot substitute the value"
     )
-    monkeypatch.setattr(reports, "POINTER_BOOST", 0.0)
-    assert pipeline.search(repo.root, report, top_n=5, gate=False).results[0].name == "number_value_helper"
-    monkeypatch.setattr(reports, "POINTER_BOOST", 1.0)
-    top = pipeline.search(repo.root, report, top_n=5, gate=False).results[0]
+    knobs["reports.POINTER_BOOST"] = 0.0
+    assert pipeline.search(repo.root, report, top_n=5, gate=False, params=SearchParams.of(knobs)).results[0].name == "number_value_helper"
+    knobs["reports.POINTER_BOOST"] = 1.0
+    top = pipeline.search(repo.root, report, top_n=5, gate=False, params=SearchParams.of(knobs)).results[0]
     assert (top.path, top.name) == ("pkg/core/basic.py", "subs")
 
 
@@ -360,9 +374,10 @@ def test_a_reports_calls_name_methods_a_short_querys_do_not():
     assert "atoms" not in short.symbols and "Point.vel" not in short.symbols
 
 
-def test_a_file_the_code_is_built_around_is_lifted_for_a_how_question(repo, monkeypatch):
+def test_a_file_the_code_is_built_around_is_lifted_for_a_how_question(repo):
     """Centrality: ``cart.py`` is what thirty handlers call (``cart.total(...)`` in their relations);
     ``notes.py`` matches the question's words a little better. Switched on, the central file leads."""
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("shop/format.py", FILLER)
     repo.write("shop/cart.py", (
         "def total(items):\n    '''Sum the item prices.'''\n    return sum(i.price for i in items)\n\n\n"
@@ -375,12 +390,12 @@ def test_a_file_the_code_is_built_around_is_lifted_for_a_how_question(repo, monk
     repo.commit("shop")
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     question = "how are item prices summed"
-    monkeypatch.setattr(ranking, "CENTRAL_BOOST", 0.0)
-    assert _ask(repo.root, question).results[0].path == "shop/notes.py"
-    monkeypatch.setattr(ranking, "CENTRAL_BOOST", 1.0)
-    assert _ask(repo.root, question).results[0].path == "shop/cart.py"
+    knobs["ranking.CENTRAL_BOOST"] = 0.0
+    assert _ask(repo.root, question, knobs).results[0].path == "shop/notes.py"
+    knobs["ranking.CENTRAL_BOOST"] = 1.0
+    assert _ask(repo.root, question, knobs).results[0].path == "shop/cart.py"
     # a bare symbol is looked up by name, never by how central its file is
-    assert ranking.CENTRAL_BOOST and _ask(repo.root, "price_note").results[0].path == "shop/notes.py"
+    assert ranking.CENTRAL_BOOST and _ask(repo.root, "price_note", knobs).results[0].path == "shop/notes.py"
 
 
 CSE = "\n\n".join([
@@ -393,11 +408,12 @@ MATRICES = "\n\n".join(
 )
 
 
-def test_a_report_title_lifts_the_declarations_it_names(repo, monkeypatch):
+def test_a_report_title_lifts_the_declarations_it_names(repo):
     """A report's first line names its subject (``cse() has strange behaviour ...``): the body talks
     about matrices and symbols, so BM25F ranks the matrix helpers first; the title's ``cse`` is a
     declaration here and takes the full definition lift. A short question gets no title lookup,
     and a title's names never make the gate count the report as a bare declared name."""
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/cse_main.py", CSE)
     repo.write("calc/matrices.py", MATRICES)
     repo.write("calc/format.py", FILLER)
@@ -411,23 +427,24 @@ def test_a_report_title_lifts_the_declarations_it_names(repo, monkeypatch):
     q = ranking.shape(report)
     assert q.report and q.title == ("cse", "MatrixSymbol") and "cse" not in q.symbols
     assert ranking.shape("cse() has strange behaviour").title == ()  # not a report
-    monkeypatch.setattr(ranking, "TITLE_SCALE", 0.0)
+    knobs["ranking.TITLE_SCALE"] = 0.0
     ranking.shape.cache_clear()
-    before = [r.name for r in _ask(repo.root, report).results]
-    monkeypatch.setattr(ranking, "TITLE_SCALE", 1.0)
+    before = [r.name for r in _ask(repo.root, report, knobs).results]
+    knobs["ranking.TITLE_SCALE"] = 1.0
     ranking.shape.cache_clear()
-    after = [r.name for r in _ask(repo.root, report).results]
+    after = [r.name for r in _ask(repo.root, report, knobs).results]
     assert "cse" not in before[:3] and after[0] == "cse", (before, after)
     plain = report.replace("cse() has strange behaviour for MatrixSymbol indexing", "cse() repeats entries when indexing")
     assert ranking.shape(plain).title == ("cse",) and not ranking.shape(plain).symbols
-    gated = pipeline.search(repo.root, plain, top_n=10)
+    gated = pipeline.search(repo.root, plain, top_n=10, params=SearchParams.of(knobs))
     assert not gated.evidence.get("declared"), gated.evidence
     assert gated.answered == gated.evidence["passed"] and (not gated.answered or gated.results[0].name == "cse"), (gated.evidence, gated.diagnosis)
 
 
-def test_an_older_api_copy_kept_beside_the_current_one_ranks_below_it(repo, monkeypatch):
+def test_an_older_api_copy_kept_beside_the_current_one_ranks_below_it(repo):
     """``v3/`` beside ``v4/`` (and a lone ``v1/`` whose files are also one level up) is an old copy
     (``paths.older_copies``); its units rank below the current API's unless the query names it."""
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     schema = "export class ZodType {{\n  // parse and validate input values ({v})\n  parse(input) {{ return input }}\n}}\n"
     repo.write("v3/types.ts", schema.format(v="v3 parse validate parse validate"))
     repo.write("v4/core/schemas.ts", schema.format(v="current"))
@@ -442,17 +459,18 @@ def test_an_older_api_copy_kept_beside_the_current_one_ranks_below_it(repo, monk
                                "exposed/v1/core/Table.kt", "exposed/v1/core/Column.kt"]) == {"v3/": "3", "lib/v1/": "1"}
     build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
     question = "how ZodType parses and validates input values"
-    monkeypatch.setattr(ranking, "OLDER_COPY_PRIOR", 1.0)
-    assert _ask(repo.root, question).results[0].path == "v3/types.ts"
-    monkeypatch.setattr(ranking, "OLDER_COPY_PRIOR", 0.5)
-    assert _ask(repo.root, question).results[0].path == "v4/core/schemas.ts"
-    assert _ask(repo.root, "v3 " + question).results[0].path == "v3/types.ts"  # asked for by version
-    assert _ask(repo.root, "Field").results[0].path == "lib/fields.py"
+    knobs["ranking.OLDER_COPY_PRIOR"] = 1.0
+    assert _ask(repo.root, question, knobs).results[0].path == "v3/types.ts"
+    knobs["ranking.OLDER_COPY_PRIOR"] = 0.5
+    assert _ask(repo.root, question, knobs).results[0].path == "v4/core/schemas.ts"
+    assert _ask(repo.root, "v3 " + question, knobs).results[0].path == "v3/types.ts"  # asked for by version
+    assert _ask(repo.root, "Field", knobs).results[0].path == "lib/fields.py"
 
 
-def test_a_report_title_words_name_the_file_its_body_does_not(repo, monkeypatch):
+def test_a_report_title_words_name_the_file_its_body_does_not(repo):
     """``TITLE_PATHS``: a report's path words are its title's (``pretty printing`` names
     ``pretty.py``); over the whole report the file's one word is too small a share to count."""
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/pretty.py", "def draw_power(expr):\n    '''Draw a power: the base, and its exponent raised above it.'''\n    return expr\n")
     repo.write("calc/basis.py", "\n\n".join(
         f"def basis_{i}(system):\n    '''The unit basis vector {i} of a coordinate system, with its base scalars.'''\n    return system.base_vectors()[{i}]\n"
@@ -466,12 +484,12 @@ def test_a_report_title_words_name_the_file_its_body_does_not(repo, monkeypatch)
               "centred after the scalar, and the baseline of the whole expression should stay where it is.")
     q = ranking.shape(report)
     assert q.report and set(ranking.terms("pretty printing")) <= q.title_words and not set(ranking.terms("baseline")) & q.title_words
-    monkeypatch.setattr(ranking, "TITLE_PATHS", False)
+    knobs["ranking.TITLE_PATHS"] = False
     ranking.shape.cache_clear()
-    before = [r.path for r in _ask(repo.root, report).results]
-    monkeypatch.setattr(ranking, "TITLE_PATHS", True)
+    before = [r.path for r in _ask(repo.root, report, knobs).results]
+    knobs["ranking.TITLE_PATHS"] = True
     ranking.shape.cache_clear()
-    after = [r.path for r in _ask(repo.root, report).results]
+    after = [r.path for r in _ask(repo.root, report, knobs).results]
     assert before[0] == "calc/basis.py" and after[0] == "calc/pretty.py", (before, after)
 
 
@@ -500,7 +518,8 @@ MATRIX_OPS = "\n\n".join([
 ])
 
 
-def test_a_report_lifts_what_its_best_function_calls_in_its_own_file(repo, monkeypatch):
+def test_a_report_lifts_what_its_best_function_calls_in_its_own_file(repo):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/matrices.py", MATRIX_OPS)
     repo.write("calc/format.py", FILLER)
     repo.commit("matrices")
@@ -510,14 +529,14 @@ def test_a_report_lifts_what_its_best_function_calls_in_its_own_file(repo, monke
               "Expected the columns of the other matrix between column two and three of the result, "
               "as before the upgrade; version one point one.")
     assert ranking.shape(report).report
-    after = [r.id for r in _ask(repo.root, report).results]  # as shipped
-    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.0)
-    before = [r.id for r in _ask(repo.root, report).results]
+    after = [r.id for r in _ask(repo.root, report, knobs).results]  # as shipped
+    knobs["reports.CALLEE_BOOST"] = 0.0
+    before = [r.id for r in _ask(repo.root, report, knobs).results]
     helper = "calc/matrices.py::_eval_widen"  # shares no word with the report
     assert before[0] == after[0] == "calc/matrices.py::col_insert"
     assert helper not in before[:3] and after[1] == helper
-    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.3)  # a short query is not a report: no lift
-    assert helper not in [r.id for r in _ask(repo.root, "col_insert columns").results][:3]
+    knobs["reports.CALLEE_BOOST"] = 0.3  # a short query is not a report: no lift
+    assert helper not in [r.id for r in _ask(repo.root, "col_insert columns", knobs).results][:3]
 
 
 def _dispatcher(helpers: int) -> str:
@@ -534,6 +553,7 @@ RIVALS = "\n\n".join(
 
 
 def test_a_caller_keeps_its_place_above_at_most_callee_max_of_its_callees(repo, monkeypatch):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/blocks.py", _dispatcher(6))
     repo.write("calc/order.py", RIVALS)  # share the report's words; the helpers share none
     repo.write("calc/format.py", FILLER)
@@ -545,12 +565,12 @@ def test_a_caller_keeps_its_place_above_at_most_callee_max_of_its_callees(repo, 
     assert ranking.shape(report).report
     for cap in (1, 3):
         monkeypatch.setattr(reports, "CALLEE_MAX", cap)
-        ids = [r.id for r in _ask(repo.root, report).results]
+        ids = [r.id for r in _ask(repo.root, report, knobs).results]
         assert ids[0] == "calc/blocks.py::transpose_blocks"  # the caller stays first
         helpers = [i for i in ids[:6] if i.startswith("calc/blocks.py::_step_")]
         assert ids[1] == "calc/blocks.py::_step_0" and len(helpers) == cap, ids  # the first called first; the cap holds
-    monkeypatch.setattr(reports, "CALLEE_BOOST", 0.0)
-    ids = [r.id for r in _ask(repo.root, report).results]
+    knobs["reports.CALLEE_BOOST"] = 0.0
+    ids = [r.id for r in _ask(repo.root, report, knobs).results]
     assert ids[0] == "calc/blocks.py::transpose_blocks" and not any(i.startswith("calc/blocks.py::_step_") for i in ids[1:4]), ids
 
 
@@ -566,10 +586,11 @@ def test_a_name_led_by_underscores_is_a_name_in_a_sentence_and_in_a_title():
     assert "_" not in ranking.shape("what does _ mean in a loop").symbols
 
 
-def test_a_title_name_many_files_declare_shares_its_lift(monkeypatch):
+def test_a_title_name_many_files_declare_shares_its_lift():
     """sympy-18057's title names ``__eq__``, which dozens of classes declare: at twice the lift,
     each of them took it in full and crowded the one to fix out of the top five files. The lift is
     shared once more than ``TITLE_SPREAD`` files declare the name; a name one file declares keeps it."""
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     from paqad.index.records import StoredUnit
     from paqad.search.fusion import Fused
 
@@ -585,15 +606,17 @@ def test_a_title_name_many_files_declare_shares_its_lift(monkeypatch):
 
     info = {uid: method(uid, f"pkg/mod{uid}.py", "__eq__") for uid in range(12)}
     head = [Fused(uid, fused=1.0) for uid in info]
-    monkeypatch.setattr(ranking, "TITLE_SCALE", 2.0)
+    knobs["ranking.TITLE_SCALE"] = 2.0
     shared: dict[int, float] = {}
     for spread in (0, 3):
-        monkeypatch.setattr(ranking, "TITLE_SPREAD", spread)
+        knobs["ranking.TITLE_SPREAD"] = spread
         add = dict.fromkeys(info, 0.0)
-        ranking._definitions(head, info, q, 1.0, add)
+        with using(SearchParams.of(knobs)):
+            ranking._definitions(head, info, q, 1.0, add)
         shared[spread] = add[0]
     assert shared[3] == pytest.approx(shared[0] * 3 / 12)
     lone = {0: method(0, "pkg/expr.py", "__eq__")}
     add = {0: 0.0}
-    ranking._definitions([Fused(0, fused=1.0)], lone, q, 1.0, add)
+    with using(SearchParams.of(knobs)):
+        ranking._definitions([Fused(0, fused=1.0)], lone, q, 1.0, add)
     assert add[0] == pytest.approx(shared[0])
