@@ -47,6 +47,7 @@ FEATURES: dict[str, Callable[[Row], float]] = {
     "declared": lambda r: float(bool((r.get("evidence") or {}).get("declared"))),
     "top_cosine": lambda r: float(_vector(r).get("top_cosine") or 0.0),
     "margin": lambda r: float(_vector(r).get("margin") or 0.0),
+    "z": lambda r: float(_vector(r).get("z") or 0.0),
     "has_vector": lambda r: float(bool(_vector(r))),
 }
 DEFAULT_FEATURES = ("coverage", "concentration", "long_query", "declared", "top_cosine", "margin", "has_vector")
