@@ -183,9 +183,9 @@ def _current_unit(root: Path, unit_id: str) -> CodeUnit:
 
 def parse_current(root: Path, path: str, elig: Eligibility | None = None) -> tuple[list[CodeUnit], str | None]:
     """Parse one repository file as the index would; ([], why) when it is not indexed."""
-    from paqad import config
-    from paqad.eligibility import collect
-    from paqad.parse import parse_file
+    from paqad import config  # with eligibility and the parsers, ~50 ms that pending and status skip
+    from paqad.eligibility import collect  # see above: only put and promote parse
+    from paqad.parse import parse_file  # see above: only put and promote parse
 
     try:
         workspace.join_within(root, path)

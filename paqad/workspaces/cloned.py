@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from paqad import config, git, workspace
 from paqad.errors import UsageError
+from paqad.index.writing import build
 
 if TYPE_CHECKING:
     from paqad.index.writing.build import BuildReport
@@ -137,6 +138,4 @@ def fetch(urls: dict[Path, str], only: str | None = None) -> list[Fetched]:
 def _index(dest: Path) -> BuildReport:
     """Index (or update) the clone with its own settings: its committed team config and the user's
     environment, as for any repository."""
-    from paqad.index.writing import build
-
     return build.update(dest, config.load(dest))

@@ -52,7 +52,7 @@ def conninfo(dsn: str, password: str | None = None) -> dict[str, Any]:
     """The connection parameters for ``dsn``, with TLS required unless every host is local.
     Raises ``ConfigError`` (one line) for a DSN that is not one, or one that turns TLS off for a
     remote host."""
-    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.conninfo import conninfo_to_dict  # optional: the team extra
 
     try:
         params: dict[str, Any] = dict(conninfo_to_dict(dsn))
@@ -98,7 +98,7 @@ class SharedStore:
             return self.con
         self._opened = True
         try:
-            import psycopg
+            import psycopg  # optional (the team extra), and only once a store is used
 
             self.con = psycopg.connect(**self.params, autocommit=True)
             try:
@@ -202,11 +202,11 @@ def open_store(root: Path, dsn: str) -> SharedStore | None:
     try:
         import psycopg  # noqa: F401  (the optional extra: pip install 'paqad[team]')
     except ImportError:
-        from paqad import origin
+        from paqad import origin  # ~60 ms to import: only to say psycopg is missing
 
         log.warning("rag_shared_store is set but psycopg is not installed (%s): the store is off", origin.pip_install("team"))
         return None
-    from paqad import secrets
+    from paqad import secrets  # ~60 ms to import: only once a store is configured
 
     secret = secrets.get_secret(PASSWORD_SECRET, root)
     return SharedStore(dsn, secret.reveal() if secret is not None else None)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from paqad.errors import IndexCorruptError, IndexOutdatedError
 from paqad.index import integrity, schema, store
+from paqad.index.writing import build
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -79,8 +80,6 @@ def harden(con: sqlite3.Connection) -> None:
 
 
 def _check_open(con: sqlite3.Connection, path: Path, cfg: Config, root: Path | None) -> None:
-    from paqad.index.writing import build
-
     found = {(t, n, s) for t, n, s in con.execute("SELECT type, name, sql FROM sqlite_master")}
     extra = found - _reference_schema()
     if extra:
@@ -102,7 +101,7 @@ def _check_open(con: sqlite3.Connection, path: Path, cfg: Config, root: Path | N
 
 def _check_vectors(con: sqlite3.Connection, dims: int) -> None:
     """Every vector belongs to a unit, has ``dims`` float32 values, all finite."""
-    import numpy as np
+    import numpy as np  # ~170 ms: the prompt hook reads the index without numpy
 
     has = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone()
     if not has:

@@ -48,12 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paqad import audit, git, workspace
+from paqad import __version__, audit, git, workspace
 from paqad.errors import UsageError
 from paqad.index import fields, guard, schema, store
-from paqad.index.embedding import shared_store
+from paqad.index.embedding import shared_store, vectors
 from paqad.index.team import verify
 from paqad.index.team.artifact_check import ArtifactRefused, check_file
+from paqad.index.writing import build
+from paqad.parse import PARSER_VERSION
+from paqad.tokenize import TOKENIZER_VERSION
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -88,10 +91,6 @@ class Found:
 def build_key(cfg: Config, root: Path | None = None) -> str:
     """What an index depends on beyond the files (``build.needs_full_rebuild``'s checks and the
     schema): only an artifact with the same key can be updated in place here."""
-    from paqad.index.embedding import vectors
-    from paqad.parse import PARSER_VERSION
-    from paqad.tokenize import TOKENIZER_VERSION
-
     parts = {
         "schema": schema.SCHEMA_VERSION,
         "tokenizer": str(TOKENIZER_VERSION),
@@ -118,17 +117,17 @@ class ArtifactStore:
         try:
             import psycopg  # noqa: F401  (the optional extra: pip install 'paqad[team]')
         except ImportError:
-            from paqad import origin
+            from paqad import origin  # ~60 ms to import: only to say psycopg is missing
 
             raise StoreUnavailable(f"psycopg is not installed ({origin.pip_install('team')})") from None
-        from paqad import secrets
+        from paqad import secrets  # ~60 ms to import: only once a store is configured
 
         secret = secrets.get_secret(shared_store.PASSWORD_SECRET, root)
         self.params = shared_store.conninfo(dsn, secret.reveal() if secret is not None else None)
         self.con: Any = None
 
     def __enter__(self) -> ArtifactStore:
-        import psycopg
+        import psycopg  # optional: the team extra
 
         try:
             self.con = psycopg.connect(**self.params, autocommit=True)
@@ -226,9 +225,6 @@ def publish(root: Path, cfg: Config, update: Callable[[], Any] | None = None) ->
     """Update the index, check that it is HEAD's (no indexed file differs from the commit), check
     it like a downloaded one, compress it and store it as HEAD's artifact. Raises ``UsageError``
     (one line) when not set up or the work tree differs, ``StoreUnavailable`` when the store is."""
-    from paqad import __version__
-    from paqad.index.writing import build
-
     if not enabled(cfg):
         raise UsageError(
             "publishing an index needs rag_shared_store and rag_shared_index (an index holds source text): "
@@ -329,8 +325,6 @@ def adopt(root: Path, cfg: Config) -> AdoptReport:
     pointer swap under the writer lock), with the stat of every file whose content matches the
     work tree refreshed so the update after it parses only files that differ. Never raises for
     the store or the artifact: the report says what happened and the caller builds locally."""
-    from paqad.index.writing import build
-
     started = time.perf_counter()
     if store.current_pointer(root).exists():
         return AdoptReport("none", reason="this clone has an index already: it is updated, not replaced")

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from paqad.eligibility import collect
 from paqad.index.sidecar import for_index
 from paqad.index.team.artifact_check import harden
+from paqad.index.writing import build
 from paqad.units import CodeUnit
 
 if TYPE_CHECKING:
@@ -53,8 +55,6 @@ def verify_and_refresh(root: Path, cfg: Config, index_file: Path) -> Verified:
     """Check every indexed file whose content here matches its indexed hash; re-derive those whose
     unit rows differ from the parse; give the matching ones this work tree's size and mtime (so
     the update after adoption skips them) and the others none (so it re-parses them)."""
-    from paqad.eligibility import collect
-    from paqad.index.writing import build
 
     elig = collect.Eligibility(root, cfg.rag_max_file_size)
     sidecar = for_index(root)
@@ -91,8 +91,6 @@ def verify_and_refresh(root: Path, cfg: Config, index_file: Path) -> Verified:
 def _reparsed(root: Path, elig: Eligibility, cfg: Config, path: str, digest: str) -> tuple[list[tuple], str] | None:
     """(the unit rows this paqad derives from the file, its text) when its content here hashes to
     ``digest``; the parse alone, without the field terms a build also counts (a third of its time)."""
-    from paqad.index.writing import build
-
     decision, text = elig.decide(path)
     if not decision.kept or text is None or decision.rule is None:
         return None

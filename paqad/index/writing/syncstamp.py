@@ -77,7 +77,7 @@ def stamp_path(root: Path) -> Path:
 
 def changed_files(st: git.Status) -> list[str]:
     """The files ``st`` lists as staged, modified or untracked that the index could hold."""
-    from paqad.eligibility import collect
+    from paqad.eligibility import collect  # ~30 ms off the prompt hook's freshness check
 
     return sorted({p for p in (*st.staged, *st.unstaged, *st.untracked) if collect.hard_exclusion(p) is None})
 
