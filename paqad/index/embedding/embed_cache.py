@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from paqad import workspace
+from paqad.embed.base import TEXT_PREP_VERSION
 from paqad.index import schema
 
 FILE_NAME = schema.EMBED_CACHE_FILE
@@ -234,8 +235,6 @@ def migrate_tree_cache(old: Path, cache: UserEmbedCache, key: Callable[[str], st
     ``key(fingerprint)`` is the user cache's key for a fingerprint at the current text prep: rows
     of another prep are dropped. A damaged old file is deleted as well. Returns the rows moved."""
     import numpy as np  # ~170 ms: the prompt hook reads the index without numpy
-
-    from paqad.embed.base import TEXT_PREP_VERSION
 
     moved = 0
     if cache.con is not None:
