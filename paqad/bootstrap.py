@@ -81,7 +81,7 @@ def advise(root: Path, cfg: Config, report: BuildReport, index: Index | None = N
 
 def _descriptions(index: Index) -> dict[str, Any]:
     try:
-        return describe.status(index)
+        return dict(describe.status(index))
     except Exception as exc:  # noqa: BLE001 - a broken sidecar is advice, not a failed bootstrap
         return {"error": str(exc)}
 

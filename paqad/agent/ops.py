@@ -213,13 +213,13 @@ def op_open(s: Session, path: str | None, unit_id: str | None, start_line: int |
 def op_describe_pending(s: Session, limit: int, offset: int) -> dict:
     from paqad import describe
 
-    return describe.pending(s.index(), limit=limit, offset=offset)
+    return dict(describe.pending(s.index(), limit=limit, offset=offset))  # the typed page, to the wire
 
 
 def op_describe_put(s: Session, unit_id: str, text: str, content_hash: str | None) -> dict:
     from paqad import describe
 
-    return describe.put(s.root, unit_id, text, content_hash=content_hash)
+    return dict(describe.put(s.root, unit_id, text, content_hash=content_hash))
 
 
 def op_stats(s: Session) -> dict:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import filelock
 
@@ -47,6 +47,46 @@ PENDING_SOURCE_CHARS = 1200
 #: Declarations an agent is asked to describe (module leftovers, prose and config keys are not).
 DESCRIBABLE_KINDS = ("function", "method", "class", "interface", "struct", "enum", "trait")
 LOCK_TIMEOUT_S = 30.0
+
+
+class PendingUnit(TypedDict):
+    """One unit ``pending`` asks to describe (a JSON object of ``paqad describe pending --json``)."""
+
+    id: str
+    path: str
+    kind: str
+    qualified_name: str
+    signature: str
+    start_line: int
+    end_line: int
+    content_hash: str
+    source: str
+    has_docstring: bool
+    stale: bool
+
+
+class PendingPage(TypedDict):
+    total: int
+    units: list[PendingUnit]
+
+
+class Coverage(TypedDict):
+    """What ``status`` reports (``paqad describe status --json``)."""
+
+    described: int
+    stale: int
+    pending: int
+    total: int
+    share: float
+    unknown_ids: int
+    invalid_entries: int
+    sidecar: str
+
+
+class Stored(TypedDict):
+    id: str
+    content_hash: str
+    stored: bool
 
 
 # --------------------------------------------------------------------------- reading the index
@@ -82,7 +122,7 @@ def _usefulness(row: StoredUnit, callers: Counter[str]) -> tuple:
     return (_has_docstring(row), row.is_test, private, -callers.get(row.name, 0), -size, row.path, row.start_line)
 
 
-def pending(index: Index, limit: int = 20, offset: int = 0) -> dict:
+def pending(index: Index, limit: int = 20, offset: int = 0) -> PendingPage:
     """Units without a valid description, most useful first (see ``_usefulness``), as of the last
     index update. Each carries a bounded source excerpt to describe it from."""
     if limit < 0 or offset < 0:
@@ -94,7 +134,7 @@ def pending(index: Index, limit: int = 20, offset: int = 0) -> dict:
     todo.sort(key=lambda r: _usefulness(r, callers))
     page = todo[offset : offset + limit]
     sources = _sources(index, [r.id for r in page])
-    units = [
+    units: list[PendingUnit] = [
         {
             "id": r.id, "path": r.path, "kind": r.kind, "qualified_name": r.qualified_name, "signature": r.signature,
             "start_line": r.start_line, "end_line": r.end_line, "content_hash": r.content_hash,
@@ -111,7 +151,7 @@ def _sources(index: Index, ids: list[str]) -> dict[str, str]:
     return {i: u.text[:PENDING_SOURCE_CHARS] for i, u in index.units_by_id(ids, ("text",)).items()}
 
 
-def status(index: Index) -> dict:
+def status(index: Index) -> Coverage:
     """How much of the code is described: valid (described), stale (the code changed), pending
     (no valid description), total describable units, share; plus ignored sidecar entries."""
     sidecar = read_sidecar(index.root)
@@ -136,7 +176,7 @@ def status(index: Index) -> dict:
 # --------------------------------------------------------------------------- writing
 
 
-def put(root: Path, unit_id: str, text: str, content_hash: str | None = None) -> dict:
+def put(root: Path, unit_id: str, text: str, content_hash: str | None = None) -> Stored:
     """Store ``text`` as the description of ``unit_id`` in its current version.
 
     ``content_hash`` (from ``pending``) guards against describing code that changed since it was

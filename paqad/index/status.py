@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from paqad import workspace
 from paqad.index import schema, store
 from paqad.index.reader import Index
 from paqad.index.records import IndexMeta
+
+
+class CacheFacts(TypedDict):
+    path: str
+    bytes: int
 
 
 def status(root: Path, index: Index | None = None) -> dict[str, Any]:
@@ -53,7 +58,7 @@ def vectors_text(meta: IndexMeta, pending: int) -> str:
     return f"{units - pending}/{units} units embedded ({meta.get('embedding_model')}, {meta.get('embedding_dims')} dims){tail}"
 
 
-def cache_facts() -> dict[str, Any]:
+def cache_facts() -> CacheFacts:
     """Where the user-level embedding cache is and its size on disk (file sizes only: no lock taken)."""
     path = workspace.cache_dir() / schema.EMBED_CACHE_FILE
     parts = [Path(f"{path}{s}") for s in ("", "-wal")]
