@@ -21,7 +21,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import filelock
 
@@ -126,7 +126,7 @@ def has_table(con: sqlite3.Connection) -> bool:
     return schema.has_table(con, TABLE)
 
 
-def fill(root: Path, cfg: Config, lock: Any) -> int:
+def fill(root: Path, cfg: Config, lock: filelock.FileLock) -> int:
     """Give every unit of the current index without one a stand-in vector, when the model has at
     least ``MIN_UNITS`` to embed or an interim table already exists (an update during a long
     fill); returns how many were made. ``lock`` is the writer lock, held only while writing."""
@@ -150,7 +150,7 @@ def fill(root: Path, cfg: Config, lock: Any) -> int:
         con.close()
 
 
-def _fill(con: sqlite3.Connection, root: Path, path: Path, provider: Provider, lock: Any) -> int:
+def _fill(con: sqlite3.Connection, root: Path, path: Path, provider: Provider, lock: filelock.FileLock) -> int:
     fp = vectors.fingerprint(provider)
     with lock:
         if store.current_path(root) != path:

@@ -21,10 +21,13 @@ import ipaddress
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paqad.errors import ConfigError
 from paqad.index import schema
+
+if TYPE_CHECKING:
+    from paqad.index.embedding.embed_cache import UserEmbedCache
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +170,7 @@ class Tiered:
     """The user cache, then the shared store: the interface ``vectors`` uses for the cache alone.
     Store hits are copied into the user cache; fresh vectors go to both."""
 
-    def __init__(self, local: Any, shared: SharedStore) -> None:
+    def __init__(self, local: UserEmbedCache, shared: SharedStore) -> None:
         self.local = local
         self.shared = shared
 

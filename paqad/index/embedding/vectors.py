@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import filelock
 
@@ -190,7 +190,7 @@ class VectorReport:
     stopped: str | None = None
 
 
-def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, batch: int = FILL_BATCH) -> VectorReport:
+def fill(root: Path, cfg: Config, lock: filelock.FileLock, progress: Progress | None = None, batch: int = FILL_BATCH) -> VectorReport:
     """Embed the current index's pending units (cache first), one transaction per batch.
 
     ``lock`` is the writer lock (re-entrant ``filelock``): held only while a batch is written.
@@ -222,7 +222,7 @@ def fill(root: Path, cfg: Config, lock: Any, progress: Progress | None = None, b
 
 def _fill_batches(
     root: Path, path: Path, con: sqlite3.Connection, provider: Provider, report: VectorReport, cache: embed_cache.UserEmbedCache,
-    lock: Any, progress: Progress | None, batch: int,
+    lock: filelock.FileLock, progress: Progress | None, batch: int,
 ) -> None:
     with lock:
         con.execute(schema.VECTORS)
