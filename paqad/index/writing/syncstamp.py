@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from paqad import git, workspace
 from paqad.index import store
@@ -43,6 +43,17 @@ STAMP_VERSION = 1
 MAX_FILES = 5000  # changed files the stamp lists one by one; past it only their digest is kept
 
 Stat = tuple[int, int] | None  # (size, mtime_ns), None when the file is gone
+
+
+class Stamp(TypedDict):
+    """The stamp file ``sync.json`` beside the generation it describes (this module's docstring)."""
+
+    version: int
+    generation: str | None
+    head: str | None
+    synced_at: float
+    digest: str
+    files: dict[str, list[int] | None] | None  # None past MAX_FILES
 
 
 @dataclass
@@ -109,8 +120,8 @@ def observe(root: Path, status: git.Status | None = None) -> Observation | None:
 def record(root: Path, seen: Observation) -> None:
     """Write the stamp of the live generation; a failure to write leaves the older stamp (the index
     then reads as older than it is, never as fresher)."""
-    files = {p: list(s) if s else None for p, s in seen.files.items()}
-    data = {
+    files: dict[str, list[int] | None] = {p: list(s) if s else None for p, s in seen.files.items()}
+    data: Stamp = {
         "version": STAMP_VERSION, "generation": store.pointer_name(root), "head": seen.head, "synced_at": seen.at,
         "digest": _digest(seen.files), "files": files if len(files) <= MAX_FILES else None,
     }
@@ -129,7 +140,7 @@ def stamping(root: Path, status: git.Status | None = None) -> Iterator[None]:
         record(root, seen)
 
 
-def read(root: Path) -> dict[str, Any] | None:
+def read(root: Path) -> Stamp | None:
     """The stamp of the live generation, or None (none written, unreadable, or another generation's)."""
     try:
         data = json.loads(stamp_path(root).read_text(encoding="utf-8"))
@@ -138,7 +149,7 @@ def read(root: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("version") != STAMP_VERSION or data.get("generation") != store.pointer_name(root):
         return None
     typed = isinstance(data.get("synced_at"), (int, float)) and isinstance(data.get("head"), (str, type(None))) and isinstance(data.get("digest"), str)
-    return data if typed else None  # a damaged or hand-edited stamp reads as none: stale, never fresh
+    return cast(Stamp, data) if typed else None  # a damaged or hand-edited stamp reads as none: stale, never fresh
 
 
 def check(root: Path, status: git.Status | None = None, now: float | None = None) -> Freshness:
@@ -165,7 +176,7 @@ def _behind(root: Path, indexed: str | None, head: str | None) -> int | None:
     return git.count_commits(root, f"{indexed}..{head}")
 
 
-def _covered(root: Path, st: git.Status, stamp: dict[str, Any], moved: bool) -> bool:
+def _covered(root: Path, st: git.Status, stamp: Stamp, moved: bool) -> bool:
     now = _stats(root, changed_files(st))
     if not moved:
         return _digest(now) == stamp.get("digest")
