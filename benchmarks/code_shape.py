@@ -8,7 +8,8 @@ modules of ``paqad/`` (at the working tree, or at a commit with ``--rev``, read 
 
 - ``any_uses``: every ``Any`` in the code (``Any`` or ``typing.Any``; the import itself not counted);
 - ``dict_returns``: functions annotated to return an untyped dict: ``dict``, ``Dict`` or a dict
-  whose value type is ``Any`` (``dict[str, Any]``); ``dict_returns_typed`` the other dict returns;
+  whose value type is ``Any`` (``dict[str, Any]``), alone or in a union (``| None``);
+  ``dict_returns_typed`` the other dict returns;
 - ``inner_imports``: imports inside a function, and how many carry a reason (a comment on the
   import's line or the line above it);
 - ``two_way_ties``: pairs of units that import each other (module-level and inner imports); a
@@ -82,6 +83,9 @@ def dict_kind(ann: ast.AST | None) -> str | None:
             ann = ast.parse(ann.value, mode="eval").body
         except SyntaxError:
             return None
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):  # dict[str, Any] | None counts as its dict
+        kinds = {dict_kind(ann.left), dict_kind(ann.right)} - {None}
+        return "untyped" if "untyped" in kinds else kinds.pop() if kinds else None
     if isinstance(ann, ast.Name) and ann.id in ("dict", "Dict"):
         return "untyped"
     if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id in ("dict", "Dict"):
