@@ -39,7 +39,9 @@ def commands(group: click.Group, ctx: click.Context) -> list[tuple[click.Context
 
 
 def cli_page() -> str:
-    root = click.Context(cli, info_name="paqad", terminal_width=WIDTH, max_content_width=WIDTH)
+    # The group's own context settings (``-h``/``--help``), as ``paqad ... --help`` renders them: a
+    # bare Context would show ``--help`` alone until click caches the help option of an earlier run.
+    root = click.Context(cli, info_name="paqad", terminal_width=WIDTH, max_content_width=WIDTH, **cli.context_settings)
     parts = [
         NOTE.format(source="the click commands in `paqad/cli/`"),
         "# CLI reference\n",

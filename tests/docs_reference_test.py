@@ -7,6 +7,7 @@ fails here, with the command to run.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import re
 from pathlib import Path
@@ -41,8 +42,13 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
 
 def test_the_committed_pages_are_what_the_code_generates():
     gen = _generator()
-    stale = [name for name, make in gen.PAGES.items() if (DOCS / "reference" / name).read_text(encoding="utf-8") != make()]
-    assert not stale, f"docs/reference/{stale} differ from the code: run python docs/gen_reference.py"
+    diffs = {}
+    for name, make in gen.PAGES.items():
+        committed = (DOCS / "reference" / name).read_text(encoding="utf-8")
+        made = make()
+        if committed != made:
+            diffs[name] = "".join(list(difflib.unified_diff(committed.splitlines(True), made.splitlines(True), "committed", "generated", n=1))[:40])
+    assert not diffs, f"docs/reference/{sorted(diffs)} differ from the code: run python docs/gen_reference.py\n" + "\n".join(diffs.values())
 
 
 def test_every_command_has_a_section_with_an_example_in_the_cli_reference():
