@@ -11,7 +11,6 @@ question has the same half on every corpus.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import shutil
 import sys
@@ -25,6 +24,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402
+import outside_convert  # noqa: E402
 import score  # noqa: E402
 import semble  # noqa: E402
 import swebench  # noqa: E402
@@ -39,8 +39,8 @@ EXT_LANGUAGE = {".py": "python", ".go": "go", ".ts": "typescript", ".tsx": "type
 
 
 def half_of(ruler: str, case_id: str) -> str:
-    """OUTSIDE.md's rule, for every ruler."""
-    return "tune" if int(hashlib.sha256(f"{ruler}:{case_id}".encode()).hexdigest()[:8], 16) % 2 == 0 else "report"
+    """OUTSIDE.md's rule, for every ruler (one definition: ``outside_convert.half``)."""
+    return outside_convert.half(ruler, case_id)
 
 
 @dataclass

@@ -61,6 +61,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import corpora  # noqa: E402  (fingerprint, one-commit git init)
+import outside_convert  # noqa: E402  (OUTSIDE.md's half rule)
 from check_rulers import overlap, words  # noqa: E402  (the content-word rule of our own rulers)
 from semble import git_dir_for, has_commit, write_tree  # noqa: E402  (git directories, trees)
 
@@ -310,7 +311,7 @@ def sample_key(repo: str, c: Candidate) -> str:
 
 
 def half(case_id: str) -> str:
-    return "tune" if int(hashlib.sha256(f"{RULER}:{case_id}".encode()).hexdigest()[:8], 16) % 2 == 0 else "report"
+    return outside_convert.half(RULER, case_id)
 
 
 # --------------------------------------------------------------------------- removal
