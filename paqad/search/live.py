@@ -87,18 +87,7 @@ def _faithful(text: str, span: list[str], module: bool) -> bool:
 def _read(root: Path, rel: str) -> list[str] | None:
     """The lines of ``root/rel`` (confined), or None; from ``_KEPT`` when the path still reaches
     the file they were read from, unchanged."""
-    key = (str(root), rel)
-    ident = _identity(root, rel)
-    if ident is not None:
-        with _LOCK:
-            hit = _KEPT.get(key)
-            if hit is not None and hit[0] == ident:
-                _KEPT.move_to_end(key)
-                return hit[1]
-    lines = _read_confined(root, rel)
-    if lines is not None and ident is not None and time.time_ns() - max(ident[3], ident[4]) > _SETTLE_NS:
-        _keep(key, ident, lines)
-    return lines
+    return kept_view(root, rel, "lines", lambda: _read_confined(root, rel))
 
 
 def kept_view(root: Path, rel: str, kind: str, make: Callable[[], list[str] | None]) -> list[str] | None:
