@@ -1,13 +1,13 @@
 """Fusion of the lexical and vector rankings, the calibrated score, and the confidence floor.
 
-Pure functions over plain numbers (no I/O), so the rulers can sweep them offline
-(benchmarks/tune_hybrid.py).
+Pure functions over plain numbers (no I/O). Their constants are read through ``P`` (the request's
+``SearchParams``, ``paqad.search.params``), so ``python -m benchmarks ablate --model`` changes them
+per request, on every ruler at once.
 
-Fusion (chosen on the rulers with benchmarks/tune_hybrid.py; ``FUSION`` names the one in use):
-- ``rrf``:   Σ_s 1 / (RRF_K + rank_s(u)) over the lexical and the vector ranking (Cormack et al. 2009);
-- ``blend``: w · bm25f(u)/max bm25f + (1 − w) · cosine rescaled to [0, 1] over the vector pool,
-  w = BLEND_LEXICAL (0.7), or BLEND_LEXICAL_WEAK (0.3) when the query's lexical coverage is weak.
-  On the rulers (probe, k = 10) the blend beat RRF: all questions MRR 0.469 vs 0.410.
+Fusion: w · bm25f(u)/max bm25f + (1 − w) · cosine rescaled to [0, 1] over the vector pool,
+w = BLEND_LEXICAL (0.7), or BLEND_LEXICAL_WEAK (0.3) when the query's lexical coverage is weak.
+On our rulers (probe, k = 10) this blend beat reciprocal rank fusion (Cormack et al. 2009, k = 60):
+all questions MRR 0.469 vs 0.410, so RRF was removed (it lived here until Dec 7, commit 6ede2eb).
 
 The calibrated score (``calibrated``) is what the floor compares; see its docstring.
 """
@@ -17,10 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from paqad.search.params import Stage
+
 if TYPE_CHECKING:
     from paqad.search.evidence import Evidence
 
-RRF_K = 60
+P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 #: Lexical share of the blend; BLEND_LEXICAL_WEAK when most of the query's distinctive words are not
 #: in the corpus (coverage below WEAK_COVERAGE): the lexical ranking then has little to stand on.
 #: 0.8 was fitted on our rulers; 0.7 chosen on semble half A with the default model (gated 0.8457 →
@@ -35,8 +37,6 @@ WEAK_COVERAGE = 0.4
 #: alone: 58.7); the vector side still adds its candidates. No semble query is a report; the 12
 #: report-length questions of our rulers rank as they did at 0.7.
 BLEND_LEXICAL_REPORT = 1.0
-FUSIONS = ("rrf", "blend")
-FUSION = "blend"
 
 
 @dataclass
@@ -53,17 +53,14 @@ class Fused:
 
 
 def fuse(
-    lexical: list[tuple[int, float, float]], vector: list[tuple[int, float]], cosine_of: dict[int, float], method: str = "", lexical_weight: float | None = None
+    lexical: list[tuple[int, float, float]], vector: list[tuple[int, float]], cosine_of: dict[int, float], lexical_weight: float | None = None
 ) -> list[Fused]:
     """Union of both candidate lists, best fused first.
 
     ``lexical``: (uid, bm25f, relevance) best first; ``vector``: (uid, cosine) best first;
     ``cosine_of``: the cosine of every unit that has a vector (lexical candidates get theirs).
     """
-    method = method or FUSION
-    w = BLEND_LEXICAL if lexical_weight is None else lexical_weight
-    if method not in FUSIONS:
-        raise ValueError(f"Unknown fusion {method!r}. Choose from {', '.join(FUSIONS)}.")
+    w = P.BLEND_LEXICAL if lexical_weight is None else lexical_weight
     out: dict[int, Fused] = {}
     for rank, (uid, bm, rel) in enumerate(lexical, 1):
         out[uid] = Fused(uid, bm, rel, cosine_of.get(uid), lexical_rank=rank)
@@ -73,21 +70,17 @@ def fuse(
     top_bm = max((f.bm25f for f in out.values()), default=0.0) or 1.0
     cos_lo, cos_hi = _cos_range(vector)
     for f in out.values():
-        f.fused = rrf(f.lexical_rank, f.vector_rank, RRF_K) if method == "rrf" else blend(f.bm25f / top_bm, f.cosine, cos_lo, cos_hi, w)
+        f.fused = blend(f.bm25f / top_bm, f.cosine, cos_lo, cos_hi, w)
     return sorted(out.values(), key=lambda f: (-f.fused, f.lexical_rank or 1 << 30, f.uid))
 
 
 def blend_weight(coverage: float, report: bool = False) -> float:
     if report:
-        return BLEND_LEXICAL_REPORT
-    return BLEND_LEXICAL if coverage >= WEAK_COVERAGE else BLEND_LEXICAL_WEAK
+        return float(P.BLEND_LEXICAL_REPORT)
+    return float(P.BLEND_LEXICAL if coverage >= P.WEAK_COVERAGE else P.BLEND_LEXICAL_WEAK)
 
 
-def rrf(lexical_rank: int | None, vector_rank: int | None, k: int = RRF_K) -> float:
-    return sum(1.0 / (k + r) for r in (lexical_rank, vector_rank) if r is not None)
-
-
-def blend(bm25_ratio: float, cosine: float | None, lo: float, hi: float, w: float = BLEND_LEXICAL) -> float:
+def blend(bm25_ratio: float, cosine: float | None, lo: float, hi: float, w: float) -> float:
     cos = 0.0 if cosine is None or hi <= lo else min(1.0, max(0.0, (cosine - lo) / (hi - lo)))
     return w * bm25_ratio + (1.0 - w) * cos
 
@@ -144,15 +137,14 @@ class VectorBars:
 
     def top_for(self, coverage: float) -> float:
         """The best cosine a query needs, given the share of its rarity the lexical index holds."""
-        if self.partial is not None and coverage >= VECTOR_PARTIAL_COVERAGE:
+        if self.partial is not None and coverage >= P.VECTOR_PARTIAL_COVERAGE:
             return min(self.top, self.partial)
         return self.top
 
 
 def default_bars() -> VectorBars:
-    """MiniLM-L6's bars, read from the module constants at call time (so a tuning run that sets
-    ``VECTOR_TOP_BAR`` moves them)."""
-    return VectorBars(VECTOR_TOP_BAR, VECTOR_MARGIN_BAR, VECTOR_VETO_BAR, VECTOR_PARTIAL_BAR)
+    """MiniLM-L6's bars, read at call time through ``P`` (so a request's ``SearchParams`` moves them)."""
+    return VectorBars(P.VECTOR_TOP_BAR, P.VECTOR_MARGIN_BAR, P.VECTOR_VETO_BAR, P.VECTOR_PARTIAL_BAR)
 
 
 def bars_of(provider: object) -> VectorBars:
@@ -236,14 +228,15 @@ def calibrate(
     if not ranked:
         return
     if lexical_passed:
-        confidence = LEXICAL_CONF + LEXICAL_CONF_GAIN * min(1.0, max(0.0, (lex_strength - 1.0) / 0.5))
+        confidence = P.LEXICAL_CONF + P.LEXICAL_CONF_GAIN * min(1.0, max(0.0, (lex_strength - 1.0) / 0.5))
     elif top_cos is not None and top_cos >= (bar := (bars or default_bars()).top_for(coverage)):
-        confidence = min(VECTOR_CONF_MAX, VECTOR_CONF + (top_cos - bar))
+        confidence = min(P.VECTOR_CONF_MAX, P.VECTOR_CONF + (top_cos - bar))
     else:
-        confidence = NO_EVIDENCE_CONF * min(1.0, max(0.0, lex_strength))
+        confidence = P.NO_EVIDENCE_CONF * min(1.0, max(0.0, lex_strength))
     best = ranked[0].fused or 1.0
+    slope = P.BEHIND_SLOPE
     for f in ranked:
-        f.score = round(min(1.0, max(0.0, confidence - BEHIND_SLOPE * (1.0 - f.fused / best))), 4)
+        f.score = round(min(1.0, max(0.0, confidence - slope * (1.0 - f.fused / best))), 4)
 
 
 def floor(scores: list[float], threshold: float, relief: float, items: list) -> tuple[list, int]:
@@ -253,6 +246,6 @@ def floor(scores: list[float], threshold: float, relief: float, items: list) -> 
     threshold, up to ``RELIEF_MAX`` at or above ``relief``, all low-confidence; else none."""
     high = [it for it, s in zip(items, scores) if s >= threshold]
     if high:
-        tail = [it for it, s in zip(items, scores) if relief <= s < threshold][: max(0, TAIL_MIN - len(high))]
+        tail = [it for it, s in zip(items, scores) if relief <= s < threshold][: max(0, P.TAIL_MIN - len(high))]
         return high + tail, len(high)
-    return [it for it, s in zip(items, scores) if s >= relief][:RELIEF_MAX], 0
+    return [it for it, s in zip(items, scores) if s >= relief][: P.RELIEF_MAX], 0

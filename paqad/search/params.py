@@ -34,8 +34,8 @@ _NO_BOOST = "no lift"
 _NO_PRIOR = "no demotion"
 
 #: Every constant a request may override: "module.NAME" -> its neutral value. Only query-time
-#: constants of the lexical path are here; index-time ones (``paqad.index``) and those of the
-#: vector side (``fusion.VECTOR_*``, ``BLEND_*``, ``RRF_K``) are not.
+#: constants are here; index-time ones (``paqad.index``) are not. The vector side's (``fusion.*``)
+#: act only when the index has vectors: ``benchmarks ablate --model`` measures them.
 KNOBS: dict[str, Knob] = {
     # query analysis
     "query.UBIQUITY": Knob(1.0, "no term is ubiquitous by share"),
@@ -82,6 +82,23 @@ KNOBS: dict[str, Knob] = {
     "shape.REPORT_VARIABLE_CALLS": Knob(False, "no calls on variables read from a report"),
     "shape.TOP_FILE_MIN_WORDS": Knob(100_000, "no query is a report"),
     "pipeline.DROP_CONTAINERS": Knob(False, _OFF),
+    # query expansion from the repository's vocabulary (issue 32, item 4; off by default)
+    "expand.WEIGHT": Knob(0.0, "no expansion"),
+    "expand.MIN_COSINE": Knob(1.01, "no neighbour is close enough"),
+    "expand.PER_WORD": Knob(0, "no neighbour taken"),
+    # the vector side: blend, vector evidence, calibrated score, delivery floor
+    "fusion.BLEND_LEXICAL": Knob(1.0, "the lexical order alone (vectors only add candidates)"),
+    "fusion.WEAK_COVERAGE": Knob(0.0, "one blend whatever the lexical coverage"),
+    "fusion.BLEND_LEXICAL_REPORT": Knob(0.7, "a report blended as a question is"),
+    "fusion.VECTOR_TOP_BAR": Knob(2.0, "no answer on vector evidence (MiniLM's bars)"),
+    "fusion.VECTOR_MARGIN_BAR": Knob(0.0, "no margin over the corpus median"),
+    "fusion.VECTOR_PARTIAL_BAR": Knob(1.0, "a partly matched query needs the full top bar"),
+    "fusion.VECTOR_VETO_BAR": Knob(-1.0, "the vectors never overrule a lexical pass"),
+    "fusion.LEXICAL_CONF_GAIN": Knob(0.0, "no gain for clearing the bars"),
+    "fusion.VECTOR_CONF_MAX": Knob(1.0, "no cap on a vector-only answer's confidence"),
+    "fusion.BEHIND_SLOPE": Knob(0.0, "every candidate scores the query's confidence"),
+    "fusion.TAIL_MIN": Knob(0, "no low-confidence tail after a confident answer"),
+    "fusion.RELIEF_MAX": Knob(1, "one passage for an answer on vector evidence"),
 }
 
 
