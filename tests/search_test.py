@@ -137,6 +137,33 @@ def test_a_kept_source_is_not_shown_through_a_symlink_swapped_in(shop, tmp_path)
     assert again.name == "sign_cookie" and again.source is None
 
 
+def test_a_kept_file_with_a_secret_is_redacted_once_per_identity(shop, monkeypatch):
+    """A result whose span holds a secret shows the masked lines; a warm process redacts that file
+    once while it is unchanged (the whole file through the secret rules was an eighth of a warm
+    lexical query when its masked lines were not kept), and again after an edit."""
+    from paqad import redaction
+    from paqad.search import live
+
+    token = "ghp_" + "a1B2c3D4" * 4 + "zYxW"  # assembled: no whole token in this file
+    path = shop.root / "shop/vault.py"
+    path.write_text(f'def vault_unlock_token():\n    """Unlock the vault with the deploy token."""\n    return "{token}"\n')
+    shop.commit("vault")
+    build.build_full(shop.root, config.load(shop.root, environ=LEXICAL))
+    then = _age(path)
+    monkeypatch.setattr(live, "_SETTLE_NS", 0)  # the file's ctime is now: keep it all the same
+    calls: list[str] = []
+    real = redaction.redact
+    monkeypatch.setattr(redaction, "redact", lambda text, rel=None: calls.append(str(rel)) or real(text, rel))
+    for _ in range(3):
+        top = pipeline.search(shop.root, "unlock the vault deploy token").results[0]
+        assert top.name == "vault_unlock_token" and token not in top.source and "[REDACTED:github-token]" in top.source
+    assert calls.count("shop/vault.py") == 1
+    path.write_text(path.read_text().replace("deploy token", "deploy TOKEN"))
+    os.utime(path, ns=(then, then))
+    top = pipeline.search(shop.root, "unlock the vault deploy token").results[0]
+    assert "deploy TOKEN" in top.source and token not in top.source and calls.count("shop/vault.py") == 2
+
+
 def test_to_dict_is_asdict_with_the_schema_version(shop):
     """``to_dict`` builds what ``dataclasses.asdict`` gave (issue 34: it was a tenth of a search
     through the service), nested values copied, keys in the same order."""

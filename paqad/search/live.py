@@ -84,10 +84,13 @@ def _faithful(text: str, span: list[str], module: bool) -> bool:
     return all(any(line == seen for seen in have) for line in want)
 
 
+_RAW = "lines"  # the kind raw lines are kept under (``_masked`` finds them by it)
+
+
 def _read(root: Path, rel: str) -> list[str] | None:
     """The lines of ``root/rel`` (confined), or None; from ``_KEPT`` when the path still reaches
     the file they were read from, unchanged."""
-    return kept_view(root, rel, "lines", lambda: _read_confined(root, rel))
+    return kept_view(root, rel, _RAW, lambda: _read_confined(root, rel))
 
 
 def kept_view(root: Path, rel: str, kind: str, make: Callable[[], list[str] | None]) -> list[str] | None:
@@ -112,7 +115,7 @@ def _masked(root: Path, rel: str, raw: list[str]) -> list[str]:
     """``raw`` through the redaction, once per kept file (the lines ``_read`` gave, so the same file)."""
     from paqad import redaction
 
-    key = (str(root), rel)
+    key = (str(root), rel, _RAW)  # the raw lines' key: a kept file's masked lines go with them
     with _LOCK:
         hit = _KEPT.get(key)
         masked = _KEPT_MASKED.get(key) if hit is not None and hit[1] is raw else None
