@@ -13,15 +13,17 @@ import re
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, final
 
 from paqad import describe
 from paqad.config import Config
+from paqad.describe.ops import Coverage
 from paqad.eligibility import collect
 from paqad.hooks import gitshims as githooks
 from paqad.index.reader import Index
 from paqad.index.sidecar import SIDECAR_NAME
 from paqad.index.writing.build import BuildReport
+from paqad.jsontypes import JSONObject
 
 #: Examples of paths shown per skip reason.
 EXAMPLES = 3
@@ -44,20 +46,48 @@ class IndexSummary:
     languages: dict[str, int]
 
 
+class Examples(TypedDict):
+    """How many files share a key (a language, a reason), and the first few of them."""
+
+    files: int
+    examples: list[str]
+
+
+class SkipGroup(TypedDict):
+    """The files one filter left out, by reason."""
+
+    files: int
+    reasons: dict[str, Examples]
+
+
+class Step(TypedDict):
+    """A command that acts on the advice, and why."""
+
+    command: str
+    why: str
+
+
+@final
+class Broken(TypedDict):
+    """The description coverage when the sidecar cannot be read."""
+
+    error: str
+
+
 @dataclass
 class Advice:
     """The bootstrap report (``paqad bootstrap --json`` prints ``to_dict()`` plus the build report)."""
 
     index: IndexSummary
-    descriptions: dict[str, Any]
-    languages_without_grammar: dict[str, dict[str, Any]]
-    files_without_declarations: dict[str, dict[str, Any]]
-    skipped: dict[str, dict[str, Any]]
+    descriptions: Coverage | Broken
+    languages_without_grammar: dict[str, Examples]
+    files_without_declarations: dict[str, Examples]
+    skipped: dict[str, SkipGroup]
     embedding_provider: str
     git_hooks_installed: bool
-    next: list[dict[str, str]] = field(default_factory=list)
+    next: list[Step] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -79,32 +109,32 @@ def advise(root: Path, cfg: Config, report: BuildReport, index: Index | None = N
     return advice
 
 
-def _descriptions(index: Index) -> dict[str, Any]:
+def _descriptions(index: Index) -> Coverage | Broken:
     try:
-        return dict(describe.status(index))
+        return describe.status(index)
     except Exception as exc:  # noqa: BLE001 - a broken sidecar is advice, not a failed bootstrap
         return {"error": str(exc)}
 
 
-def _examples(out: dict[str, dict[str, Any]], key: str, path: str) -> None:
+def _examples(out: dict[str, Examples], key: str, path: str) -> None:
     entry = out.setdefault(key, {"files": 0, "examples": []})
     entry["files"] += 1
     if len(entry["examples"]) < EXAMPLES:
         entry["examples"].append(path)
 
 
-def _without_grammar(kept: list[collect.Decision]) -> dict[str, dict[str, Any]]:
+def _without_grammar(kept: list[collect.Decision]) -> dict[str, Examples]:
     """Indexed files whose stack pack has no parser beyond plain text, by language."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Examples] = {}
     for d in kept:
         if d.rule is not None and d.rule.parser == "text":
             _examples(out, d.rule.language, d.path)
     return out
 
 
-def _without_declarations(index: Index) -> dict[str, dict[str, Any]]:
+def _without_declarations(index: Index) -> dict[str, Examples]:
     """Code files indexed only as module/document units (no declaration found), by language."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Examples] = {}
     for path, language in index.files_without_declarations().items():
         if language not in _NOT_CODE:
             _examples(out, language, path)
@@ -116,9 +146,9 @@ def reason_label(reason: str) -> str:
     return _DETAIL.sub("", reason).strip() or reason
 
 
-def _skipped(dropped: list[collect.Decision]) -> dict[str, dict[str, Any]]:
+def _skipped(dropped: list[collect.Decision]) -> dict[str, SkipGroup]:
     """Files left out, by filter (type, hard, ignore, check) and reason, with a few examples."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SkipGroup] = {}
     for d in dropped:
         group = out.setdefault(d.filter or "unknown", {"files": 0, "reasons": {}})
         group["files"] += 1
@@ -139,9 +169,9 @@ def _hooks_installed(root: Path) -> bool:
         return False
 
 
-def _next_commands(advice: Advice, dropped: list[collect.Decision]) -> list[dict[str, str]]:
+def _next_commands(advice: Advice, dropped: list[collect.Decision]) -> list[Step]:
     """Concrete commands, each with the finding that calls for it."""
-    out: list[dict[str, str]] = []
+    out: list[Step] = []
     desc = advice.descriptions
     if "error" in desc:
         out.append({"why": f"the descriptions sidecar is unusable: {desc['error']}", "command": f"fix or delete {SIDECAR_NAME}"})
@@ -150,7 +180,7 @@ def _next_commands(advice: Advice, dropped: list[collect.Decision]) -> list[dict
             "why": f"{desc['pending']} of {desc['total']} declarations have no description ({1 - desc['share']:.0%})",
             "command": "paqad describe pending --limit 20 --json   # then: paqad describe put ID TEXT --hash H; paqad rag update",
         })
-    if desc.get("stale"):
+    if "error" not in desc and desc["stale"]:
         out.append({"why": f"{desc['stale']} descriptions no longer match their code", "command": "paqad describe pending --json   # stale ones are marked"})
     for language, info in advice.languages_without_grammar.items():
         out.append({"why": f"{info['files']} {language} files are indexed as plain text (no grammar)", "command": "paqad stackpack list   # a pack with a tree-sitter grammar splits them into declarations"})

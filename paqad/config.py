@@ -20,7 +20,7 @@ import yaml
 
 from paqad import workspace, yamlio
 from paqad.errors import ConfigError
-from paqad.settings import SETTINGS, Setting, Settings
+from paqad.settings import SETTINGS, Setting, Settings, SettingValue
 
 ENV_PREFIX = "PAQAD_"
 
@@ -29,7 +29,7 @@ ENV_PREFIX = "PAQAD_"
 class Value:
     """A resolved setting value and the layer it came from (``default``, a file path, ``env NAME``, ``cli``)."""
 
-    value: Any
+    value: SettingValue
     source: str
 
 
@@ -40,7 +40,7 @@ class Config(Settings):
 
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> SettingValue:
         if key not in SETTINGS:
             raise KeyError(key)
         return getattr(self, key)
@@ -58,12 +58,12 @@ def load(root: Path, cli_overrides: Mapping[str, str] | None = None, environ: Ma
 
 
 def _resolve(
-    root: Path, cli_overrides: Mapping[str, str] | None, environ: Mapping[str, str] | None, replaced: tuple[Path, dict[str, Any]] | None = None
+    root: Path, cli_overrides: Mapping[str, str] | None, environ: Mapping[str, str] | None, replaced: tuple[Path, dict[str, object]] | None = None
 ) -> Config:
     """:func:`load`, with ``replaced`` = (a config file, the mapping it would hold): what every
     later command would resolve once ``config set`` wrote it (the file need not exist yet)."""
 
-    def data_of(path: Path) -> dict[str, Any]:
+    def data_of(path: Path) -> dict[str, object]:
         return replaced[1] if replaced is not None and path == replaced[0] else read_file(path)
 
     values = {name: Value(s.default, "default") for name, s in SETTINGS.items()}
@@ -79,7 +79,8 @@ def _resolve(
     for key, raw in (cli_overrides or {}).items():
         setting = _setting(key, "command line (-c)")
         values[key] = Value(coerce(setting, raw, "command line (-c)"), "cli")
-    return Config(**{name: v.value for name, v in values.items()}, sources={name: v.source for name, v in values.items()})
+    resolved: dict[str, Any] = {name: v.value for name, v in values.items()}  # each checked by coerce against its field's type
+    return Config(**resolved, sources={name: v.source for name, v in values.items()})
 
 
 def team_files(root: Path) -> list[Path]:
@@ -90,8 +91,8 @@ def team_files(root: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and workspace.team_file(root, p) is not None)
 
 
-def read_file(path: Path) -> dict[str, Any]:
-    """Parse one config file into a mapping; broken YAML or a non-mapping is a ConfigError."""
+def read_file(path: Path) -> dict[str, object]:
+    """Parse one config file into a mapping (values as YAML read them, checked by :func:`coerce`); broken YAML or a non-mapping is a ConfigError."""
     try:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -107,7 +108,7 @@ def read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def _apply(values: dict[str, Value], data: dict[str, Any], origin: str, team: bool = False) -> None:
+def _apply(values: dict[str, Value], data: dict[str, object], origin: str, team: bool = False) -> None:
     for key, raw in data.items():
         setting = _setting(str(key), origin)
         value = coerce(setting, raw, origin)
@@ -145,7 +146,7 @@ def _setting(key: str, origin: str) -> Setting:
     return SETTINGS[key]
 
 
-def coerce(setting: Setting, raw: Any, origin: str) -> Any:
+def coerce(setting: Setting, raw: object, origin: str) -> SettingValue:
     """Convert ``raw`` (from YAML, environment or CLI) to the setting's type, or raise ConfigError."""
     try:
         value = _convert(setting, raw)
@@ -156,7 +157,7 @@ def coerce(setting: Setting, raw: Any, origin: str) -> Any:
     return value
 
 
-def _convert(setting: Setting, raw: Any) -> Any:
+def _convert(setting: Setting, raw: object) -> SettingValue | None:
     if setting.type is bool:
         if isinstance(raw, bool):
             return raw
@@ -178,9 +179,11 @@ def _convert(setting: Setting, raw: Any) -> Any:
     return str(raw)
 
 
-def _in_range(setting: Setting, value: Any) -> bool:
+def _in_range(setting: Setting, value: SettingValue) -> bool:
     if setting.choices and value not in setting.choices:
         return False
+    if isinstance(value, str):  # strings are bounded by their choices only
+        return True
     if setting.low is not None and value < setting.low:
         return False
     if setting.high is not None and value > setting.high:

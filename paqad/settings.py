@@ -8,12 +8,16 @@ written by ``docs/gen_reference.py``) and ``paqad config list`` are generated fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import Field, dataclass, field, fields
+from typing import TypeAlias, TypeVar
 
 # Characters of source `rag search` attaches across all results unless `--budget` says otherwise.
 # Lives here, not in the search pipeline, so the CLI can show it without importing the search stack.
 SEARCH_BUDGET_CHARS = 12_000
+
+#: What a setting holds once validated.
+SettingValue: TypeAlias = bool | int | float | str
+_V = TypeVar("_V", bool, int, float, str)
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,7 @@ class Setting:
 
     name: str
     type: type
-    default: Any
+    default: SettingValue
     help: str
     choices: tuple[str, ...] = ()
     low: float | None = None
@@ -36,7 +40,7 @@ class Setting:
     # paqad write outside the repository.
     local_only: bool = False
 
-    def sends_off_machine(self, value: Any) -> bool:
+    def sends_off_machine(self, value: SettingValue) -> bool:
         """True when ``value`` of this setting would send code (or a key) off this machine."""
         return bool(value) and ("*" in self.off_machine or value in self.off_machine)
 
@@ -55,7 +59,7 @@ class Setting:
 
 
 def setting(
-    default: Any,
+    default: _V,
     help: str,
     *,
     choices: tuple[str, ...] = (),
@@ -63,7 +67,7 @@ def setting(
     high: float | None = None,
     off_machine: tuple[str, ...] = (),
     local_only: bool = False,
-) -> Any:
+) -> _V:
     """One field of :class:`Settings`: its default, and what validation and the docs need."""
     meta = {"help": help, "choices": choices, "low": low, "high": high, "off_machine": off_machine, "local_only": local_only}
     return field(default=default, metadata={"setting": meta})
@@ -191,11 +195,17 @@ class Settings:
 _TYPES: dict[str, type] = {"bool": bool, "int": int, "float": float, "str": str}
 
 
-def _declared_type(annotation: Any) -> type:
+def _declared_type(annotation: object) -> type:
     """A field's type: the annotation is a string under ``from __future__ import annotations``."""
     return annotation if isinstance(annotation, type) else _TYPES[str(annotation)]
 
 
+def _default(f: Field[SettingValue]) -> SettingValue:
+    if not isinstance(f.default, (bool, int, float, str)):
+        raise TypeError(f"setting {f.name} has no default")
+    return f.default
+
+
 SETTINGS: dict[str, Setting] = {
-    f.name: Setting(f.name, _declared_type(f.type), f.default, **f.metadata["setting"]) for f in fields(Settings)
+    f.name: Setting(f.name, _declared_type(f.type), _default(f), **f.metadata["setting"]) for f in fields(Settings)
 }

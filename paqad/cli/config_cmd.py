@@ -30,7 +30,7 @@ def config_list(app: AppContext, as_json: bool) -> None:
     if as_json:
         emit_json(rows)
         return
-    width = max(len(r["key"]) for r in rows)
+    width = max(len(k) for k in SETTINGS)
     for r in rows:
         click.echo(f"{r['key']:<{width}}  {_show(r['value']):<8}  ({r['source']})")
 

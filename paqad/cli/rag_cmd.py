@@ -423,7 +423,7 @@ def _explain(root: Path, rel: str, app: AppContext) -> collect.Decision:
         raise UsageError(f"{rel}: no such file in {root}")
     from paqad.eligibility import collect
 
-    elig = collect.Eligibility(root, app.config()["rag_max_file_size"])
+    elig = collect.Eligibility(root, app.config().rag_max_file_size)
     decision, _ = elig.decide(rel)
     return decision
 

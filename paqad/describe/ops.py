@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, TypedDict, final
 
 import filelock
 
@@ -70,6 +70,7 @@ class PendingPage(TypedDict):
     units: list[PendingUnit]
 
 
+@final
 class Coverage(TypedDict):
     """What ``status`` reports (``paqad describe status --json``)."""
 

@@ -34,7 +34,7 @@ def promote(root: Path) -> str:
         by_path.setdefault(unit_id.partition("::")[0], []).append(unit_id)
     if not by_path:
         return ""
-    elig = collect.Eligibility(root, config.load(root)["rag_max_file_size"])
+    elig = collect.Eligibility(root, config.load(root).rag_max_file_size)
     return "".join(_promote_file(root, path, ids, sidecar, elig) for path, ids in sorted(by_path.items()))
 
 
