@@ -12,8 +12,8 @@ built with another preparation must be recomputed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 from paqad.embed.base import TEXT_PREP_VERSION, Provider
 from paqad.errors import ConfigError
@@ -41,20 +41,29 @@ _DOCSTRING_SHARE = 0.30
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
-ProviderFactory = Callable[..., Provider]
+class ProviderOptions(TypedDict, total=False):
+    """A remote provider's options: ``root`` (whose secrets.env holds the key), ``base_url``, ``dims``."""
+
+    root: Path | None
+    base_url: str
+    dims: int | None
 
 
-def _local(model: str, **_options: Any) -> Provider:
-    from paqad.embed.local import local_provider
+class ProviderFactory(Protocol):
+    def __call__(self, model: str, **options: Unpack[ProviderOptions]) -> Provider: ...
+
+
+def _local(model: str, **_options: Unpack[ProviderOptions]) -> Provider:
+    from paqad.embed.local import local_provider  # lazy: numpy and the model files, only when embedding
 
     return local_provider(model)
 
 
 def _remote(name: str) -> ProviderFactory:
-    def factory(model: str, **options: Any) -> Provider:
-        from paqad.embed.remote import remote_provider
+    def factory(model: str, **options: Unpack[ProviderOptions]) -> Provider:
+        from paqad.embed.remote import remote_provider  # lazy: the HTTP client, only for a remote provider
 
-        return remote_provider(name, model, **options)  # options: root, base_url, dims
+        return remote_provider(name, model, **options)
 
     return factory
 
@@ -69,7 +78,7 @@ PROVIDERS: dict[str, ProviderFactory] = {
 }
 
 
-def get_provider(name: str, model: str = "", **options: Any) -> Provider:
+def get_provider(name: str, model: str = "", **options: Unpack[ProviderOptions]) -> Provider:
     """The provider ``name`` running ``model``; unknown names raise ``ConfigError`` with the choices."""
     factory = PROVIDERS.get(name)
     if factory is None:

