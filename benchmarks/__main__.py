@@ -1,9 +1,10 @@
 """``python -m benchmarks NAME [ARGS]``: run one benchmark script; ``python -m benchmarks list``: name them.
 
-NAME is a script's file name without ``.py`` (``hook-latency`` works for ``hook_latency``); ARGS go to
-the script as if it were run as ``python benchmarks/NAME.py ARGS``: its folder first on ``sys.path``,
-``__name__ == "__main__"``. A script is any ``benchmarks/*.py`` with a ``__main__`` block; the
-modules without one (``scoring``, ...) are shared code and are listed apart.
+NAME is a module's name without ``.py`` (``hook-latency`` works for ``hook_latency``); the module
+``benchmarks.NAME`` runs as ``__main__`` with ARGS as its ``sys.argv[1:]``, the way ``python -m
+benchmarks.NAME ARGS`` would. Run from the repository root (where ``benchmarks/`` is a package). A
+script is any ``benchmarks/*.py`` with a ``__main__`` block; the modules without one (``scoring``,
+...) are shared code and are listed apart.
 """
 
 from __future__ import annotations
@@ -74,11 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         hint = f"; did you mean {' or '.join(close)}?" if close else "; python -m benchmarks list names them"
         print(f"{argv[0]} {why}{hint}", file=sys.stderr)
         return 2
-    path = HERE / f"{name}.py"
-    sys.argv = [str(path), *argv[1:]]
-    sys.path.insert(0, str(HERE))
+    sys.argv = [str(HERE / f"{name}.py"), *argv[1:]]
     try:
-        runpy.run_path(str(path), run_name="__main__")
+        runpy.run_module(f"benchmarks.{name}", run_name="__main__", alter_sys=True)
     except SystemExit as exc:  # the scripts end with raise SystemExit(main()) or sys.exit(...)
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0

@@ -36,13 +36,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks import all_rulers
+from benchmarks import all_rulers_cases as cases_mod
+from benchmarks import all_rulers_table as table
 
-import all_rulers  # noqa: E402
-import all_rulers_cases as cases_mod  # noqa: E402
-import all_rulers_table as table  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 RESULTS = HERE / ".cache" / "results" / "ablate"
 COLUMNS = ("ndcg_ungated", "hit1_gated", "answered", "silence")

@@ -40,17 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import all_rulers_cases as cases_mod
+from benchmarks import corpora, score, scoring, semble
+from benchmarks.all_rulers_cases import Case, CorpusSource
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import all_rulers_cases as cases_mod  # noqa: E402
-import corpora  # noqa: E402
-import score  # noqa: E402
-import scoring  # noqa: E402
-import semble  # noqa: E402
-from all_rulers_cases import Case, CorpusSource  # noqa: E402
 
 CACHE = HERE / ".cache" / "all_rulers"
 RESULTS = HERE / ".cache" / "results" / "all_rulers"  # gitignored; summaries/ keeps published runs
@@ -301,7 +296,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def render(rows: list[dict[str, Any]], meta: dict[str, Any], half: str, rulers: list[str] | None) -> str:
-    import all_rulers_table as table
+    from benchmarks import all_rulers_table as table
 
     rows = [r for r in rows if not rulers or cases_mod.wanted(r["ruler"], rulers)]
     return table.markdown(rows, meta, half)

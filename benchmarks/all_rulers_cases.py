@@ -13,21 +13,14 @@ from __future__ import annotations
 import fnmatch
 import json
 import shutil
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks import corpora, outside_convert, score, semble, swebench
 
-import corpora  # noqa: E402
-import outside_convert  # noqa: E402
-import score  # noqa: E402
-import semble  # noqa: E402
-import swebench  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 OURS = ("flask", "requests", "cobra", "rxjs")
 MAIN_LANGUAGE = {"flask": "python", "requests": "python", "cobra": "go", "rxjs": "typescript"}
@@ -205,7 +198,7 @@ def semble_cases(sel: Selection, patterns: list[str]) -> None:
 
 def probe_cases(sel: Selection) -> None:
     """semble_probes.py's unanswerable probes (ours, made by rule from each repository) as ruler ``semble-probes``."""
-    import semble_probes
+    from benchmarks import semble_probes
 
     if not semble_probes.PROBES.exists():
         sel.skipped.append("semble-probes: not generated; run `python benchmarks/semble_probes.py generate`")

@@ -2,8 +2,8 @@
 """Validate the benchmark rulers in ``benchmarks/rulers/*.yaml`` (see rulers/FORMAT.md).
 
 Usage:
-    python benchmarks/check_rulers.py [RULER.yaml ...]
-    python benchmarks/check_rulers.py --overlap RULER.yaml ID   # show shared words for one question
+    python -m benchmarks check_rulers [RULER.yaml ...]
+    python -m benchmarks check_rulers --overlap RULER.yaml ID   # show shared words for one question
 
 Checks, per ruler file:
 - header fields (corpus, version, fingerprint, root, questions) are present and agree with
@@ -261,7 +261,7 @@ def check_ruler(path: Path, lock: dict, rep: Report) -> Counter:
             root = CACHE / entry["root"]
             if not root.is_dir():
                 rep.err(where0, f"corpus not fetched ({root}); run: "
-                                f"python benchmarks/corpora.py fetch {corpus}")
+                                f"python -m benchmarks corpora fetch {corpus}")
                 root = None
         if path.stem != corpus:
             rep.warn(where0, f"file name should be {corpus}.yaml")

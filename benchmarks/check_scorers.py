@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The two lexical scorers agree: plain Python (a fresh process on a small index) and numpy.
 
-    python benchmarks/check_scorers.py        # after `python benchmarks/corpora.py fetch`
+    python -m benchmarks check_scorers        # after `python -m benchmarks corpora fetch`
 
 Indexes copies of the four ruler corpora (lexical configuration, in a temp folder) and, for every
 ruler question and every refusal question, scores it with both paths of ``paqad.search.lexical``:
@@ -40,7 +40,7 @@ def main() -> int:
         for short, corpus in CORPORA.items():
             source = HERE / ".cache" / "corpora" / corpus
             if not source.exists():
-                sys.exit(f"{source}: not fetched; run python benchmarks/corpora.py fetch")
+                sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
             root = Path(tmp) / corpus
             shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
             build.build_full(root, config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))

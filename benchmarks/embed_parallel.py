@@ -1,6 +1,6 @@
 """One onnxruntime session against parallel single-threaded sessions, on a corpus's unit texts.
 
-    python benchmarks/embed_parallel.py [--corpus flask] [--units 600]
+    python -m benchmarks embed_parallel [--corpus flask] [--units 600]
 
 Builds a lexical index of a copy of the pinned corpus (benchmarks/.cache, after ``python
 benchmarks/corpora.py fetch``) in a temporary folder, takes the first ``--units`` unit texts as
@@ -16,22 +16,18 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import corpora
+from paqad import config
+from paqad.embed.local import MINILM, OnnxProvider
+from paqad.index import store
+from paqad.index.embedding import vectors
+from paqad.index.writing import build
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent))
-
-import corpora  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.embed.local import MINILM, OnnxProvider  # noqa: E402
-from paqad.index import store  # noqa: E402
-from paqad.index.embedding import vectors  # noqa: E402
-from paqad.index.writing import build  # noqa: E402
 
 
 def main() -> int:

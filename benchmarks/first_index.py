@@ -2,7 +2,7 @@
 
     python -m benchmarks first_index [flask requests ... | PATH] [--background] [--json OUT]
 
-For each pinned corpus (``python benchmarks/corpora.py fetch flask requests``) or git repository
+For each pinned corpus (``python -m benchmarks corpora fetch flask requests``) or git repository
 (``PATH``: a clone of its HEAD, e.g. ``.`` for paqad itself), in a fresh copy
 with a fresh per-developer data folder (``PAQAD_DATA_DIR``) and an empty user embedding cache
 (``PAQAD_CACHE_DIR``), runs the installed ``paqad rag init`` (or ``rag init --background``) with
@@ -33,13 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import corpora
+from benchmarks.emit import emit
+from paqad import localstate
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import corpora  # noqa: E402
-from emit import emit  # noqa: E402
-
-from paqad import localstate  # noqa: E402
 
 #: The rate the estimate before issue 34 assumed for the shipped MiniLM file (units/s per core).
 OLD_PER_CORE = 33.0
@@ -99,7 +97,7 @@ def run_one(name: str, background: bool) -> dict[str, Any]:
     clone = name not in lock and Path(name, ".git").exists()
     src = Path(name) if clone else corpora.CACHE / lock[name]["root"] if name in lock else Path(name)
     if not src.is_dir():
-        raise SystemExit(f"{name} is not fetched: python benchmarks/corpora.py fetch {name}")
+        raise SystemExit(f"{name} is not fetched: python -m benchmarks corpora fetch {name}")
     with tempfile.TemporaryDirectory(prefix="paqad-first-index-") as tmp:
         base = Path(tmp)
         root = base / "repo"

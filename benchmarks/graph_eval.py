@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Does the code graph help ranking? Graph build time, and a graph prior scored on the rulers.
 
-Usage (from the repo root, after ``python benchmarks/corpora.py fetch``)::
+Usage (from the repo root, after ``python -m benchmarks corpora fetch``)::
 
-    python benchmarks/graph_eval.py build [--corpora flask-3.1.3,synthetic-10k,synthetic-100k]
-    python benchmarks/graph_eval.py rank [--corpora flask,requests,cobra,rxjs] [--k 10]
+    python -m benchmarks graph_eval build [--corpora flask-3.1.3,synthetic-10k,synthetic-100k]
+    python -m benchmarks graph_eval rank [--corpora flask,requests,cobra,rxjs] [--k 10]
 
 ``build`` indexes a private copy of each corpus (``benchmarks/.cache/graph-work/``) and times
 ``paqad.graph.model.build`` (read units, resolve names, assemble the DiGraph), median of 3.
@@ -31,13 +31,10 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks import score, scoring
+from benchmarks.scoring import Answer, Passage
 
-import score  # noqa: E402
-import scoring  # noqa: E402
-from scoring import Answer, Passage  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 WORK = HERE / ".cache" / "graph-work"
 POOL = 30
@@ -176,7 +173,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
                 rows.append(scoring.question_row(q, c.name, conf, Answer(passages, silent=not resp.answered), args.k, ms))
         print(f"  {name}: {len(c.questions)} questions", file=sys.stderr, flush=True)
     print(f"graph prior on the rulers, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-          f"`python benchmarks/graph_eval.py rank {' '.join(sys.argv[2:])}`, k = {args.k}, git {score.git_describe()}\n")
+          f"`python -m benchmarks graph_eval rank {' '.join(sys.argv[2:])}`, k = {args.k}, git {score.git_describe()}\n")
     for key, label in (("unit_hit1", "unit hit@1"), ("unit_hit3", "unit hit@3"), ("unit_mrr", "unit MRR"),
                        ("file_mrr", "file MRR"), ("silence", "silence (refusal)")):
         print(scoring.pivot_table(rows, key, label) + "\n")

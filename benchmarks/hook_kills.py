@@ -1,6 +1,6 @@
 """Prompt hooks while the resident service is SIGKILLed mid-request: how long the host waits.
 
-    nice -n 10 python benchmarks/hook_kills.py [--repo PATH] [--runs 80] [--no-kill] [--json OUT]
+    nice -n 10 python -m benchmarks hook_kills [--repo PATH] [--runs 80] [--no-kill] [--json OUT]
 
 On a clone of ``--repo`` (default: this checkout's HEAD) with a lexical index, ``paqad hooks
 install --agents claude`` and the service on (``PAQAD_RAG_SERVE=true``), each run starts the
@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from emit import emit
+from benchmarks.emit import emit
 
 HERE = Path(__file__).resolve().parent
 HOST_TIMEOUT_S = 10.0

@@ -1,6 +1,6 @@
 """Prompt-hook and git-hook cost with and without the resident ``paqad serve``, as hosts and git see it.
 
-    nice -n 10 python benchmarks/hook_latency.py [--corpus flask-3.1.3] [--runs 30] [--commits 50] [--rounds 3] [--provider local|none] [--json OUT]
+    nice -n 10 python -m benchmarks hook_latency [--corpus flask-3.1.3] [--runs 30] [--commits 50] [--rounds 3] [--provider local|none] [--json OUT]
 
 On a copy of the corpus (never the cached original) it runs ``paqad rag init`` and ``paqad hooks
 install --agents claude``, then runs Claude Code's configured ``UserPromptSubmit`` command with the
@@ -38,8 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from emit import emit
-
+from benchmarks.emit import emit
 from paqad import workspace  # per-developer state (logs, locks) lives outside the work tree
 
 HERE = Path(__file__).resolve().parent
@@ -73,7 +72,7 @@ def paqad(root: Path, *args: str, env: dict[str, str] | None = None) -> subproce
 def prepare(corpus: str, workdir: Path, provider: str) -> Path:
     source = CORPORA / corpus
     if not (source / ".git").exists():
-        sys.exit(f"{source}: not fetched; run python benchmarks/corpora.py fetch")
+        sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
     root = workdir / corpus
     shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
     env = {**os.environ, "PAQAD_RAG_SERVE": "false"}

@@ -4,7 +4,7 @@
 
 Issue 33's yardstick for "one seam for where a request runs": how much of paqad (and of
 everything else) each door pulls in. A copy of a small real repository (from
-``benchmarks/.cache/corpora``; ``python benchmarks/corpora.py fetch``) gets ``rag init`` in a
+``benchmarks/.cache/corpora``; ``python -m benchmarks corpora fetch``) gets ``rag init`` in a
 private data folder (``PAQAD_DATA_DIR``) and runtime folder (``XDG_RUNTIME_DIR``), so the
 developer's own services and settings are untouched. Each path then runs once in a fresh
 ``python -P`` whose first lines install a profiler (``sys.setprofile``, in every thread through
@@ -39,11 +39,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.emit import emit
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 CORPORA = HERE / ".cache" / "corpora"
-sys.path.insert(0, str(HERE))
-from emit import emit  # noqa: E402
 
 QUERY = "where are the session cookies merged into a request"
 PROMPT = "how does the session merge cookies into the prepared request"
@@ -154,7 +154,7 @@ def summary(data: dict) -> dict:
 def run(corpus: str, provider: str, keep: bool) -> dict:
     source = CORPORA / corpus
     if not (source / ".git").exists():
-        sys.exit(f"{source}: not fetched; run python benchmarks/corpora.py fetch")
+        sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
     tmp = Path(tempfile.mkdtemp(prefix="pqm-", dir="/tmp"))  # short: the socket path must fit sun_path
     try:
         root = tmp / "repo"

@@ -2,7 +2,7 @@
 """How fast a second machine's clone becomes hybrid-searchable from a published index artifact
 (``rag_shared_index``), against the shared embedding store alone and a local build.
 
-    python benchmarks/index_artifact.py [--repo PATH] [--runs 3]
+    python -m benchmarks index_artifact [--repo PATH] [--runs 3]
 
 Starts a throwaway PostgreSQL (Debian's server, Unix socket only; ``tests/testing/postgres.py``).
 Machine A (its own user cache) builds a copy of the repository with the embedding store on and
@@ -14,7 +14,7 @@ cache (another machine), in turn ``--runs`` times:
 One process: the model is loaded once before timing, so every arm is timed warm (the query a
 clone answers next loads it in each arm alike). Medians, ratios and the load average are printed,
 and the artifact clone's top 5 for a few questions are compared with machine A's. Default
-repository: the semble benchmark's ``requests`` tree (``python benchmarks/semble.py fetch``).
+repository: the semble benchmark's ``requests`` tree (``python -m benchmarks semble fetch``).
 """
 
 from __future__ import annotations
@@ -26,18 +26,16 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import team_machines
+from paqad import config
+from paqad.index.embedding import vectors
+from paqad.index.reader import Index
+from paqad.index.team import artifacts
+from paqad.index.writing import build
+from paqad.search import pipeline
+from paqad.search.request import SearchRequest
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-
-import team_machines  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.index.embedding import vectors  # noqa: E402
-from paqad.index.reader import Index  # noqa: E402
-from paqad.index.team import artifacts  # noqa: E402
-from paqad.index.writing import build  # noqa: E402
-from paqad.search import pipeline  # noqa: E402
-from paqad.search.request import SearchRequest  # noqa: E402
 
 QUESTIONS = ("where are retries configured", "how is the session closed", "parse the response body as json", "authentication headers")
 

@@ -6,9 +6,9 @@ counted by file size, pip and setuptools excluded as the venv's own) and how man
 were installed besides pip/setuptools. The README's figures come from here (section
 "Dependencies"):
 
-    python benchmarks/install_size.py            # this checkout
-    python benchmarks/install_size.py --json     # machine-readable
-    python benchmarks/install_size.py --src DIR  # another checkout (an older commit, say)
+    python -m benchmarks install_size            # this checkout
+    python -m benchmarks install_size --json     # machine-readable
+    python -m benchmarks install_size --src DIR  # another checkout (an older commit, say)
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """How soon hybrid search works on a new index: lexical build, stand-in vectors, the model's fill.
 
-    python benchmarks/interim_speed.py [--corpus flask] [--model-fill]
+    python -m benchmarks interim_speed [--corpus flask] [--model-fill]
 
-Copies a pinned corpus (benchmarks/.cache, after ``python benchmarks/corpora.py fetch``) into a
+Copies a pinned corpus (benchmarks/.cache, after ``python -m benchmarks corpora fetch``) into a
 temporary folder and, in a fresh process with an empty user cache (``XDG_CACHE_HOME`` in the
 temporary folder), builds it the way ``rag init`` does with the default settings: the lexical
 index (``build_full(embed=False)``), then the ``minilm-static`` stand-in vectors
@@ -21,10 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from benchmarks import corpora
 
-import corpora  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 CHILD = """
 import json, sys, time

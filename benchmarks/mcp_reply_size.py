@@ -1,6 +1,6 @@
 """How large `paqad mcp`'s tool replies are, measured through the official MCP SDK's stdio client.
 
-    python benchmarks/mcp_reply_size.py --root DIR [--questions benchmarks/rulers/flask.yaml] [--limit 20] [--json OUT]
+    python -m benchmarks mcp_reply_size --root DIR [--questions benchmarks/rulers/flask.yaml] [--limit 20] [--json OUT]
 
 ``DIR`` must already be indexed (``paqad rag init``). For each question it calls the ``search``
 and ``research`` tools with their defaults (the 12,000-character source budget) and records, per

@@ -48,13 +48,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks import corpora  # fingerprint, one-commit git init
+from benchmarks import outside_convert as oc
+from benchmarks.semble import git, git_dir_for, has_commit, write_tree  # git directories, trees
 
-import corpora  # noqa: E402  (fingerprint, one-commit git init)
-import outside_convert as oc  # noqa: E402
-from semble import git, git_dir_for, has_commit, write_tree  # noqa: E402  (git directories, trees)
+HERE = Path(__file__).resolve().parent
 
 OUTSIDE = HERE / ".cache" / "outside"
 LOCK = HERE / "outside.lock.json"

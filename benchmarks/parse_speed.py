@@ -1,6 +1,6 @@
 """Print how long the tree-sitter parser takes on a ~2,000-line file per language (no asserts).
 
-Run: ``PYTHONPATH=. python benchmarks/parse_speed.py [lines]``. The file is each language's
+Run: ``python -m benchmarks parse_speed [lines]``. The file is each language's
 test fixture repeated until it reaches the line count, so it is realistic code with many
 declarations (repeats become ``name@2`` overloads, which also exercises that path).
 """

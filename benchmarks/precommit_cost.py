@@ -1,6 +1,6 @@
 """What the `pre-commit` framework hook costs: the first commit (environment build) and every later one.
 
-    python benchmarks/precommit_cost.py [--corpus flask-3.1.3] [--commits 12] [--json OUT]
+    python -m benchmarks precommit_cost [--corpus flask-3.1.3] [--commits 12] [--json OUT]
 
 Uses the real ``pre-commit`` (the one importable by this interpreter, from PyPI) exactly as the
 README says: a local clone of this repository tagged ``v0.1.0`` (what a release tag would be),

@@ -1,6 +1,6 @@
 """The warm prompt hook of two paqad revisions side by side in one run: the hook's CPU and wall time.
 
-    nice -n 10 python benchmarks/prompt_client_cost.py --before REV [--after REV] [--corpus flask-3.1.3]
+    nice -n 10 python -m benchmarks prompt_client_cost --before REV [--after REV] [--corpus flask-3.1.3]
         [--runs 30] [--provider local|none] [--bytecode] [--json OUT]
 
 Each revision's ``paqad/`` is exported (``git archive``) into a temp folder, and one copy of the
@@ -28,10 +28,10 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from benchmarks import hook_latency  # the corpus copy, the payload, the timing, the log reading
+from benchmarks.emit import emit
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import hook_latency  # noqa: E402 - the corpus copy, the payload, the timing, the log reading
-from emit import emit  # noqa: E402
 
 
 def export(rev: str, dest: Path, bytecode: bool) -> Path:
@@ -55,7 +55,7 @@ def env_for(tree: Path, base: dict[str, str]) -> dict[str, str]:
 def prepare(corpus: str, where: Path, tree: Path, provider: str, base_env: dict[str, str]) -> Path:
     source = hook_latency.CORPORA / corpus
     if not (source / ".git").exists():
-        sys.exit(f"{source}: not fetched; run python benchmarks/corpora.py fetch")
+        sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
     root = where / corpus
     shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
     env = {**env_for(tree, base_env), "PAQAD_RAG_SERVE": "false"}

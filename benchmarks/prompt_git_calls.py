@@ -1,6 +1,6 @@
 """How many git processes one warm prompt costs: the working set and the sync behind the hook.
 
-    nice -n 10 python benchmarks/prompt_git_calls.py [--corpus flask-3.1.3] [--runs 10] [--edit] [--json OUT]
+    nice -n 10 python -m benchmarks prompt_git_calls [--corpus flask-3.1.3] [--runs 10] [--edit] [--json OUT]
 
 On a copy of the corpus (``paqad rag init --provider none``, Claude Code's hooks installed) it
 puts a ``git`` wrapper first on PATH that appends its arguments to a file and runs the real git,
@@ -26,9 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import hook_latency  # noqa: E402 - the same corpus copy, hook command and payload
-from emit import emit  # noqa: E402
+from benchmarks import hook_latency  # the same corpus copy, hook command and payload
+from benchmarks.emit import emit
 
 WRAPPER = """#!/bin/sh
 printf '%s %s\\n' "${{BENCH_GIT_FROM:-service}}" "$*" >> {log}

@@ -271,9 +271,7 @@ def main() -> int:
     if args.child:
         print(json.dumps(CHILDREN[args.child](args.root.resolve(), json.loads(args.queries.read_text()), args.passes)))
         return 0
-    sys.path.insert(0, str(HERE))
-    import corpora
-    import speed
+    from benchmarks import corpora, speed
 
     arms = [a for a in args.arms.split(",") if a]
     corpus = corpora.corpus_path(corpora.CORPORA[args.corpus])

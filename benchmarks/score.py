@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Score retrievers on the benchmark rulers: one scorer, many retrievers, one run.
 
-Usage (from the repo root, after ``python benchmarks/corpora.py fetch``):
-    python benchmarks/score.py [--corpora flask,requests,cobra,rxjs]
+Usage (from the repo root, after ``python -m benchmarks corpora fetch``):
+    python -m benchmarks score [--corpora flask,requests,cobra,rxjs]
                                [--retrievers paqad-lexical,paqad-probe,grep,bm25,peer]
                                [--out benchmarks/.cache/results/] [--k 10] [--set SETTING=VALUE ...]
-    python benchmarks/score.py diff A.jsonl B.jsonl
+    python -m benchmarks score diff A.jsonl B.jsonl
 
 Every retriever answers every ruler question of every corpus (plus ``refusal.yaml`` against the
 corpora it names) through one small interface, ``prepare(corpus_root)`` then ``ask(question)``,
@@ -38,16 +38,11 @@ from typing import Any, Protocol
 
 import yaml
 
+from benchmarks import corpora, scoring
+from benchmarks.scoring import Answer, Passage, Question
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-# Only this folder: paqad itself must come from the installed package (the test suite imports
-# this module, and the source tree has no stack packs until the wheel is built).
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import corpora  # noqa: E402
-import scoring  # noqa: E402
-from scoring import Answer, Passage, Question  # noqa: E402
 
 RULERS = HERE / "rulers"
 WORK = HERE / ".cache" / "score-work"
@@ -363,7 +358,7 @@ def load_corpus(name: str, lock: dict[str, Any], refusal: dict[str, Any]) -> Cor
     entry = lock[name]
     src = corpora.CACHE / entry["root"]
     if not (src / ".git").is_dir():
-        corpora.die(f"{name} is not fetched: run `python benchmarks/corpora.py fetch {name}`")
+        corpora.die(f"{name} is not fetched: run `python -m benchmarks corpora fetch {name}`")
     root, ok = working_copy(src, entry["fingerprint"])
     if not ok:
         corpora.warn_loud(f"{name}: corpus does not match corpora.lock.json; scores are for DRIFTED bytes")
@@ -538,7 +533,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         write_jsonl(out / files[name], ret_rows)
         rows += ret_rows
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "k": str(args.k), "git": git_describe(),
-            "command": "python benchmarks/score.py " + " ".join(sys.argv[1:]), "paqad": paqad_version(),
+            "command": "python -m benchmarks score " + " ".join(sys.argv[1:]), "paqad": paqad_version(),
             "settings": ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))}
     text = summary_markdown(rows, cs, stats, files, meta)
     (out / "latest.md").write_text(text, encoding="utf-8")

@@ -1,6 +1,6 @@
 """Secrets by shape, measured (issue 31, item 6): recall, false positives and cost of ``paqad.redaction``.
 
-    python benchmarks/secret_shapes.py [--baseline REV] [--corpora requests flask cobra rxjs] [--repeat 5]
+    python -m benchmarks secret_shapes [--baseline REV] [--corpora requests flask cobra rxjs] [--repeat 5]
 
 1. **Recall.** A corpus of fake secrets: for every ported gitleaks rule, up to ``--per-rule``
    strings its regex generates (``hypothesis.strategies.from_regex``, derandomized, so the corpus is
@@ -36,15 +36,13 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks import corpora
+from paqad import redaction, redaction_rules
+from tests.testing import secret_samples
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 OUT = HERE / ".cache" / "secret_shapes"
-sys.path[:0] = [str(HERE), str(REPO / "tests")]
-
-import corpora  # noqa: E402
-
-from paqad import redaction, redaction_rules  # noqa: E402
-from testing import secret_samples  # noqa: E402
 
 Redact = Callable[[str, str], tuple[str, Counter[str]]]
 CONTEXT = '"""Settings module."""\n\nimport os\n\nTIMEOUT = 30\n{sample}\nDEBUG = os.environ.get("DEBUG") == "1"\n'

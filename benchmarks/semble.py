@@ -2,10 +2,10 @@
 """The public semble benchmark (MinishLab/semble, folder ``benchmarks/``) as a paqad ruler.
 
 Usage (from the repo root):
-    python benchmarks/semble.py fetch [REPO ...] [--update-lock]
-    python benchmarks/semble.py score [--repos a,b | --half A|B] [--arms gated,ungated,bm25raw]
+    python -m benchmarks semble fetch [REPO ...] [--update-lock]
+    python -m benchmarks semble score [--repos a,b | --half A|B] [--arms gated,ungated,bm25raw]
                                       [--set KEY=VALUE ...] [--verify-cli N] [--out DIR]
-    python benchmarks/semble.py diff A.jsonl B.jsonl
+    python -m benchmarks semble diff A.jsonl B.jsonl
 
 The benchmark is read, never committed: ``fetch`` takes ``benchmarks/repos.json`` and
 ``benchmarks/annotations/*.json`` from a git directory of the semble repository at the pinned
@@ -58,12 +58,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from benchmarks import corpora  # fingerprint, one-commit git init: one definition
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import corpora  # noqa: E402  (fingerprint, one-commit git init: one definition)
 
 UPSTREAM_REPO = "MinishLab/semble"
 UPSTREAM_COMMIT = "8d737aba127b76f3c729ef6925b2b17fd769d646"
@@ -180,7 +178,7 @@ def materialise_upstream(ugit: Path) -> None:
 def load_specs() -> list[dict[str, Any]]:
     p = CACHE / "upstream" / "repos.json"
     if not p.exists():
-        sys.exit(f"{p} missing: run `python benchmarks/semble.py fetch` first")
+        sys.exit(f"{p} missing: run `python -m benchmarks semble fetch` first")
     return json.loads(p.read_text())
 
 
@@ -668,7 +666,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     partial = out_dir / f"{stamp}-partial.jsonl"  # every finished repository's rows, as it finishes
-    import semble_probes  # here: it imports this module
+    from benchmarks import semble_probes  # here: it imports this module
 
     probes = semble_probes.load_probes() if args.probes else {}
     prows: list[dict[str, Any]] = []

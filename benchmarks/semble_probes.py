@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Unanswerable probes for the semble benchmark's repositories: does the gate stay silent?
 
-Usage (from the repo root, after ``python benchmarks/semble.py fetch``):
-    python benchmarks/semble_probes.py generate          # writes <semble cache>/probes.json
-    python benchmarks/semble_probes.py show [REPO]       # print the probes (local use only)
+Usage (from the repo root, after ``python -m benchmarks semble fetch``):
+    python -m benchmarks semble_probes generate          # writes <semble cache>/probes.json
+    python -m benchmarks semble_probes show [REPO]       # print the probes (local use only)
 
 ``semble.py score`` asks them (gated, through the same ``paqad agent`` session) whenever the
 cache file exists and reports silence per half and per language.
@@ -45,11 +45,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+from benchmarks import semble  # CACHE, load_specs: one definition
 
-import semble  # noqa: E402  (CACHE, load_specs: one definition)
+HERE = Path(__file__).resolve().parent
 
 RULE_VERSION = "probes-1"
 SEED = "paqad-semble-probes-1"

@@ -29,11 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.emit import emit
+
 HERE = Path(__file__).resolve().parent
 CORPORA = HERE / ".cache" / "corpora"
 CACHE = HERE / ".cache" / "serve_trees"
-sys.path.insert(0, str(HERE))
-from emit import emit  # noqa: E402
 
 QUERY = "where is the session cookie signed"
 

@@ -2,7 +2,7 @@
 """How much faster a second machine's clone becomes hybrid-searchable with the team store
 (``rag_shared_store``), and what the store costs per unit on the server.
 
-    python benchmarks/shared_store.py [--repo PATH] [--runs 3]
+    python -m benchmarks shared_store [--repo PATH] [--runs 3]
 
 Starts a throwaway PostgreSQL (Debian's server, Unix socket only; ``tests/testing/postgres.py``),
 then, each with its own empty user cache (a fresh XDG_CACHE_HOME, as on another machine):
@@ -10,7 +10,7 @@ then, each with its own empty user cache (a fresh XDG_CACHE_HOME, as on another 
 2. machine B: a clone with the store (fetches every vector);
 3. machine C: a clone without the store (embeds everything locally): the baseline.
 B and C alternate ``--runs`` times; medians are reported with the load average. Default repository:
-the semble benchmark's ``requests`` tree (``python benchmarks/semble.py fetch`` first).
+the semble benchmark's ``requests`` tree (``python -m benchmarks semble fetch`` first).
 """
 
 from __future__ import annotations
@@ -21,14 +21,12 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import team_machines
+from paqad import config
+from paqad.index.embedding import shared_store
+from paqad.index.writing import build
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
-
-import team_machines  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.index.embedding import shared_store  # noqa: E402
-from paqad.index.writing import build  # noqa: E402
 
 
 def cfg(root: Path, dsn: str) -> config.Config:

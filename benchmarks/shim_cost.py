@@ -2,7 +2,7 @@
 """What the host hook shim costs per prompt: the current shim (``test -f`` on the installed
 package) against the former one (``python -c "import paqad"`` before the real run), same run.
 
-    python benchmarks/shim_cost.py [--runs 20]
+    python -m benchmarks shim_cost [--runs 20]
 
 A small repository (the tests' shop), lexical index, Claude Code's hooks installed; the prompt hook
 is run as Claude Code runs it (``sh -c`` with the recorded input), alternating the two shims;
@@ -23,12 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+from paqad.hooks.hosts import launcher
+from tests.testing.hosts import run_host
+from tests.testing.repos import Repo, make_shop
 
-from paqad.hooks.hosts import launcher  # noqa: E402
-from testing.hosts import run_host  # noqa: E402
-from testing.repos import Repo, make_shop  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 OLD_CHECK = '"$PY" -c "import paqad" >/dev/null 2>&1'
 

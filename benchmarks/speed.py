@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Speed and memory of paqad against the peer rag-your-code 1.5.3, side by side in one run.
 
-Usage (from the repo root, after ``python benchmarks/corpora.py fetch flask synthetic-10k
+Usage (from the repo root, after ``python -m benchmarks corpora fetch flask synthetic-10k
 synthetic-100k`` and ``pip install --no-deps --force-reinstall .`` into the venv running this)::
 
-    python benchmarks/speed.py [--corpora flask,synthetic-10k,synthetic-100k] [--repeats 3]
+    python -m benchmarks speed [--corpora flask,synthetic-10k,synthetic-100k] [--repeats 3]
 
 For every corpus and every repeat, each tool gets its own fresh ``cp -a`` copy of the pinned
 corpus (the order of the two tools alternates between repeats), and on it, in this order:
@@ -54,10 +54,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import corpora
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-import corpora  # noqa: E402
 
 CACHE = HERE / ".cache"
 PEER_VENV = CACHE / "peer-venv"
@@ -637,7 +637,7 @@ def main() -> int:
     started = time.gmtime()
     meta = {
         "started_utc": time.strftime("%Y-%m-%d %H:%M", started),
-        "command": "python benchmarks/speed.py " + " ".join(sys.argv[1:]),
+        "command": "python -m benchmarks speed " + " ".join(sys.argv[1:]),
         "cpus": os.cpu_count(), "loadavg_start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
         "python": platform.python_version(), "platform": platform.platform(),
         "paqad_commit": git("rev-parse", "--short", "HEAD"), "paqad_dirty": git("status", "--porcelain", "--", "paqad").splitlines(),
@@ -651,7 +651,7 @@ def main() -> int:
             c = corpora.CORPORA[name]
             src = corpora.corpus_path(c)
             if not (src / ".git").is_dir():
-                sys.exit(f"{name} is not fetched: python benchmarks/corpora.py fetch {name}")
+                sys.exit(f"{name} is not fetched: python -m benchmarks corpora fetch {name}")
             # A pristine template: the cached corpus may carry an index somebody built in place
             # (.paqad/, .rag-your-code/), which must not leak into a "fresh" build.
             template = work_root / f"template-{name}"

@@ -3,10 +3,10 @@
 
 Usage (from the repo root, paqad installed into the venv running this)::
 
-    python benchmarks/speed_profile.py warm synthetic-10k    # warm queries, in-process
-    python benchmarks/speed_profile.py update flask          # `paqad rag update` after a 1-file edit
-    python benchmarks/speed_profile.py fresh flask           # `paqad rag search Q --json`, whole process
-    python benchmarks/speed_profile.py build synthetic-10k   # `paqad rag init`
+    python -m benchmarks speed_profile warm synthetic-10k    # warm queries, in-process
+    python -m benchmarks speed_profile update flask          # `paqad rag update` after a 1-file edit
+    python -m benchmarks speed_profile fresh flask           # `paqad rag search Q --json`, whole process
+    python -m benchmarks speed_profile build synthetic-10k   # `paqad rag init`
 
 Prints the top functions by own time and by cumulative time, each with its share of the
 profiled total, and keeps the .pstats file in ``benchmarks/.cache/speed-profile/`` (gitignored)
@@ -26,10 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import corpora, speed
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import corpora  # noqa: E402
-import speed  # noqa: E402
 
 
 def cli(copy: Path, *args: str, out: Path | None = None) -> None:

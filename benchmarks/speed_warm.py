@@ -3,7 +3,7 @@
 Run under the interpreter of the tool being measured (paqad's venv, or the peer's venv), so
 neither tool's imports leak into the other's process::
 
-    python benchmarks/speed_warm.py --tool paqad --root REPO --queries Q.json [--passes 3]
+    python -m benchmarks speed_warm --tool paqad --root REPO --queries Q.json [--passes 3]
     .cache/peer-venv/bin/python benchmarks/speed_warm.py --tool peer --root REPO --queries Q.json
 
 It loads what the tool needs once ("load"), answers every query once untimed (warm-up), then

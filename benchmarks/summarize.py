@@ -32,8 +32,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 RESULTS = HERE / ".cache" / "results"  # where runs write their rows now (gitignored)
 LEGACY = HERE / "results"  # where they were written (and tracked) before
@@ -125,7 +123,7 @@ def semble_groups(arms: dict[str, list[dict[str, Any]]], probes: list[dict[str, 
 
 
 def semble_summary(run_id: str, d: Path) -> dict[str, Any]:
-    import semble  # here: it imports corpora
+    from benchmarks import semble  # here: it imports corpora
 
     run = json.loads((d / f"{run_id}-run.json").read_text())
     meta, per_repo = run["meta"], run["per_repo"]
@@ -157,7 +155,7 @@ def semble_summary(run_id: str, d: Path) -> dict[str, Any]:
 
 
 def swebench_summary(run_id: str, path: Path) -> dict[str, Any]:
-    import swebench
+    from benchmarks import swebench
 
     rs = rows(path)
     share = lambda xs: sum(map(bool, xs)) / len(xs) if xs else None  # noqa: E731
@@ -193,7 +191,7 @@ def speed_summary(run_id: str, path: Path) -> dict[str, Any]:
 
 
 def rulers_summary(run_id: str, files: list[Path], latest_md: str | None) -> dict[str, Any]:
-    import scoring
+    from benchmarks import scoring
 
     arms: dict[str, Any] = {}
     settings: dict[str, Any] = {}
@@ -223,7 +221,7 @@ def rulers_summary(run_id: str, files: list[Path], latest_md: str | None) -> dic
 
 def all_rulers_summary(run_id: str, d: Path) -> tuple[dict[str, Any], str]:
     """``all_rulers.py``: the table's figures for each half, and its three tables as Markdown."""
-    import all_rulers_table
+    from benchmarks import all_rulers_table
 
     rs = rows(d / f"{run_id}.jsonl")
     meta = json.loads((d / f"{run_id}-run.json").read_text())["meta"]

@@ -631,7 +631,6 @@ def main() -> None:
     if args.make_ruler:
         make_ruler(args.make_ruler, args.sympy_git)
         return
-    sys.path.insert(0, str(REPO))
     from paqad.errors import ConfigError
 
     try:

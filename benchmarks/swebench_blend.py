@@ -17,14 +17,11 @@ import json
 import sys
 from pathlib import Path
 
+from benchmarks.swebench import CACHE, RULER, function_hit
+from paqad.index.reader import Index
+from paqad.search import fusion, pipeline
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-from swebench import CACHE, RULER, function_hit  # noqa: E402
-
-from paqad.index.reader import Index  # noqa: E402
-from paqad.search import fusion, pipeline  # noqa: E402
 
 
 def main() -> int:

@@ -20,16 +20,13 @@ import statistics
 import sys
 from pathlib import Path
 
+from benchmarks.swebench import function_hit
+from paqad import config
+from paqad.index.reader import Index
+from paqad.search import pipeline
+from paqad.search.request import SearchRequest
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(0, str(HERE))
-
-from swebench import function_hit  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.index.reader import Index  # noqa: E402
-from paqad.search import pipeline  # noqa: E402
-from paqad.search.request import SearchRequest  # noqa: E402
 
 RULER = HERE / "rulers" / "swebench" / "sympy.json"
 CHECKOUTS = HERE / ".cache" / "swebench"

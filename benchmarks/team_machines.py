@@ -15,12 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-TESTS = HERE.parent / "tests"
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
+from tests.testing import postgres
 
-from testing import postgres  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 @dataclass
@@ -53,7 +50,7 @@ def team(repo: str, prefix: str) -> Iterator[Team]:
     """A server and an origin for ``repo`` (machine "A" is the one that publishes); removed after."""
     src = Path(repo)
     if not (src / ".git").exists():
-        sys.exit(f"{src} is not a git repository (run `python benchmarks/semble.py fetch` first)")
+        sys.exit(f"{src} is not a git repository (run `python -m benchmarks semble fetch` first)")
     base = Path(tempfile.mkdtemp(prefix=prefix))
     server = postgres.start(base / "pg")
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks import scoring  # benchmarks/scoring.py
 from paqad import config
 from paqad.index import store
 from paqad.index.reader import Index
@@ -24,8 +25,6 @@ from paqad.search import evidence, lexical
 from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import scoring  # noqa: E402  (benchmarks/scoring.py)
 
 CORPORA = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
 

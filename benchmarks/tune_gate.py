@@ -27,20 +27,15 @@ from typing import Any
 
 import yaml
 
+from benchmarks import scoring, semble, semble_probes
+from paqad import config
+from paqad.index import store
+from paqad.index.reader import Index
+from paqad.index.writing import build
+from paqad.search import evidence, fusion, lexical, paths, pipeline, query
+from paqad.search.request import SearchRequest
+
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import scoring  # noqa: E402
-import semble  # noqa: E402
-import semble_probes  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.index import store  # noqa: E402
-from paqad.index.reader import Index  # noqa: E402
-from paqad.index.writing import build  # noqa: E402
-from paqad.search import evidence, fusion, lexical, paths, pipeline, query  # noqa: E402
-from paqad.search.request import SearchRequest  # noqa: E402
 
 MODULES = {"evidence": evidence, "fusion": fusion, "query": query, "lexical": lexical, "paths": paths}
 RULERS = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}

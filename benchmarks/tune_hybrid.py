@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks.tune_evidence import CORPORA, hit  # one list of corpora, one hit rule
 from paqad import config
 from paqad.index.reader import Index
 from paqad.index.writing import build
@@ -29,8 +30,6 @@ from paqad.search import evidence, fusion, lexical, pipeline, vector
 from paqad.search import query as query_mod
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from tune_evidence import CORPORA, hit  # noqa: E402  (one list of corpora, one hit rule)
 
 K = 10
 

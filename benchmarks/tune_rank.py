@@ -25,17 +25,10 @@ from typing import Any
 
 import yaml
 
+from benchmarks import corpora, scoring, semble, semble_probes, tune_gate
+from paqad.search import ranking, reports, shape
+
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-import corpora  # noqa: E402
-import scoring  # noqa: E402
-import semble  # noqa: E402
-import semble_probes  # noqa: E402
-import tune_gate  # noqa: E402
-
-from paqad.search import ranking, reports, shape  # noqa: E402
 
 tune_gate.MODULES.update(ranking=ranking, reports=reports, shape=shape)
 WORK = HERE / ".cache" / "tune-work"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Workspace search over about a million units: synthetic member repositories, generated here.
 
-    python benchmarks/workspace_1m.py [--members 10] [--units 1000000] [--dir /tmp/paqad-ws-1m] [--queries 40]
+    python -m benchmarks workspace_1m [--members 10] [--units 1000000] [--dir /tmp/paqad-ws-1m] [--queries 40]
 
 Generates ``--members`` git repositories under ``--dir`` (deterministic: seeded; Python modules of
 ``FUNCS_PER_FILE`` documented functions each, names and docstrings drawn from a fixed vocabulary;

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Workspace search latency: one query over a workspace of N repositories against one repository.
 
-    python benchmarks/workspace_search.py [--members 10] [--queries 40]
+    python -m benchmarks workspace_search [--members 10] [--queries 40]
 
 A throwaway repository gets the first N fetched semble repositories as members
-(``python benchmarks/semble.py fetch`` first; their existing indexes are used as they are, lexical
+(``python -m benchmarks semble fetch`` first; their existing indexes are used as they are, lexical
 or hybrid); the queries are the members' own semble queries, round-robin. Reported: median and p95
 wall of ``across.search`` (warm: every member's index opened once before timing) with the members
 asked one by one (``parallel=1``, the earlier code path) and in parallel (``across.MAX_PARALLEL``
@@ -23,17 +23,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import semble
+from paqad import config
+from paqad.index import store
+from paqad.index.reader import Index
+from paqad.index.writing import build
+from paqad.search import across, pipeline
+from paqad.search.request import SearchRequest
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import semble  # noqa: E402
-
-from paqad import config  # noqa: E402
-from paqad.index import store  # noqa: E402
-from paqad.index.reader import Index  # noqa: E402
-from paqad.index.writing import build  # noqa: E402
-from paqad.search import across, pipeline  # noqa: E402
-from paqad.search.request import SearchRequest  # noqa: E402
 
 
 def main() -> int:
@@ -43,7 +41,7 @@ def main() -> int:
     args = ap.parse_args()
     repos = [p for p in sorted((semble.CACHE / "repos").iterdir()) if store.current_path(p) is not None][: args.members]
     if len(repos) < args.members:
-        sys.exit(f"only {len(repos)} indexed semble repositories (run `python benchmarks/semble.py score` once)")
+        sys.exit(f"only {len(repos)} indexed semble repositories (run `python -m benchmarks semble score` once)")
     tasks = semble.load_tasks(semble.load_specs())
     by_repo = {r.name: [t["query"] for t in tasks if t["repo"] == r.name] for r in repos}
     queries = [(r, by_repo[r.name][i // len(repos) % len(by_repo[r.name])]) for i, r in enumerate(repos * (args.queries // len(repos) + 1))][: args.queries]

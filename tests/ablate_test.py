@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-
-import ablate  # noqa: E402
+from benchmarks import ablate
 
 
 def _row(group: str, ruler: str, i: int, rank: int | None, answered: bool = True) -> dict:

@@ -7,18 +7,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCH))
+from benchmarks import all_rulers, corpora
+from benchmarks import all_rulers_cases as cases
+from benchmarks import all_rulers_table as table
 
-import all_rulers  # noqa: E402
-import all_rulers_cases as cases  # noqa: E402
-import all_rulers_table as table  # noqa: E402
-import corpora  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 # --------------------------------------------------------------------------- the half rule
 

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCH))
+from benchmarks import semble, semble_bm25
 
-import semble  # noqa: E402
-import semble_bm25  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def test_path_matching_is_suffix_on_either_side():

@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import score, swebench
 from paqad.errors import ConfigError
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-
-import score  # noqa: E402
-import swebench  # noqa: E402
 
 BIG = "sympy/big.py"  # just over the default cap of 1 MiB (1048576 bytes)
 QUERY = "eigenvector cache lookup"

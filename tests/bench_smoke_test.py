@@ -18,12 +18,10 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCH))
+from benchmarks import score, scoring
+from benchmarks.scoring import Answer, Expected, Passage, Question
 
-import score  # noqa: E402
-import scoring  # noqa: E402
-from scoring import Answer, Expected, Passage, Question  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 # --------------------------------------------------------------------------- HIT RULE
 
@@ -306,12 +304,7 @@ def test_no_run_logs_are_tracked():
 
 
 def test_scripts_write_rows_under_the_ignored_cache():
-    import combined_table
-    import descriptions_eval
-    import semble
-    import speed
-    import summarize
-    import swebench
+    from benchmarks import combined_table, descriptions_eval, semble, speed, summarize, swebench
 
     cache = (BENCH / ".cache").resolve()
     for module in (score, semble, speed, swebench, descriptions_eval, combined_table, summarize):
@@ -322,7 +315,7 @@ def test_scripts_write_rows_under_the_ignored_cache():
 
 
 def test_summaries_name_their_run_and_headline():
-    import summarize
+    from benchmarks import summarize
 
     paths = sorted(summarize.SUMMARIES.glob("2*.json"))
     assert paths
@@ -334,11 +327,11 @@ def test_summaries_name_their_run_and_headline():
 
 def test_published_table_rebuilds_from_summaries(monkeypatch, tmp_path, capsys):
     """docs/benchmarks.md's "Every ruler in one table": its command, run on the summaries alone, prints its lines."""
-    import combined_table
+    from benchmarks import combined_table
 
     readme = (REPO / "docs" / "benchmarks.md").read_text(encoding="utf-8")
-    m = re.search(r"combined_table\.py --lexical (\S+) --hybrid (\S+)\s+--rulers (\S+) --swe ([^`\s]+)", readme)
-    assert m, "docs/benchmarks.md no longer shows the combined_table.py command"
+    m = re.search(r"benchmarks combined_table --lexical (\S+) --hybrid (\S+)\s+--rulers (\S+) --swe ([^`\s]+)", readme)
+    assert m, "docs/benchmarks.md no longer shows the combined_table command"
     monkeypatch.setattr(combined_table, "RESULTS", tmp_path)  # no rows at hand: summaries only
     monkeypatch.setattr(sys, "argv", ["combined_table.py", "--lexical", m[1], "--hybrid", m[2], "--rulers", m[3], "--swe", m[4]])
     assert combined_table.main() == 0

@@ -8,6 +8,7 @@ import http.server
 import os
 import socket
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,11 @@ from testing.env import LEXICAL, paqad_exe, user_cache_home
 from testing.repos import Repo
 
 CHECKOUT = Path(__file__).resolve().parent.parent
+# benchmarks/ is a package of the checkout (``python -m benchmarks NAME``); the tests of its pure parts
+# import it as ``from benchmarks import score``. Appended, not prepended: an installed paqad (CI installs
+# the wheel) still comes before the checkout's source.
+if str(CHECKOUT) not in sys.path:
+    sys.path.append(str(CHECKOUT))
 # What a test run itself leaves in the checkout (bytecode, hypothesis' example database).
 RUN_LITTER = ("__pycache__/", ".hypothesis/", ".pytest_cache/")
 
@@ -52,7 +58,7 @@ TIERS: dict[str, frozenset[str]] = {
             "parse_languages_test.py", "parse_prose_test.py", "parse_treesitter_test.py", "pointers_test.py", "query_derived_test.py",
             "query_variants_test.py", "ranking_test.py", "reembed_test.py", "refresh_context_test.py", "runner_test.py", "secrets_test.py",
             "tokenize_test.py", "transport_client_test.py", "localstate_test.py", "fit_gate_test.py", "outside_ruler_test.py",
-            "docstring_ruler_test.py", "search_params_test.py", "ablate_test.py",
+            "docstring_ruler_test.py", "search_params_test.py", "ablate_test.py", "benchmarks_package_test.py",
         }
     ),
 }

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCH))
+from benchmarks import docstring_ruler as dr
 
-import docstring_ruler as dr  # noqa: E402
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 PY = '''\
 class Pool:

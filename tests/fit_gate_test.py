@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-
-import fit_gate  # noqa: E402
+from benchmarks import fit_gate
 
 
 def _row(ruler: str, answerable: bool, answered: bool, rank: int | None = None, half: str = "tune") -> dict:

@@ -8,14 +8,12 @@ samples written here, not theirs), the corpus-selection rule, and the pin check 
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
-sys.path.insert(0, str(BENCH))
+from benchmarks import outside
+from benchmarks import outside_convert as oc
 
-import outside  # noqa: E402
-import outside_convert as oc  # noqa: E402
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def test_half_is_outside_md_rule() -> None:
