@@ -556,7 +556,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global WORK  # ``--work``: a private folder for a run beside someone else's (graph_eval sets it too)
+    global WORK  # ``--work``: a private folder for a run beside someone else's
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["diff"]:
         d = argparse.ArgumentParser(prog="score.py diff", description="questions whose outcome changed")

@@ -8,7 +8,7 @@ answer a hook by calling a tool of an MCP server it already runs, instead of sta
 hook run prompt-submit --host claude`` prints: the work tree's service answers it when one runs (as
 for the command hook), else this process does, through the same ``Repository.hook`` (its budget and
 its log line), and starts a service for the next prompt. No process is started per prompt at all; what it saves against the
-command hook, ``benchmarks/mcp_hook_cost.py`` measures.
+command hook is measured in benchmarks/README.md ("the prompt hook as an MCP tool").
 
 Opt-in: ``paqad mcp --hook-tool`` lists the tool (without the flag the server's tools are the agent
 operations only, so a model never sees it unasked), and the hook entry (:func:`claude_hook`) is

@@ -1,7 +1,7 @@
 """JSON for the thin clients without ``import json``: the same text, a third of a hook's imports less.
 
 ``import json`` imports ``re`` (and with it ``enum``, ``functools``, ``collections``): 8 ms of CPU
-in a hook process whose whole budget is 30 (``benchmarks/shim_cost.py``). The work itself is done
+in a hook process whose whole budget is 30 (benchmarks/README.md, "The hook shim"). The work itself is done
 by CPython's ``_json`` accelerator, which ``json`` uses too: ``make_scanner`` parses and
 ``encode_basestring(_ascii)`` quotes strings, so :func:`loads` and :func:`dumps` give exactly what
 ``json.loads`` and ``json.dumps`` give for the values a request or reply holds (dicts with string

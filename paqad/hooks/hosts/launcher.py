@@ -60,7 +60,7 @@ SERVE = (
     'exec "$paqad_exe" mcp'
 )
 #: What the shim runs: the CLI's entry point, as ``python -m paqad`` would, minus ``runpy`` (its
-#: imports cost a prompt hook ~4 ms of CPU; benchmarks/shim_cost.py). ``-P`` keeps the hook's
+#: imports cost a prompt hook ~4 ms of CPU; benchmarks/README.md, "The hook shim"). ``-P`` keeps the hook's
 #: folder (the repository) off ``sys.path``, so a ``paqad/`` or ``json.py`` in it shadows nothing.
 ENTRY = 'import sys; sys.argv[0] = "paqad"; from paqad.cli.main import main; sys.exit(main())'
 
