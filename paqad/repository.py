@@ -29,6 +29,7 @@ from paqad.errors import UsageError
 
 if TYPE_CHECKING:
     from paqad.agent.ops import Session
+    from paqad.hooks import hosts
     from paqad.hooks.hosts import base
     from paqad.index.reader import Index
     from paqad.search.pipeline import SearchResponse
@@ -119,15 +120,25 @@ class Repository:
         budget = prompt.budget_of(cfg, environ) if environ is not None else prompt.budget_of(cfg)
         if on_budget is not None:
             on_budget(budget)
-        # the service counts from the hook process's start (its age when it asked); a door's own
-        # process takes off what it already waited for the service
-        age = min(max(call.client_age, 0.0), budget) if door == "service" else 0.0
-        left = max(0.0, budget - age - call.spent)
+        return hosts.handle(host, event, self.root, cfg, self._door(call, budget, door, note))
+
+    def _door(self, call: calls.Hook, budget: float, mode: str, note: str) -> hosts.Door:
+        """Where this hook is answered, decided here once: the budget left, the clock its log line
+        counts from, and the refresh and re-index this process may start."""
+        from paqad import hookclock
+        from paqad.hooks import hosts, runner
+
+        if mode == "service":  # the service counts from the hook process's start (its age when it asked)
+            age = min(max(call.client_age, 0.0), budget)
+            left = max(0.0, budget - age - call.spent)
+        elif hookclock.armed():  # the hook's own process: the settings' budget, from process start
+            hookclock.set_budget(budget)
+            age, left = hookclock.elapsed(), min(max(0.0, budget - call.spent), hookclock.left())
+        else:  # a door's own process takes off what it already waited for the service
+            age, left = 0.0, max(0.0, budget - call.spent)
         jobs = self.jobs
-        return hosts.handle(
-            host, event, self.root, door=door, budget=left, refresh=jobs.refresh if jobs else None, note=note,
-            changed=jobs.files_changed if jobs else None, age=age, cfg=cfg,
-        )
+        refresh = jobs.refresh if jobs is not None else runner.start_refresh
+        return hosts.Door(mode, left, refresh, jobs.files_changed if jobs is not None else None, note, age)
 
     # ---- the agent protocol -------------------------------------------------------------------
 

@@ -508,13 +508,15 @@ def test_a_prompt_answered_in_a_warm_process_syncs_nothing_to_disk_and_leaves_it
     regenerates them); each is whole and parses after the answer."""
     import os
 
+    from paqad import config
     from paqad.hooks import hosts
 
     host = hosts.HOSTS["claude"]
+    door = hosts.Door("service", 30.0, lambda _root: None)
 
     def answer(question: str, session: str) -> str:
         raw = json.dumps(host_json("claude", "prompt", cwd=str(shop.root), prompt=question, session_id=session))
-        return hosts.handle(host, host.read_event(raw, "prompt-submit"), shop.root, budget=30.0, refresh=lambda _root: None)
+        return hosts.handle(host, host.read_event(raw, "prompt-submit"), shop.root, config.load(shop.root), door)
 
     assert "shop/sessions.py:L" in answer(QUESTION, "warm-up")  # the index and the search warm, as in a service
     synced: list[int] = []

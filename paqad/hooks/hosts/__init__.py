@@ -1,7 +1,8 @@
 """Agent hosts: one module per host (see ``base.AgentHost``), one literal registry, one dispatcher.
 
-``handle`` is what ``paqad hook run <event> --host NAME`` does with the JSON a host sent: find the
-repository, then for a prompt record it and answer within the budget (hosts that can inject on
+``handle`` is what ``paqad hook run <event> --host NAME`` does with the JSON a host sent, in the
+work tree its caller found, with the settings and the :class:`Door` its caller built: for a prompt
+record it and answer within the budget (hosts that can inject on
 prompt) or record it and refresh in the background (hosts that cannot); for a session start or a
 tool use, hand over the last delivery (once per refresh for tool uses). It never raises; it returns
 "" (print nothing) whenever paqad is not set up, retrieval is off, or anything is broken.
@@ -12,9 +13,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from paqad import config, git, hookclock, workspace
+from paqad import config, git, workspace
 from paqad.delivery import context
 from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
 
@@ -44,58 +46,46 @@ def repo_root(event: base.Event) -> Path | None:
     return git.toplevel(start)
 
 
-def handle(
-    host: base.AgentHost,
-    event: base.Event,
-    root: Path | None = None,
-    *,
-    door: str = "foreground",
-    budget: float | None = None,
-    refresh: Callable[[Path], None] | None = None,
-    note: str = "",
-    changed: Callable[[Path, list[str]], None] | None = None,
-    age: float = 0.0,
-    cfg: config.Config | None = None,
-) -> str:
+@dataclass(frozen=True)
+class Door:
+    """Where a hook event is answered and what that place lets the answer do, built once per
+    request by its caller (:meth:`paqad.repository.Repository.hook`), so :func:`handle` never asks
+    whether it runs in the hook's own process or in the resident service.
+
+    ``mode`` is what the ``hooks.log`` line's mode says (``foreground``: the hook's own process;
+    ``service``); ``budget`` the seconds the answer may take; ``refresh`` how to refresh behind a
+    prompt (the service's coalesced job, else the runner's detached ``refresh-context``);
+    ``changed`` what to do with the files a ``file-changed`` event names (the service's coalesced
+    re-index; None: nothing, the next prompt's sync re-indexes them); ``note`` what the log line's
+    detail adds (why the service did not answer); ``age`` how long the host had waited already when
+    the call began (the log line counts from the hook process's start, as the host does)."""
+
+    mode: str
+    budget: float
+    refresh: Callable[[Path], None]
+    changed: Callable[[Path, list[str]], None] | None = None
+    note: str = ""
+    age: float = 0.0
+
+
+def handle(host: base.AgentHost, event: base.Event, root: Path, cfg: config.Config, door: Door) -> str:
     """The host's stdout for this event; "" when paqad should stay silent. Never raises.
 
-    The resident service (``paqad.serve``) calls this too: ``door`` is what the log line's mode
-    says (``service``, or ``foreground`` in the hook's own process), ``budget`` the prompt's
-    (default: ``prompt.budget_of``), ``refresh`` how to refresh behind a prompt (default: the
-    runner's detached ``refresh-context``), ``note`` added to the log line's detail (why the
-    service did not answer), ``changed`` what to do with the files a ``file-changed`` event
-    names (the service's coalesced re-index; None, in the hook's own process: nothing, the next
-    prompt's sync re-indexes them). ``age``: how long the hook's own process had run when it
-    asked the service (its log line counts from that process's start, as the host does). ``cfg``:
-    the settings the caller loaded for this request (with its ``-c`` overrides), loaded once per
-    request; None loads the work tree's own.
-    """
+    ``cfg``: the settings the caller loaded for this request (with its ``-c`` overrides; loaded
+    once per request, never again here); ``door``: where it is answered (:class:`Door`)."""
     try:
-        return _handle(host, event, root, _Door(door, budget, refresh, note, changed, age, cfg))
+        return _handle(host, event, root, cfg, door)
     except Exception as exc:  # noqa: BLE001 - a prompt hook never fails the prompt; the log says why
         _log_failure(host, event, root, exc)
         return ""
 
 
-class _Door:
-    """How this call was reached: the log's mode, the budget, the background refresh, a note,
-    and what to do with files a host says it changed."""
-
-    def __init__(
-        self, mode: str, budget: float | None, refresh: Callable[[Path], None] | None, note: str, changed: Callable[[Path, list[str]], None] | None = None,
-        age: float = 0.0, cfg: config.Config | None = None,
-    ) -> None:
-        self.mode, self.budget, self.refresh, self.note, self.changed = mode, budget, refresh, note, changed
-        self.age, self.cfg = age, cfg
-
-
-def _log_failure(host: base.AgentHost, event: base.Event, root: Path | None, exc: Exception) -> None:
+def _log_failure(host: base.AgentHost, event: base.Event, root: Path, exc: Exception) -> None:
     """One ``hooks.log`` line for a hook answer that failed; best effort, never raises."""
     try:
         from paqad.hooks import runner
 
-        root = root or repo_root(event)
-        if root is not None and workspace.is_set_up(root):
+        if workspace.is_set_up(root):
             error = f"{type(exc).__name__}: {exc}"[: runner.ERROR_MAX_CHARS]
             runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", "foreground", "error", 1, error=error))
     except Exception:  # noqa: BLE001
@@ -113,13 +103,9 @@ def clean_prompt(text: str) -> tuple[str, str]:
         return fixed, "; lone surrogates in the prompt replaced"
 
 
-def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _Door) -> str:
+def _handle(host: base.AgentHost, event: base.Event, root: Path, cfg: config.Config, door: Door) -> str:
     started = time.perf_counter()
-    root = root or repo_root(event)
-    if root is None or not workspace.is_set_up(root):
-        return ""
-    cfg = door.cfg if door.cfg is not None else config.load(root)
-    if not cfg.rag_enabled:
+    if not workspace.is_set_up(root) or not cfg.rag_enabled:
         return ""
     if event.machine and event.kind in ("session-start", "subagent-start"):  # another paqad hook answers it
         _log(root, host, event, "skipped", started, event.machine, door)
@@ -140,7 +126,7 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path | None, door: _D
     return host.render(None, event)
 
 
-def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Event, started: float, door: _Door) -> str:
+def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Event, started: float, door: Door) -> str:
     """This prompt's context: the user's own words only, once per turn (:mod:`turns`)."""
     from paqad.delivery import prompt
 
@@ -154,11 +140,7 @@ def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Ev
         _record_and_refresh(root, host, event, text, door)
         _log(root, host, event, "recorded", started, "this host cannot take context on a prompt; delivered on its next event" + note + cut, door)
         return host.render(None, event)
-    budget = prompt.budget_of(cfg) if door.budget is None else door.budget
-    if door.mode == "foreground" and hookclock.armed():  # the hook's own process: its budget runs from process start
-        hookclock.set_budget(prompt.budget_of(cfg))
-        budget = min(budget, hookclock.left())
-    answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, _spawn(door), budget, host.NAME, event.session_id)
+    answer = prompt.answer_prompt(root, cfg, text, host.LIMIT, door.refresh, door.budget, host.NAME, event.session_id)
     _log(root, host, event, str(answer.status), started, answer.detail + note + cut, door)
     if cfg.rag_serve and "no-runtime-dir" in door.note:
         _note_refused_runtime(root)
@@ -168,22 +150,12 @@ def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Ev
     return host.render(turns.end_marked(answer.text), event)
 
 
-def _spawn(door: _Door) -> Callable[[Path], None]:
-    """How to refresh behind a prompt: the service's own job, else the runner's detached refresh."""
-    from paqad.hooks import runner
-
-    return door.refresh or runner.start_refresh
-
-
-def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, started: float, detail: str, door: _Door) -> None:
+def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, started: float, detail: str, door: Door) -> None:
     from paqad.hooks import runner
 
     hint = event.kind if event.kind in ("session-start", "subagent-start") else "prompt-submit"
     seconds = round(time.perf_counter() - started, 3)
-    if door.mode == "foreground" and hookclock.armed():  # what the host waited so far, not just this call
-        seconds = round(hookclock.elapsed(), 3)
-        detail += "; seconds from process start"
-    elif door.age > 0:  # the service: the hook's process had run this long when it asked
+    if door.age > 0:  # what the host waited so far, not just this call
         seconds = round(seconds + door.age, 3)
         detail += "; seconds from process start"
     detail = f"{detail}; {door.note}" if door.note else detail
@@ -220,15 +192,15 @@ def _has_mcp(root: Path, host: base.AgentHost) -> bool:
     return any(base.registers_paqad(mcp, root) for mcp in host.MCP)
 
 
-def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, text: str, door: _Door) -> None:
+def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, text: str, door: Door) -> None:
     from paqad.delivery import depth, refresh
 
     if not depth.is_trivial(text):
         refresh.record_prompt(root, text, host.NAME, event.session_id)
-        _spawn(door)(root)
+        door.refresh(root)
 
 
-def _subagent(root: Path, host: base.AgentHost, event: base.Event, started: float, door: _Door) -> str:
+def _subagent(root: Path, host: base.AgentHost, event: base.Event, started: float, door: Door) -> str:
     """A subagent starting: the context of the prompt its session is working on, once per subagent
     (it starts with an empty context); the orientation when this session has none yet."""
     last = _this_sessions_delivery(root, host, event)
