@@ -82,8 +82,16 @@ class AppContext:
         return self._checked
 
     def config(self) -> config.Config:
-        """The settings, read afresh (a command may have just changed them, as ``rag init`` does)."""
-        return config.load(self.root(), self.overrides)
+        """The settings, read afresh (a command may have just changed them, as ``rag init`` does).
+
+        Called before :meth:`root`, the one load that checks them is also the one returned: a
+        request that needs only its settings (``rag search``) reads them once."""
+        if self._checked is None:
+            root = self.locate()
+            cfg = config.load(root, self.overrides)
+            self._checked = root
+            return cfg
+        return config.load(self._checked, self.overrides)
 
 
 def migrate_setup(root: Path) -> None:
