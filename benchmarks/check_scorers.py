@@ -11,6 +11,7 @@ matched fields of the top 20 must be identical. Exits 1 on any difference.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 import tempfile
@@ -64,4 +65,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(prog="python -m benchmarks check_scorers", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     raise SystemExit(main())

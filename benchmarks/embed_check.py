@@ -20,6 +20,7 @@ Three checks, printed as a report (exit 1 if one fails):
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -238,4 +239,6 @@ def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    ap = argparse.ArgumentParser(prog="python -m benchmarks embed_check", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model_dir", help="the unpacked reference model folder (see above)")
+    sys.exit(main([sys.argv[0], ap.parse_args().model_dir]))

@@ -7,7 +7,7 @@ declarations (repeats become ``name@2`` overloads, which also exercises that pat
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from pathlib import Path
 
@@ -66,4 +66,6 @@ def main(target_lines: int = 2000) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks parse_speed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("lines", nargs="?", type=int, default=2000, help="lines per file (default 2000)")
+    main(ap.parse_args().lines)

@@ -26,6 +26,7 @@ wheels (``tree-sitter-python`` ...). Grammar versions may differ from the pack's
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -185,4 +186,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(prog="python -m benchmarks semble_bm25", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()  # the job comes on stdin
     sys.exit(main())

@@ -43,6 +43,22 @@ def test_no_benchmark_module_edits_sys_path():
     assert not found, f"benchmark modules that edit sys.path (import siblings as `from benchmarks import X`): {found}"
 
 
+def test_every_script_answers_help(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """``python -m benchmarks NAME --help`` prints the script's usage and runs nothing: every module
+    with a ``__main__`` block builds an ``argparse`` parser (one that read ``sys.argv`` by hand ran, or
+    crashed, on ``--help``); the few whose parser a shared module builds are run with ``--help``."""
+    scripts = [name for name, (script, _) in entry.modules().items() if script]
+    assert len(scripts) > 40
+    shared_parser = [name for name in scripts if "ArgumentParser(" not in (BENCH / f"{name}.py").read_text(encoding="utf-8")]
+    assert set(shared_parser) <= {"index_artifact", "shared_store"}, f"scripts without an argparse parser: {shared_parser}"
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    for name in shared_parser:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # runpy: the module may be imported already
+            assert entry.main([name, "--help"]) == 0, name
+        assert capsys.readouterr().out.startswith("usage:"), name
+
+
 @pytest.mark.parametrize("name", MODULES)
 def test_every_benchmark_module_imports_as_part_of_the_package(name: str):
     module = importlib.import_module(f"benchmarks.{name}")
