@@ -20,8 +20,12 @@ and answered share over answerable cases, silence over unanswerable ones. A grou
 pooled figure minus the shipped one; the noise is a paired bootstrap over cases (resampled
 within each ruler, ``--resample`` times): the 95 % interval of that difference. A group whose
 interval holds 0 on every column does not move the pooled figure beyond its noise.
-Only the lexical path: the vector side's constants (``fusion``: bars, blends, confidences) need
-the model's index and are not in ``KNOBS``; index-time constants (``paqad.index``) are out of scope.
+``--model`` asks with the default settings (hybrid, the packaged model; the indexes under
+``.cache/all_rulers/data/default``, built by ``all_rulers`` without ``--lexical``) and adds the
+vector side's groups (``fusion``: blend, vector bars, relief), which act only on an index with
+vectors. ``--try module.NAME=V1,V2`` measures other values of one constant the same way (a
+curve, each point against the shipped value): the way a constant is chosen, on every ruler's tune
+half at once. Index-time constants (``paqad.index``) are out of scope.
 """
 
 from __future__ import annotations
@@ -60,7 +64,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "concentration_bar": ("evidence.CONCENTRATION_BAR",),
     "absence_weight": ("evidence.ABSENCE_FULL_WEIGHT_UNITS",),
     "one_unknown_word": ("evidence.ONE_UNKNOWN_WORD",),  # with its three bars
-    "one_unknown_words_in_best": ("evidence.ONE_UNKNOWN_MIN_WORDS_IN_BEST",),
     "long_query_bars": ("evidence.LONG_QUERY_TERMS",),  # with LONG_MIN_MATCHED, LONG_MIN_IN_ONE_UNIT
     "named": ("evidence.NAMED_ENABLED",),  # with NAMED_MAX_SHARE, NAMED_MIN_OWN_SHARE
     "named_weight_cap": ("evidence.NAMED_WEIGHT_CAP",),
@@ -68,13 +71,11 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # ranking signals
     "ranking_all": ("ranking.ENABLED",),  # every signal at once: a reference, not a candidate
     "definition": ("ranking.DEFINITION_BOOST",),  # the lookup; its shares below
-    "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),
-    "embedded_scale": ("ranking.EMBEDDED_SCALE",),
-    "stem_file": ("ranking.STEM_FILE_SCALE",),
+    "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),  # dapper's SqlMapper.cs (tests/ranking_test.py)
+    "embedded_scale": ("ranking.EMBEDDED_SCALE",),  # symbols inside a sentence; reports decide it (undecided)
+    "stem_file": ("ranking.STEM_FILE_SCALE",),  # a bare name on the file named after it (dapper's SqlMapper.cs)
     "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
     "path_min_share": ("ranking.PATH_MIN_SHARE",),
-    "compound_paths": ("paths.COMPOUND_PATHS",),
-    "prefix_min": ("paths.PREFIX_MIN",),
     "coherence": ("ranking.COHERENCE_BOOST",),
     "diversity": ("ranking.DIVERSITY",),  # with DIVERSITY_WIDEN, TOP_FILE_FREE
     "top_file_free": ("ranking.TOP_FILE_FREE",),
@@ -90,13 +91,63 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "report_variable_calls": ("shape.REPORT_VARIABLE_CALLS",),
     "report_shape": ("shape.TOP_FILE_MIN_WORDS",),  # no query is a report: every report signal off
     "drop_containers": ("pipeline.DROP_CONTAINERS",),
+    # calibrated score and floor (they act on lexical answers too)
+    "confidence_gain": ("fusion.LEXICAL_CONF_GAIN",),
+    "behind_slope": ("fusion.BEHIND_SLOPE",),
+    "tail": ("fusion.TAIL_MIN",),
 }
+
+#: The vector side's groups (``--model``): they change nothing on a lexical index.
+VECTOR_GROUPS: dict[str, tuple[str, ...]] = {
+    "blend": ("fusion.BLEND_LEXICAL",),  # the lexical order alone: vectors only add candidates
+    "weak_blend": ("fusion.WEAK_COVERAGE",),  # with BLEND_LEXICAL_WEAK (the share it switches to)
+    "report_blend": ("fusion.BLEND_LEXICAL_REPORT",),
+    "vector_evidence": ("fusion.VECTOR_TOP_BAR", "fusion.VECTOR_PARTIAL_BAR"),  # no answer on vectors at all
+    "vector_margin": ("fusion.VECTOR_MARGIN_BAR",),
+    "vector_partial": ("fusion.VECTOR_PARTIAL_BAR",),  # with VECTOR_PARTIAL_COVERAGE (its coverage bar)
+    "vector_veto": ("fusion.VECTOR_VETO_BAR",),
+    "vector_conf_max": ("fusion.VECTOR_CONF_MAX",),  # with VECTOR_CONF (a vector answer's base confidence)
+    "relief_max": ("fusion.RELIEF_MAX",),
+}
+ALL_GROUPS = {**GROUPS, **VECTOR_GROUPS}
 
 
 def params_of(group: str | None) -> Any:
+    """The request's parameters for a group (its constants neutral) or a ``--try`` point (``module.NAME=V``)."""
     from paqad.search.params import SearchParams
 
-    return SearchParams() if group is None else SearchParams.neutral(list(GROUPS[group]))
+    if group is None:
+        return SearchParams()
+    if "=" in group:
+        key, value = group.split("=", 1)
+        return SearchParams.of({key: parse_value(key, value)})
+    return SearchParams.neutral(list(ALL_GROUPS[group]))
+
+
+def parse_value(key: str, text: str) -> float | int | bool:
+    """``text`` as the type of the shipped constant ``key`` (``module.NAME`` of ``paqad.search``)."""
+    import importlib
+
+    from paqad.search.params import KNOBS
+
+    if key not in KNOBS:
+        raise SystemExit(f"ablate: not a tuned search constant: {key} (paqad.search.params.KNOBS)")
+    module, name = key.split(".", 1)
+    shipped = getattr(importlib.import_module(f"paqad.search.{module}"), name)
+    if isinstance(shipped, bool):
+        return text.strip().lower() in ("1", "true", "yes", "on")
+    return int(text) if isinstance(shipped, int) else float(text)
+
+
+def try_points(specs: list[str]) -> list[str]:
+    """``module.NAME=V1,V2`` -> the points ``module.NAME=V1``, ``module.NAME=V2`` (values checked)."""
+    out = []
+    for spec in specs:
+        key, _, values = spec.partition("=")
+        for v in values.split(","):
+            parse_value(key, v)
+            out.append(f"{key}={v.strip()}")
+    return out
 
 
 def ask(root: Path, cfg: Any, q: str, gate: bool, params: Any) -> Any:
@@ -119,15 +170,16 @@ def row_of(case: Any, root: Path, cfg: Any, group: str | None) -> dict[str, Any]
     }
 
 
-def run(selected: cases_mod.Selection, groups: list[str], out: Path) -> list[dict[str, Any]]:
-    data = all_rulers.CACHE / "data" / "lexical"
+def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool = False) -> list[dict[str, Any]]:
+    overrides: dict[str, str] = {} if model else dict(all_rulers.LEXICAL)
+    data = all_rulers.CACHE / "data" / all_rulers.settings_key(overrides)
     os.environ["PAQAD_DATA_DIR"] = str(data.resolve())
     rows: list[dict[str, Any]] = []
     for key, cs in selected.by_corpus().items():
         started = time.perf_counter()
         try:
             root, identity = all_rulers.working_copy(selected.corpora[key], all_rulers.CACHE / "work")
-            cfg, _ = all_rulers.prepare(root, identity, all_rulers.LEXICAL, data)
+            cfg, _ = all_rulers.prepare(root, identity, overrides, data)
         except Exception as exc:  # noqa: BLE001 - one broken corpus must not end a long run
             print(f"  {key}: PREPARE FAILED: {exc}", file=sys.stderr)
             continue
@@ -216,7 +268,7 @@ def render(rows: list[dict[str, Any]], resample: int, min_cases: int = 1) -> str
     ]
     for g in groups:
         res = compare(rows, g, resample, min_cases)
-        knobs = ", ".join(f"`{k}`={KNOBS[k].neutral}" for k in GROUPS.get(g, ()))
+        knobs = f"`{g}`" if "=" in g else ", ".join(f"`{k}`={KNOBS[k].neutral}" for k in ALL_GROUPS.get(g, ()))
         lines.append(f"| {g}: {knobs} | {res['n']} | " + " | ".join(_cell(res[c]) for c in COLUMNS) + f" | {'yes' if res['moves'] else 'no'} |")
     lines.append("")
     lines.append(f"change = pooled figure with the group neutral minus shipped; [95 % paired bootstrap over cases, {resample} resamples]; "
@@ -269,6 +321,9 @@ def count_constants() -> tuple[list[str], list[str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--group", action="append", default=[], help="only this group (repeatable; default every group)")
+    ap.add_argument("--model", action="store_true", help="default settings (hybrid, packaged model), and the vector side's groups")
+    ap.add_argument("--try", dest="tries", action="append", default=[], metavar="MODULE.NAME=V1,V2",
+                    help="other values of one constant instead of the groups (repeatable)")
     ap.add_argument("--ruler", action="append", default=[], metavar="NAME", help="only this ruler (repeatable; glob ok)")
     ap.add_argument("--half", choices=("tune", "report", "all"), default="tune")
     ap.add_argument("--limit-corpora", action="append", default=[], metavar="[RULER=]N")
@@ -287,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         from paqad.search.params import KNOBS
 
-        for g, keys in GROUPS.items():
+        for g, keys in ALL_GROUPS.items():
             print(f"{g:28s} " + "; ".join(f"{k}={KNOBS[k].neutral} ({KNOBS[k].means})" for k in keys))
         return 0
     if args.rescore:
@@ -296,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
             rows = [r for r in rows if r["half"] == args.half]
         print(render(rows, args.resample, args.min_cases))
         return 0
-    groups = args.group or list(GROUPS)
-    unknown = [g for g in groups if g not in GROUPS]
+    groups = try_points(args.tries) if args.tries else args.group or list(ALL_GROUPS if args.model else GROUPS)
+    unknown = [g for g in groups if g not in ALL_GROUPS and "=" not in g]
     if unknown:
         ap.error(f"unknown group: {', '.join(unknown)} (--list)")
     selected = cases_mod.load_all(args.ruler, cases_mod.parse_limits(args.limit_corpora), Path(args.sympy_git))
@@ -307,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     out = RESULTS / (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + ".jsonl")
     print(f"{len(selected.cases)} cases x {len(groups) + 1} settings; rows: {out}; load {os.getloadavg()}", file=sys.stderr)
     started = time.perf_counter()
-    rows = run(selected, groups, out)
+    rows = run(selected, groups, out, args.model)
     print(f"{time.perf_counter() - started:.0f} s; load {os.getloadavg()}", file=sys.stderr)
     print(render(rows, args.resample, args.min_cases))
     return 0

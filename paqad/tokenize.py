@@ -36,19 +36,6 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def words(text: str) -> list[tuple[str, ...]]:
-    """The terms of each word of ``text`` as written (an identifier's parts and its compound
-    together), one tuple per distinct word: what the asker typed once, however many terms it
-    splits into (``HTTPException`` is one word of three terms)."""
-    seen: dict[str, tuple[str, ...]] = {}
-    for chunk in _CJK.split(text):
-        for match in _WORD.finditer(chunk):
-            word = match.group(0)
-            if word.lower() not in seen and (found := _word_terms(word)):
-                seen[word.lower()] = found
-    return list(seen.values())
-
-
 def _latin_terms(text: str, out: list[str]) -> None:
     for match in _WORD.finditer(text):
         out.extend(_word_terms(match.group(0)))

@@ -30,6 +30,36 @@ def test_a_ruler_under_min_cases_is_left_out_of_the_pool():
 def test_every_group_sets_tuned_constants_and_the_count_reads_the_search_modules():
     from paqad.search.params import KNOBS
 
-    assert all(k in KNOBS for keys in ablate.GROUPS.values() for k in keys)
+    assert all(k in KNOBS for keys in ablate.ALL_GROUPS.values() for k in keys)
+    grouped = {k for keys in ablate.ALL_GROUPS.values() for k in keys}
+    assert {k for k in KNOBS if k.startswith("fusion.")} <= grouped
     numeric, switches = ablate.count_constants()
     assert "evidence.COVERAGE_BAR" in numeric and "ranking.ENABLED" in switches
+
+
+def test_a_try_point_is_typed_as_the_shipped_constant_and_an_unknown_one_is_refused():
+    import pytest
+
+    assert ablate.try_points(["fusion.TAIL_MIN=5,10", "fusion.BLEND_LEXICAL=0.6"]) == [
+        "fusion.TAIL_MIN=5", "fusion.TAIL_MIN=10", "fusion.BLEND_LEXICAL=0.6"]
+    assert ablate.params_of("fusion.TAIL_MIN=5").as_dict() == {"fusion.TAIL_MIN": 5}
+    assert ablate.params_of("evidence.NAMED_ENABLED=no").as_dict() == {"evidence.NAMED_ENABLED": False}
+    with pytest.raises(SystemExit, match="not a tuned search constant"):
+        ablate.try_points(["fusion.RRF_K=60"])
+
+
+def test_the_vector_sides_neutral_values_change_what_fusion_computes():
+    """Each vector-side group reaches the code it names when its request is in force."""
+    from paqad.search import fusion, params
+
+    before = (fusion.blend_weight(0.1), fusion.blend_weight(1.0, report=True), fusion.default_bars())
+    with params.using(ablate.params_of("weak_blend")):
+        assert fusion.blend_weight(0.1) == fusion.BLEND_LEXICAL != before[0]
+    with params.using(ablate.params_of("report_blend")):
+        assert fusion.blend_weight(1.0, report=True) != before[1]
+    with params.using(ablate.params_of("vector_evidence")):
+        assert not fusion.vector_evidence(0.99, 0.0, coverage=1.0)
+    assert fusion.vector_evidence(0.99, 0.0, coverage=1.0)
+    with params.using(ablate.params_of("relief_max")):
+        assert len(fusion.floor([0.6] * 5, 0.75, 0.5, list(range(5)))[0]) == 1
+    assert len(fusion.floor([0.6] * 5, 0.75, 0.5, list(range(5)))[0]) == 5

@@ -51,7 +51,6 @@ KNOBS: dict[str, Knob] = {
     "evidence.CONCENTRATION_BAR": Knob(0.0, "concentration test passes always"),
     "evidence.ABSENCE_FULL_WEIGHT_UNITS": Knob(1, "absent words weigh fully in every repository"),
     "evidence.ONE_UNKNOWN_WORD": Knob(False, _OFF),
-    "evidence.ONE_UNKNOWN_MIN_WORDS_IN_BEST": Knob(100_000, "only the coverage arm of the one-unknown relief"),
     "evidence.LONG_QUERY_TERMS": Knob(100_000, "no query is long: the short-query bars for all"),
     "evidence.NAMED_ENABLED": Knob(False, _OFF),
     "evidence.NAMED_WEIGHT_CAP": Knob(False, "names weigh their own idf"),
@@ -72,8 +71,6 @@ KNOBS: dict[str, Knob] = {
     "ranking.TITLE_SCALE": Knob(0.0, _NO_BOOST),
     "ranking.TITLE_PATHS": Knob(False, "paths matched against the whole report"),
     "ranking.TITLE_SPREAD": Knob(0, "the title lift never shared"),
-    "paths.COMPOUND_PATHS": Knob(False, _OFF),
-    "paths.PREFIX_MIN": Knob(0, "no abbreviations"),
     "reports.POINTER_BOOST": Knob(0.0, _NO_BOOST),
     "reports.FRAMES_ALL": Knob(False, "the last frame only"),
     "reports.NAMED_FOR_BOOST": Knob(0.0, _NO_BOOST),
@@ -82,10 +79,6 @@ KNOBS: dict[str, Knob] = {
     "shape.REPORT_VARIABLE_CALLS": Knob(False, "no calls on variables read from a report"),
     "shape.TOP_FILE_MIN_WORDS": Knob(100_000, "no query is a report"),
     "pipeline.DROP_CONTAINERS": Knob(False, _OFF),
-    # query expansion from the repository's vocabulary (issue 32, item 4; off by default)
-    "expand.WEIGHT": Knob(0.0, "no expansion"),
-    "expand.MIN_COSINE": Knob(1.01, "no neighbour is close enough"),
-    "expand.PER_WORD": Knob(0, "no neighbour taken"),
     # the vector side: blend, vector evidence, calibrated score, delivery floor
     "fusion.BLEND_LEXICAL": Knob(1.0, "the lexical order alone (vectors only add candidates)"),
     "fusion.WEAK_COVERAGE": Knob(0.0, "one blend whatever the lexical coverage"),

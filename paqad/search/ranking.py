@@ -3,14 +3,16 @@
 Applied to one query's fused pool (best first, ``fusion.Fused``) before the calibrated score, so
 the confidence floor judges the new order. Each signal was added alone and kept only when it
 helped on the tuning half of the semble benchmark without hurting our rulers (the ablation table
-is in benchmarks/README.md, "Ranking stack"); every constant below is a module constant so
-``benchmarks/tune_rank.py`` can switch it off or sweep it.
+is in benchmarks/README.md, "Ranking stack"); every tuned constant below is read through ``P``
+(``paqad.search.params``), so ``python -m benchmarks ablate`` switches it off per request.
 
 - **definitions**: a query that is one identifier (``Session``, ``createStore``, ``Sinatra::Base``,
   ``flask.Blueprint``) looks up a declaration; the units *named* so (not those that only mention
-  it) are lifted by ``DEFINITION_BOOST`` times the best fused score, more when their file is named
-  after it too. Identifiers written inside a sentence ("where is `parseArgs` called") lift their
-  declarations at ``EMBEDDED_SCALE`` of that.
+  it) are lifted by ``DEFINITION_BOOST`` times the best fused score. Identifiers written inside a
+  sentence ("where is `parseArgs` called", a traceback's frames) lift their declarations at
+  ``EMBEDDED_SCALE`` of that; failing a declaration, a file named after the symbol lifts its best
+  unit (``STEM_FILE_SCALE``), and a declaration in such a file gains ``DEFINITION_STEM_BONUS``
+  more (dapper's ``SqlMapper.cs`` among 40 partial declarations).
 - **path words**: a file whose name or folder carries the query's words (``sessions.py`` for
   "session management") is about the subject; its units gain ``PATH_BOOST`` times the best score
   times the share of the query's words it carries.
@@ -238,9 +240,11 @@ def _older_prior(path: str, older: dict[str, str], text: str) -> float:
 
 
 def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
-    """Declarations of a queried symbol gain ``DEFINITION_BOOST``, more in a file named after it
-    (every part of a split declaration alike); failing that, a file named after the
-    symbol lifts its best unit by ``STEM_FILE_SCALE`` of the boost."""
+    """Declarations of a queried symbol gain ``DEFINITION_BOOST`` (``EMBEDDED_SCALE`` of it for a
+    symbol written inside a sentence; more in a file named after it; every part of a split
+    declaration alike); a report's title lifts the declarations it names (``TITLE_SCALE``);
+    failing that, a file named after the symbol lifts its best unit by ``STEM_FILE_SCALE`` of the
+    boost."""
     unit = P.DEFINITION_BOOST * best * (P.EMBEDDED_SCALE if q.embedded else 1.0)
     keys = {_squash(segments(s)[-1]) for s in q.symbols if segments(s)}
     lifted: set[str] = set()
@@ -278,7 +282,7 @@ def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, be
             continue
         share = shares.get(u.path)
         if share is None:
-            share = shares[u.path] = len(words & path_words(u.path, words)) / len(words)
+            share = shares[u.path] = len(words & path_words(u.path)) / len(words)
         if share >= least:
             add[c.uid] += boost * best * share
 
