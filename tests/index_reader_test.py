@@ -100,6 +100,33 @@ def test_an_open_index_notices_an_update_and_a_rebuild(shop: Repo, paqad_cli) ->
     assert index.refresh() == now and index.changes == 2  # nothing moved since
 
 
+def test_a_warm_reader_trusts_an_unchanged_pointer_and_still_notices_every_change(shop: Repo, paqad_cli, monkeypatch) -> None:
+    """Once ``CURRENT`` settled, a refresh stats it instead of reading it (issue 34: reading and
+    validating it twice was a tenth of a warm lexical query); an update, a rebuild's swap and a
+    pointer rewritten in place are each still noticed."""
+    monkeypatch.setattr(store, "SETTLE_NS", -(10**12))  # every stat counts as settled
+    reads: list[Path] = []
+    real = store.read_pointer
+    monkeypatch.setattr(store, "read_pointer", lambda pointer: reads.append(pointer) or real(pointer))
+    index = Index.open(shop.root)
+    first, opened = index.generation, len(reads)
+    assert first is not None and opened >= 1
+    assert index.refresh() == first and index.refresh() == first and len(reads) == opened  # the pointer not read again
+    shop.write("shop/extra.py", EXTRA)
+    assert paqad_cli("rag", "update", cwd=shop.root).returncode == 0
+    updated = index.refresh()
+    assert updated.name == first.name and updated.data_version != first.data_version and index.changes == 1
+    assert paqad_cli("rag", "rebuild", cwd=shop.root).returncode == 0
+    rebuilt = index.refresh()
+    assert rebuilt.name != first.name and rebuilt.name == store.current_path(shop.root).name and index.changes == 2  # type: ignore[union-attr]
+    assert index.unit("shop/extra.py::ship_parcel", ("path",)) is not None
+    pointer = store.current_pointer(shop.root)
+    with pointer.open("r+") as handle:  # rewritten in place (same inode, same size): the stat moves all the same
+        handle.write("x" * len(pointer.read_text()))
+    with pytest.raises(IndexCorruptError, match="not an index file"):
+        index.refresh()
+
+
 def test_term_lookups_kept_for_a_generation_follow_an_update(shop: Repo, paqad_cli) -> None:
     """``terms`` keeps what it looked up, words the index lacks included (issue 34); a commit to
     the index looks them up afresh, so a word an update brings in is found."""

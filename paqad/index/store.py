@@ -19,8 +19,10 @@ old name.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +72,30 @@ def pointer_name(root: Path) -> str | None:
         return read_pointer(current_pointer(root))
     except (IndexCorruptError, FileNotFoundError):
         return None
+
+
+#: A stat taken of ``CURRENT`` vouches for what it names only once the file is this much older
+#: than the stat (git's "racy" rule): two writes in one clock tick can leave every field alike.
+SETTLE_NS = 2_000_000_000
+PointerStat = tuple[str, int, int, int, int, int]
+
+
+def pointer_stat(root: Path) -> PointerStat | None:
+    """(``CURRENT``'s path, device, inode, size, mtime, ctime) now, or None when it cannot be
+    stat'ed. ``publish`` replaces ``CURRENT`` with a new file, so while a settled stat
+    (:func:`settled`) is unchanged, ``CURRENT`` still names what it named when it was taken: a
+    warm reader checks this stat instead of reading and validating the pointer on every query."""
+    pointer = current_pointer(root)
+    try:
+        st = os.stat(pointer)
+    except (OSError, ValueError):
+        return None
+    return (str(pointer), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled(seen: PointerStat) -> bool:
+    """True when the file ``seen`` describes last changed more than ``SETTLE_NS`` ago."""
+    return time.time_ns() - max(seen[4], seen[5]) > SETTLE_NS
 
 
 def generation_of(path: Path) -> int:
