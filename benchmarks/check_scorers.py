@@ -12,13 +12,12 @@ matched fields of the top 20 must be identical. Exits 1 on any difference.
 from __future__ import annotations
 
 import argparse
-import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 import yaml
 
+from benchmarks import corpora
 from paqad import config
 from paqad.index.reader import Index
 from paqad.index.writing import build
@@ -39,11 +38,7 @@ def main() -> int:
     total = same = 0
     with tempfile.TemporaryDirectory(prefix="paqad-scorers-") as tmp:
         for short, corpus in CORPORA.items():
-            source = HERE / ".cache" / "corpora" / corpus
-            if not source.exists():
-                sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
-            root = Path(tmp) / corpus
-            shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
+            root = corpora.private_copy(corpora.CACHE / corpus, Path(tmp) / corpus)
             build.build_full(root, config.load(root, cli_overrides={"rag_embedding_provider": "none"}, environ={}))
             index = Index.open(root)
             n = index.meta().n_units

@@ -414,6 +414,15 @@ def corpus_path(c: Corpus) -> Path:
     return CACHE / c.root
 
 
+def private_copy(source: Path, dst: Path) -> Path:
+    """``dst``: a copy of the fetched corpus at ``source`` without any index in it (``.paqad``), for a
+    run to index and change; exits with the command that fetches it when it is not fetched."""
+    if not (source / ".git").exists():
+        die(f"{source}: not fetched; run python -m benchmarks corpora fetch")
+    shutil.copytree(source, dst, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
+    return dst
+
+
 def fetch_one(c: Corpus, force: bool, lock: dict) -> dict:
     dest = corpus_path(c)
     if dest.is_dir() and (dest / ".git").is_dir() and not force:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from benchmarks import corpora
+
 HERE = Path(__file__).resolve().parent
 RULERS = HERE / "rulers"
 CORPORA = {"flask": "flask-3.1.3", "requests": "requests-2.32.3", "cobra": "cobra-1.6.1", "rxjs": "rxjs-7.8.1"}
@@ -71,12 +73,7 @@ def dump(out_path: Path, provider: str) -> int:
     data: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="paqad-dump-") as tmp:
         for short, corpus in CORPORA.items():
-            source = HERE / ".cache" / "corpora" / corpus
-            if not source.exists():
-                print(f"{short}: not fetched (python -m benchmarks corpora fetch)", file=sys.stderr)
-                return 2
-            root = Path(tmp) / corpus
-            shutil.copytree(source, root)
+            root = corpora.private_copy(corpora.CACHE / corpus, Path(tmp) / corpus)
             subprocess.run(["git", "init", "-q"], cwd=root, check=True)
             paqad("rag", "init", "--provider", provider, cwd=root)
             data[short] = ask_all(root, questions(short))

@@ -38,11 +38,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import corpora
 from benchmarks.emit import emit
 from paqad import workspace  # per-developer state (logs, locks) lives outside the work tree
 
 HERE = Path(__file__).resolve().parent
-CORPORA = HERE / ".cache" / "corpora"
+CORPORA = corpora.CACHE
 GIT_ID = ["-c", "user.name=paqad bench", "-c", "user.email=bench@paqad.invalid", "-c", "commit.gpgsign=false"]
 QUESTIONS = [
     "where is the session cookie signed",
@@ -70,11 +71,7 @@ def paqad(root: Path, *args: str, env: dict[str, str] | None = None) -> subproce
 
 
 def prepare(corpus: str, workdir: Path, provider: str) -> Path:
-    source = CORPORA / corpus
-    if not (source / ".git").exists():
-        sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
-    root = workdir / corpus
-    shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
+    root = corpora.private_copy(CORPORA / corpus, workdir / corpus)
     env = {**os.environ, "PAQAD_RAG_SERVE": "false"}
     for args in (["rag", "init", "--provider", provider], ["hooks", "install", "--agents", "claude"]):
         proc = paqad(root, *args, env=env)

@@ -39,11 +39,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import corpora
 from benchmarks.emit import emit
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-CORPORA = HERE / ".cache" / "corpora"
+CORPORA = corpora.CACHE
 
 QUERY = "where are the session cookies merged into a request"
 PROMPT = "how does the session merge cookies into the prepared request"
@@ -152,13 +153,9 @@ def summary(data: dict) -> dict:
 
 
 def run(corpus: str, provider: str, keep: bool) -> dict:
-    source = CORPORA / corpus
-    if not (source / ".git").exists():
-        sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
     tmp = Path(tempfile.mkdtemp(prefix="pqm-", dir="/tmp"))  # short: the socket path must fit sun_path
     try:
-        root = tmp / "repo"
-        shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
+        root = corpora.private_copy(CORPORA / corpus, tmp / "repo")
         runtime = tmp / "run"
         runtime.mkdir(mode=0o700)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PAQAD_")}

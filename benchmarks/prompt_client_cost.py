@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from benchmarks import hook_latency  # the corpus copy, the payload, the timing, the log reading
+from benchmarks import corpora, hook_latency  # the corpus copy, the payload, the timing, the log reading
 from benchmarks.emit import emit
 
 HERE = Path(__file__).resolve().parent
@@ -53,11 +52,7 @@ def env_for(tree: Path, base: dict[str, str]) -> dict[str, str]:
 
 
 def prepare(corpus: str, where: Path, tree: Path, provider: str, base_env: dict[str, str]) -> Path:
-    source = hook_latency.CORPORA / corpus
-    if not (source / ".git").exists():
-        sys.exit(f"{source}: not fetched; run python -m benchmarks corpora fetch")
-    root = where / corpus
-    shutil.copytree(source, root, symlinks=True, ignore=shutil.ignore_patterns(".paqad"))
+    root = corpora.private_copy(corpora.CACHE / corpus, where / corpus)
     env = {**env_for(tree, base_env), "PAQAD_RAG_SERVE": "false"}
     py = [sys.executable, "-m", "paqad"]
     for args in (["rag", "init", "--provider", provider], ["hooks", "install", "--agents", "claude"]):

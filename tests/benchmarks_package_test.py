@@ -78,3 +78,18 @@ def test_the_entry_lists_every_script_and_runs_one_as_main(monkeypatch: pytest.M
     assert capsys.readouterr().out.startswith("usage: check_rulers.py")
     assert entry.main(["scoring"]) == 2
     assert "shared code" in capsys.readouterr().err
+
+
+def test_a_private_copy_of_a_corpus_leaves_its_index_behind_and_an_unfetched_one_stops_the_run(tmp_path: Path):
+    from benchmarks import corpora
+
+    source = tmp_path / "flask-3.1.3"
+    (source / ".git").mkdir(parents=True)
+    (source / ".paqad" / "vectors").mkdir(parents=True)
+    (source / "app.py").write_text("def route(): ...\n")
+    copy = corpora.private_copy(source, tmp_path / "work" / "flask")
+    assert (copy / "app.py").read_text() == "def route(): ...\n" and (copy / ".git").is_dir()
+    assert not (copy / ".paqad").exists()
+    with pytest.raises(SystemExit):
+        corpora.private_copy(tmp_path / "requests-2.32.3", tmp_path / "work" / "requests")
+    assert not (tmp_path / "work" / "requests").exists()
