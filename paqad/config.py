@@ -11,6 +11,8 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +57,63 @@ class Config(Settings):
 def load(root: Path, cli_overrides: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
     """Resolve every setting for the repository at ``root``."""
     return _resolve(root, cli_overrides, environ)
+
+
+#: A file's stat vouches for its content once the file is this much older than the stat (git's
+#: "racy" rule: two writes in one clock tick can leave every field alike).
+SETTLE_NS = 2_000_000_000
+_KEPT: dict[Path, tuple[tuple[object, ...], Config]] = {}
+_KEPT_LOCK = threading.Lock()
+
+
+def load_kept(root: Path) -> Config:
+    """:func:`load` for a long-lived process (the service reads the settings on every request):
+    the last answer for ``root`` while every input is unchanged, namely the ``PAQAD_*``
+    environment, where the personal file lives, and the stat of each file and folder ``load``
+    reads (``.paqad/``, ``.paqad/configs/`` and its entries, the personal ``config.yaml``). An
+    answer is kept only when all of them had settled (``SETTLE_NS``) and did not move while it
+    was computed; anything else loads afresh. Errors are never kept (``load`` raises them)."""
+    before = _inputs(root)
+    with _KEPT_LOCK:
+        hit = _KEPT.get(root)
+    if before is not None and hit is not None and hit[0] == before:
+        return hit[1]
+    cfg = load(root)
+    if before is not None and _settled(before) and _inputs(root) == before:
+        with _KEPT_LOCK:
+            _KEPT[root] = (before, cfg)
+    return cfg
+
+
+def _inputs(root: Path) -> tuple[object, ...] | None:
+    """What :func:`load` (no overrides, this process's environment) depends on, as stats; None
+    when a stat fails in a way ``load`` would have to judge (it is then simply not kept)."""
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
+    team = workspace.team_config_dir(root)
+    local = workspace.local_config_path(root)
+    places = [team.parent, team, local]
+    try:
+        places += sorted(team / name for name in os.listdir(team))
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    stats: list[object] = [env, str(local)]
+    for place in places:
+        try:
+            st = os.lstat(place)
+        except FileNotFoundError:
+            stats.append((str(place), None))
+            continue
+        except OSError:
+            return None
+        stats.append((str(place), st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(stats)
+
+
+def _settled(inputs: tuple[object, ...]) -> bool:
+    now = time.time_ns()
+    return all(now - max(s[5], s[6]) > SETTLE_NS for s in inputs[2:] if isinstance(s, tuple) and s[1] is not None)
 
 
 def _resolve(

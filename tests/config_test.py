@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
 from paqad import config, workspace
@@ -119,3 +122,33 @@ def test_a_mistyped_setting_says_what_was_meant_instead_of_listing_everything(re
 def test_an_unknown_setting_like_nothing_lists_the_settings(repo):
     with pytest.raises(ConfigError, match="known settings: rag_enabled"):
         config.load(repo.root, cli_overrides={"colour": "5"}, environ={})
+
+
+def test_kept_settings_follow_every_input_of_load(repo, monkeypatch):
+    """``load_kept`` (the service's settings per request, issue 34) answers from memory while
+    nothing ``load`` reads moved, and afresh after an edit in place of the same size, a new team
+    file, a ``PAQAD_*`` variable, or a file broken (the error, never a kept answer)."""
+    monkeypatch.setattr(config, "SETTLE_NS", -(10**12))  # every stat counts as settled...
+
+    def tick() -> None:
+        time.sleep(0.03)  # ...so each edit comes a file-system clock tick after the last read
+
+    for var in [v for v in os.environ if v.startswith("PAQAD_RAG_")]:
+        monkeypatch.delenv(var)
+    repo.write_local("rag_top_n: 11\n")
+    first = config.load_kept(repo.root)
+    assert first.rag_top_n == 11 and config.load_kept(repo.root) is first  # kept, not read again
+    tick()
+    repo.write_local("rag_top_n: 12\n")  # same size, rewritten in place
+    assert config.load_kept(repo.root).rag_top_n == 12
+    tick()
+    repo.write(".paqad/configs/10-team.yaml", "rag_relief_floor: 0.4\n")
+    assert config.load_kept(repo.root).rag_relief_floor == 0.4
+    monkeypatch.setenv("PAQAD_RAG_TOP_N", "13")
+    assert config.load_kept(repo.root).rag_top_n == 13
+    tick()
+    repo.write(".paqad/configs/10-team.yaml", "rag_top_m: 5\n")
+    with pytest.raises(ConfigError, match="rag_top_m"):
+        config.load_kept(repo.root)
+    with pytest.raises(ConfigError, match="rag_top_m"):
+        config.load_kept(repo.root)

@@ -154,11 +154,12 @@ def _gate(svc: Service, req: dict[str, Any], op: str) -> str | None:
 
 
 def _settings(svc: Service) -> Config:
-    """The work tree's settings now (a broken file: refused, so the in-process door reports it)."""
+    """The work tree's settings now (a broken file: refused, so the in-process door reports it);
+    kept while their files and the environment are unchanged (``config.load_kept``)."""
     from paqad import config
 
     try:
-        cfg = config.load(svc.root)
+        cfg = config.load_kept(svc.root)
     except PaqadError:
         raise Refused("config") from None
     if not cfg.rag_serve:
