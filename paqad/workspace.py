@@ -92,8 +92,12 @@ def vectors_dir(root: Path) -> Path:
     return local_dir(root) / "vectors"
 
 
+#: The per-developer folder's ``state/`` (the git shims spell it too: :mod:`paqad.channel.gitevents`).
+STATE_DIR = "state"
+
+
 def state_dir(root: Path) -> Path:
-    return local_dir(root) / "state"
+    return local_dir(root) / STATE_DIR
 
 
 def logs_dir(root: Path) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from paqad import workspace
+from paqad.channel import gitevents
 from paqad.cli.hooks_cmd import pre_commit_stage
 from paqad.errors import PaqadError
 from paqad.hooks import gitshims as githooks
@@ -217,6 +219,30 @@ def test_shim_guards_against_running_the_legacy_hook_recursively(repo, tmp_path)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     (hooks / "post-commit").write_text(githooks.render_shim("post-commit", python="/nonexistent"))
     assert run_shim(hooks / "post-commit", repo.root, env).returncode == 0
+
+
+@pytest.mark.parametrize("pid_file", [gitevents.SERVE_PID_FILE, gitevents.BURST_PID_FILE])
+def test_the_shim_leaves_its_event_in_the_file_python_takes_while_a_pid_file_names_a_live_process(repo, tmp_path, pid_file):
+    """The sh and the Python agree on the channel's files: the names come from
+    ``gitevents.SH_MARKS``, and the rendered shim, run by sh, reads and writes the very files
+    ``gitevents.path`` names (the per-developer folder included)."""
+    text = githooks.render_shim("post-merge", python=str(tmp_path / "gone" / "python"))
+    assert re.findall(r"@[A-Z_]+@", text) == []
+    shim = git_hooks(repo) / "post-merge"
+    shim.write_text(text)
+    shim.chmod(0o755)
+    workspace.state_dir(repo.root).mkdir(parents=True)
+    env = {"PATH": "/usr/bin:/bin", **{k: os.environ[k] for k in ("HOME", "XDG_DATA_HOME", "PAQAD_DATA_DIR") if k in os.environ}}
+    assert run_shim(shim, repo.root, env, "0").returncode == 0
+    assert gitevents.take(repo.root) == []  # no live process named: nobody to leave it to
+    gitevents.claim(repo.root, pid_file)  # this test's process: alive
+    try:
+        assert run_shim(shim, repo.root, env, "0").returncode == 0
+        assert run_shim(shim, repo.root, env, "0").returncode == 0
+        assert gitevents.take(repo.root) == ["post-merge", "post-merge"]
+    finally:
+        gitevents.release(repo.root, pid_file)
+    assert not gitevents.path(repo.root, pid_file).exists()
 
 
 # ---- end to end: real git commands run the shims ----------------------------------------------

@@ -4,7 +4,9 @@ A git shim (``hooks/git-hook.tmpl``, POSIX sh) tests ``SERVE_PID_FILE`` and ``BU
 the work tree's ``state/`` folder (per developer, :func:`paqad.workspace.state_dir`) with ``kill -0``;
 when either names a live process it appends its event to ``EVENTS_FILE`` and starts nothing. The
 resident service and the burst process (:mod:`paqad.hooks.gitburst`) take the events with
-:func:`take`. The shim template is rendered with these names (:func:`paqad.hooks.gitshims.render_shim`).
+:func:`take`. The sh spells none of these names: the template has a mark for each
+(``SH_MARKS``), replaced when the hooks are installed (:func:`paqad.hooks.gitshims.render_shim`);
+``tests/githooks_test.py`` runs a rendered shim against :func:`path`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from paqad import workspace
 SERVE_PID_FILE = "serve.pid"  # written by a running service for its whole life
 BURST_PID_FILE = "git-burst.pid"  # written by the burst process while it takes events
 EVENTS_FILE = "git-events"  # one git event per line, appended by the shims
+#: The shim template's marks and the names they become: every file name the sh uses.
+SH_MARKS = {"@STATE_DIR@": workspace.STATE_DIR, "@SERVE_PID_FILE@": SERVE_PID_FILE, "@BURST_PID_FILE@": BURST_PID_FILE, "@EVENTS_FILE@": EVENTS_FILE}
 
 
 def path(root: Path, name: str) -> Path:

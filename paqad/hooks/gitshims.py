@@ -79,7 +79,7 @@ def template_text() -> str:
 def render_shim(hook: str, python: str | None = None) -> str:
     text = template_text()
     text = text.replace("@TREE_DIR_SH@", localstate.SH_TREE_DIR.rstrip())
-    for mark, name in (("@SERVE_PID_FILE@", gitevents.SERVE_PID_FILE), ("@BURST_PID_FILE@", gitevents.BURST_PID_FILE), ("@EVENTS_FILE@", gitevents.EVENTS_FILE)):
+    for mark, name in gitevents.SH_MARKS.items():
         text = text.replace(mark, name)  # the file names are gitevents' (one channel, one owner)
     return text.replace("@HOOK@", shlex.quote(hook)).replace("@PYTHON@", shlex.quote(python or sys.executable))
 
