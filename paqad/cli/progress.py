@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from paqad.index import timeline
 
@@ -36,7 +36,7 @@ def _left(eta: float | None, rate: float | None, source: str | None) -> str:
     return f"~{_seconds(eta)} left at {rate:,.0f} units/s{tail}"
 
 
-def stages_text(d: dict[str, Any], compact: bool = False) -> str:
+def stages_text(d: timeline.Described, compact: bool = False) -> str:
     """One line from ``timeline.describe``'s dict: each stage that works, with the time it took
     from the command's start, then the model's fill as it stands. ``compact``: the stages that
     work without their times, for a narrow terminal (``lexical ✓ · stand-ins ✓ · full vectors ...``)."""
@@ -51,7 +51,7 @@ def stages_text(d: dict[str, Any], compact: bool = False) -> str:
     return SEP.join(parts)
 
 
-def _full_part(d: dict[str, Any]) -> str:
+def _full_part(d: timeline.Described) -> str:
     took = d["seconds_to"]
     if d["ready"]["full"]:
         return f"full vectors ready ({_seconds(took['full'])})" if took["full"] is not None else "full vectors ready"
@@ -103,7 +103,7 @@ class StageLine:
             columns = 0
         return max(20, columns - 1) if columns else 10_000  # 0: a terminal of unknown size
 
-    def _draw(self, d: dict[str, Any] | None = None, final: bool = False) -> None:
+    def _draw(self, d: timeline.Described | None = None, final: bool = False) -> None:
         if d is None:
             rec = timeline.active(self.root)
             d = rec.describe() if rec is not None else timeline.describe(self.root)

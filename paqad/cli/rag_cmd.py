@@ -22,6 +22,7 @@ from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 if TYPE_CHECKING:
     from paqad.eligibility import collect
     from paqad.evaluation.compare import EvalReport
+    from paqad.index import timeline
     from paqad.index.writing import build
     from paqad.search import pipeline
 
@@ -121,7 +122,7 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
         click.echo(f"Embedding in the background (pid {pid}); search works now, and better as vectors land: paqad rag status")
 
 
-def _timeline(root: Path) -> dict[str, Any] | None:
+def _timeline(root: Path) -> timeline.Described | None:
     from paqad.index import timeline
 
     return timeline.describe(root)

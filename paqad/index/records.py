@@ -15,7 +15,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSON
 
 #: The ``units`` table's columns, in the schema's order (``paqad.index.schema.INDEX``).
 UNIT_COLUMNS: tuple[str, ...] = (
@@ -69,7 +72,7 @@ class StoredUnit:
         return cls(**values)
 
 
-def json_list(text: object) -> list[Any]:
+def json_list(text: object) -> list[JSON]:
     """A JSON list column decoded; anything that is not a JSON list reads as empty."""
     if not isinstance(text, str):
         return []

@@ -25,12 +25,15 @@ import itertools
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from paqad import workspace
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSON, JSONObject
 
 FILE = "timeline.json"
 RATE_FILE = "embed-rate.json"
@@ -70,6 +73,36 @@ def seconds_left(done: int, total: int, rate: float | None) -> float | None:
     if done >= total:
         return 0.0
     return (total - done) / rate if rate else None
+
+
+class Stages(TypedDict):
+    """Per stage (``lexical``, ``hybrid_interim``, ``full``): a flag, a time or seconds."""
+
+    lexical: float | None
+    hybrid_interim: float | None
+    full: float | None
+
+
+class Described(TypedDict):
+    """A build's timeline in ``rag status --json``'s words (the ``timeline`` object)."""
+
+    kind: str | None
+    started_at: str
+    state: str | None
+    stage: str
+    units: int | None
+    embedder: str | None
+    done: int | None
+    total: int | None
+    cached: int
+    rate: float | None
+    rate_source: str | None
+    eta_seconds: float | None
+    cpu_seconds: float | None
+    stopped: str | None
+    ready: dict[str, bool]
+    ready_at: dict[str, str | None]
+    seconds_to: Stages
 
 
 @dataclass
@@ -171,7 +204,7 @@ class Record:
         except OSError:  # a report on the build, never a reason for it to fail (a full disk: the build says so)
             pass
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Described:
         return _described({k: v for k, v in asdict(self).items() if not k.startswith("_")})
 
 
@@ -214,14 +247,25 @@ def current(root: Path) -> Record | None:
     pid = data.get("pid")
     if pid not in (None, os.getpid()) and _alive(pid):
         return None
-    known = {k: data[k] for k in Record.__dataclass_fields__ if not k.startswith("_") and k in data}
-    rec = Record(**{**known, "root": key, "pid": os.getpid()})
-    rec._cpu_base = float(data.get("cpu_s") or 0.0)
+    rec = _record(data, key)
+    rec._cpu_base = rec.cpu_s
     _ACTIVE[key] = rec
     return rec
 
 
-def describe(root: Path, pending: int | None = None) -> dict[str, Any] | None:
+def _record(data: JSONObject, root: str) -> Record:
+    """The record a file holds, carried on by this process."""
+    return Record(
+        root, _text(data.get("kind")) or "", _number(data.get("started_at")) or 0.0, os.getpid(),
+        units=_count(data.get("units")) or 0, embedder=_text(data.get("embedder")) or "", state=_text(data.get("state")) or "running",
+        lexical_s=_number(data.get("lexical_s")), interim_s=_number(data.get("interim_s")), full_s=_number(data.get("full_s")),
+        done=_count(data.get("done")) or 0, total=_count(data.get("total")) or 0, cached=_count(data.get("cached")) or 0,
+        rate=_number(data.get("rate")), rate_source=_text(data.get("rate_source")), eta_s=_number(data.get("eta_s")),
+        cpu_s=_number(data.get("cpu_s")) or 0.0, stopped=_text(data.get("stopped")), updated_at=_number(data.get("updated_at")) or 0.0,
+    )
+
+
+def describe(root: Path, pending: int | None = None) -> Described | None:
     """The last full build's timeline for ``rag status`` (None: none recorded). ``pending``: the
     index's own count of units without a vector, which wins over the record (another process
     may have filled them); a running record whose process is gone reads as stopped."""
@@ -230,35 +274,50 @@ def describe(root: Path, pending: int | None = None) -> dict[str, Any] | None:
         return None
     if data.get("state") == "running" and data.get("pid") is not None and not _alive(data["pid"]):
         data["state"], data["stopped"] = "stopped", "the embedding process is gone; `paqad rag update` resumes"
-    if pending is not None and data.get("embedder") and data.get("total"):
-        data["done"] = max(0, int(data["total"]) - pending)
+    total = _number(data.get("total"))
+    if pending is not None and data.get("embedder") and total:
+        data["done"] = max(0, int(total) - pending)
         if pending == 0 and data.get("full_s") is None and data["state"] != "running":
             data["state"], data["stopped"] = "done", None  # completed by a later fill
-    if data["state"] == "running" and isinstance(data.get("eta_s"), (int, float)):
-        data["eta_s"] = max(0.0, data["eta_s"] - max(0.0, time.time() - float(data.get("updated_at") or time.time())))
+    eta = _number(data.get("eta_s"))
+    if data["state"] == "running" and eta is not None:
+        data["eta_s"] = max(0.0, eta - max(0.0, time.time() - (_number(data.get("updated_at")) or time.time())))
     elif data["state"] == "stopped":
         data["eta_s"] = None
     return _described(data)
 
 
-def _described(data: dict[str, Any]) -> dict[str, Any]:
+def _described(data: Mapping[str, JSON]) -> Described:
     """The record in ``rag status --json``'s words: what works (``ready``), since when, and how long it took."""
-    start = float(data["started_at"])
-    took = {"lexical": data.get("lexical_s"), "hybrid_interim": data.get("interim_s"), "full": data.get("full_s")}
+    start = _number(data["started_at"]) or 0.0
+    took: Stages = {"lexical": _number(data.get("lexical_s")), "hybrid_interim": _number(data.get("interim_s")), "full": _number(data.get("full_s"))}
     if not data.get("embedder") and took["lexical"] is not None:
         took["full"] = took["lexical"]  # lexical only: full quality is the lexical index
     full = took["full"] is not None or (data.get("state") == "done" and bool(data.get("embedder")))
     stage = "full" if full else "hybrid_interim" if took["hybrid_interim"] is not None else "lexical" if took["lexical"] is not None else "building"
     return {
-        "kind": data.get("kind"), "started_at": _iso(start), "state": data.get("state"), "stage": stage,
-        "units": data.get("units"), "embedder": data.get("embedder") or None,
-        "done": data.get("done"), "total": data.get("total"), "cached": data.get("cached", 0),
-        "rate": data.get("rate"), "rate_source": data.get("rate_source"), "eta_seconds": _round(data.get("eta_s")),
-        "cpu_seconds": data.get("cpu_s"), "stopped": data.get("stopped"),
+        "kind": _text(data.get("kind")), "started_at": _iso(start), "state": _text(data.get("state")), "stage": stage,
+        "units": _count(data.get("units")), "embedder": _text(data.get("embedder")) or None,
+        "done": _count(data.get("done")), "total": _count(data.get("total")), "cached": _count(data.get("cached")) or 0,
+        "rate": _number(data.get("rate")), "rate_source": _text(data.get("rate_source")), "eta_seconds": _round(_number(data.get("eta_s"))),
+        "cpu_seconds": _number(data.get("cpu_s")), "stopped": _text(data.get("stopped")),
         "ready": {k: v is not None for k, v in took.items()} | {"full": full},
-        "ready_at": {k: _iso(start + v) if v is not None else None for k, v in took.items()},
+        "ready_at": {k: _iso(start + v) if isinstance(v, float | int) else None for k, v in took.items()},
         "seconds_to": took,
     }
+
+
+def _number(value: JSON) -> float | None:
+    """A number the record holds (an int stays an int in the JSON), else None."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _count(value: JSON) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: JSON) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _round(value: float | None) -> float | None:
@@ -269,7 +328,7 @@ def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def _read(root: Path) -> dict[str, Any] | None:
+def _read(root: Path) -> JSONObject | None:
     try:
         data = json.loads((workspace.state_dir(root) / FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -277,7 +336,7 @@ def _read(root: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("started_at"), (int, float)) else None
 
 
-def _alive(pid: Any) -> bool:
+def _alive(pid: JSON) -> bool:
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:

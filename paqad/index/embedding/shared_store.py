@@ -27,6 +27,10 @@ from paqad.errors import ConfigError
 from paqad.index import schema
 
 if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.abc import ConnDict
+    from psycopg.rows import TupleRow
+
     from paqad.index.embedding.embed_cache import UserEmbedCache
 
 log = logging.getLogger(__name__)
@@ -51,14 +55,14 @@ def _local_host(host: str) -> bool:
         return False
 
 
-def conninfo(dsn: str, password: str | None = None) -> dict[str, Any]:
+def conninfo(dsn: str, password: str | None = None) -> ConnDict:
     """The connection parameters for ``dsn``, with TLS required unless every host is local.
     Raises ``ConfigError`` (one line) for a DSN that is not one, or one that turns TLS off for a
     remote host."""
     from psycopg.conninfo import conninfo_to_dict  # optional: the team extra
 
     try:
-        params: dict[str, Any] = dict(conninfo_to_dict(dsn))
+        params = conninfo_to_dict(dsn)
     except Exception as exc:  # psycopg.ProgrammingError: not a connection string
         raise ConfigError(f"rag_shared_store is not a PostgreSQL connection string: {str(exc).splitlines()[0]}") from None
     hosts = [h for h in str(params.get("host") or "").split(",")]
@@ -89,21 +93,22 @@ class SharedStore:
 
     def __init__(self, dsn: str, password: str | None = None) -> None:
         self.params = conninfo(dsn, password)
-        self.con: Any = None
+        self.con: Connection[TupleRow] | None = None
         self.error: str | None = None
         self.hits = 0
         self.written = 0
         self.rejected = 0
         self._opened = False
 
-    def _connection(self) -> Any:
+    def _connection(self) -> Connection[TupleRow] | None:
         if self._opened:
             return self.con
         self._opened = True
         try:
             import psycopg  # optional (the team extra), and only once a store is used
+            from psycopg.conninfo import make_conninfo  # lazy: as above
 
-            self.con = psycopg.connect(**self.params, autocommit=True)
+            self.con = psycopg.connect(make_conninfo("", **self.params), autocommit=True)
             try:
                 self.con.execute(schema.SHARED_VECTORS)
             except psycopg.Error as exc:  # no right to create it: reading an existing table still works

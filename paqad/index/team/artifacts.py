@@ -46,7 +46,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paqad import __version__, audit, git, workspace
 from paqad.errors import UsageError
@@ -59,7 +59,11 @@ from paqad.parse import PARSER_VERSION
 from paqad.tokenize import TOKENIZER_VERSION
 
 if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg.rows import TupleRow
+
     from paqad.config import Config
+    from paqad.jsontypes import JSONObject
 
 log = logging.getLogger(__name__)
 
@@ -124,13 +128,14 @@ class ArtifactStore:
 
         secret = secrets.get_secret(shared_store.PASSWORD_SECRET, root)
         self.params = shared_store.conninfo(dsn, secret.reveal() if secret is not None else None)
-        self.con: Any = None
+        self.con: Connection[TupleRow]  # opened by __enter__
 
     def __enter__(self) -> ArtifactStore:
         import psycopg  # optional: the team extra
+        from psycopg.conninfo import make_conninfo  # optional: as above
 
         try:
-            self.con = psycopg.connect(**self.params, autocommit=True)
+            self.con = psycopg.connect(make_conninfo("", **self.params), autocommit=True)
         except Exception as exc:
             raise StoreUnavailable(_one_line(exc)) from None
         for statement in schema.ARTIFACTS:
@@ -158,6 +163,8 @@ class ArtifactStore:
                 " VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
                 (commit, key, len(blob), index_bytes, digest, version),
             ).fetchone()
+            if row is None:  # pragma: no cover - INSERT ... RETURNING returns its row
+                raise StoreUnavailable("the artifact row was not inserted")
             with self.con.cursor() as cur:
                 cur.executemany(
                     f"INSERT INTO {CHUNKS} (artifact, seq, data) VALUES (%s, %s, %s)",
@@ -221,7 +228,7 @@ class PublishReport:
     seconds: float
 
 
-def publish(root: Path, cfg: Config, update: Callable[[], Any] | None = None) -> PublishReport:
+def publish(root: Path, cfg: Config, update: Callable[[], object] | None = None) -> PublishReport:
     """Update the index, check that it is HEAD's (no indexed file differs from the commit), check
     it like a downloaded one, compress it and store it as HEAD's artifact. Raises ``UsageError``
     (one line) when not set up or the work tree differs, ``StoreUnavailable`` when the store is."""
@@ -301,7 +308,7 @@ class AdoptReport:
     seconds: float = 0.0
     stats_refreshed: int = 0
     rederived: list[str] = field(default_factory=list)  # files whose unit rows did not match the file (paqad.index.team.verify)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JSONObject = field(default_factory=dict)
 
     def line(self) -> str | None:
         """The one line ``rag init`` prints on stderr (None when there is nothing to say)."""

@@ -33,10 +33,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from paqad import git, workspace
 from paqad.index import store
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 STAMP_FILE = "sync.json"
 STAMP_VERSION = 1
@@ -78,7 +81,7 @@ class Freshness:
     synced_at: float | None = None
     reason: str = ""  # why stale, in a few words ("" when current)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
