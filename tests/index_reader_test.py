@@ -127,6 +127,21 @@ def test_a_warm_reader_trusts_an_unchanged_pointer_and_still_notices_every_chang
         index.refresh()
 
 
+def test_one_operation_reads_one_generation_and_the_next_sees_an_update(shop: Repo, paqad_cli) -> None:
+    """Inside ``reading`` (a search) the kept values answer for the generation refreshed at its
+    start without asking SQLite again (issue 34); an update committed meanwhile by another process
+    is what the next operation reads."""
+    index = Index.open(shop.root)
+    with index.reading() as seen:
+        before = index.meta()
+        shop.write("shop/extra.py", EXTRA)
+        assert paqad_cli("rag", "update", cwd=shop.root).returncode == 0
+        assert index.meta() is before and index.generation == seen
+    with index.reading() as now:
+        assert now.data_version != seen.data_version and index.meta().n_units > before.n_units
+    assert pipeline.run(index, SearchRequest("hand the parcel to the courier")).results[0].id == "shop/extra.py::ship_parcel"
+
+
 def test_term_lookups_kept_for_a_generation_follow_an_update(shop: Repo, paqad_cli) -> None:
     """``terms`` keeps what it looked up, words the index lacks included (issue 34); a commit to
     the index looks them up afresh, so a word an update brings in is found."""

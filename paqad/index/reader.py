@@ -65,6 +65,7 @@ class Index:
         self._cache: dict[str, tuple[Generation, Any]] = {}
         self._provider: tuple[tuple[str, str, str, str], Provider | None] | None = None
         self._lock = threading.RLock()
+        self._pinned = threading.local()  # ``at``: the generation this thread's operation reads (:meth:`reading`)
 
     # ---- opening and generations ------------------------------------------------------------
 
@@ -150,6 +151,19 @@ class Index:
         self._seen = seen
         return seen
 
+    @contextmanager
+    def reading(self) -> Iterator[Generation]:
+        """:meth:`refresh`, then one operation's reads: inside the block :meth:`cached` takes the
+        generation refreshed here instead of asking SQLite for ``data_version`` at each lookup (a
+        warm search makes a dozen). A commit landing meanwhile is noticed by the next operation."""
+        seen = self.refresh()
+        outer = getattr(self._pinned, "at", None)
+        self._pinned.at = seen
+        try:
+            yield seen
+        finally:
+            self._pinned.at = outer
+
     @property
     def generation(self) -> Generation | None:
         """The generation seen at the last :meth:`refresh` (None before the first)."""
@@ -214,11 +228,13 @@ class Index:
         """``build()``'s value for the generation read now, built once per generation (the vector
         matrix, the graph, the meta table): a commit or a rebuild yields a fresh one on next use."""
         with self._lock:
-            con = self._connection()
-            with self.guard():
-                version = int(con.execute("PRAGMA data_version").fetchone()[0])
-            assert self._file is not None
-            now = Generation(self._file[0], version)
+            now = getattr(self._pinned, "at", None)
+            if now is None or self._file is None or now.name != self._file[0]:  # not pinned, or reopened since
+                con = self._connection()
+                with self.guard():
+                    version = int(con.execute("PRAGMA data_version").fetchone()[0])
+                assert self._file is not None
+                now = Generation(self._file[0], version)
             hit = self._cache.get(name)
             if hit is not None and hit[0] == now:
                 return hit[1]

@@ -136,9 +136,8 @@ def run(index: Index, request: SearchRequest) -> SearchResponse:
     ``params`` (``paqad.search.params``) overrides tuned constants for this request only.
     """
     started = time.perf_counter()
-    index.refresh()
     r = request
-    with index.guard(), params.using(r.params):
+    with index.reading(), index.guard(), params.using(r.params):
         return _search(index, r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline)
 
 
