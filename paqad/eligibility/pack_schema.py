@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Literal, NotRequired, TypedDict
 
 import cfgv
 import pathspec
@@ -19,11 +20,39 @@ NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 WORD_RE = re.compile(r"[a-z0-9][a-z0-9_+-]*\Z")
 
 
+#: A cfgv check: returns for a valid value, raises ``cfgv.ValidationError`` otherwise.
+Check = Callable[[object], None]
+
+
+class RuleData(TypedDict):
+    """One rule of a pack file (``files``: by ``suffixes``; ``named_files``: by ``names``)."""
+
+    suffixes: NotRequired[list[str]]
+    names: NotRequired[list[str]]
+    language: str
+    parser: str
+    grammar: str
+
+
+class PackData(TypedDict):
+    """A pack file once validated against ``PACK_SCHEMA`` with its defaults applied."""
+
+    name: str
+    description: str
+    always: bool
+    files: list[RuleData]
+    named_files: list[RuleData]
+    exclude_dirs: list[str]
+    test_patterns: list[str]
+    markers: list[str]
+    module_depth: int
+
+
 def _fail(expected: str, got: object) -> None:
     raise cfgv.ValidationError(f"Expected {expected} but got: {got!r}")
 
 
-def _check_regex(pattern: re.Pattern[str], expected: str) -> Any:
+def _check_regex(pattern: re.Pattern[str], expected: str) -> Check:
     def check(v: object) -> None:
         if not isinstance(v, str) or not pattern.match(v):
             _fail(expected, v)
@@ -60,7 +89,7 @@ def _check_depth(v: object) -> None:
         _fail("an integer >= 1", v)
 
 
-def _check_nonempty(inner: Any) -> Any:
+def _check_nonempty(inner: Check) -> Check:
     def check(v: object) -> None:
         cfgv.check_array(inner)(v)
         if not v:
@@ -69,12 +98,13 @@ def _check_nonempty(inner: Any) -> Any:
     return check
 
 
-def _check_rules(schema: cfgv.Map) -> Any:
+def _check_rules(schema: cfgv.Map) -> Check:
     """An array of rule maps; errors say ``At index N`` and then ``At FileRule(language=...)``."""
-    return cfgv.check_array(lambda rule: cfgv.validate(rule, schema))
+    check: Check = cfgv.check_array(lambda rule: cfgv.validate(rule, schema))
+    return check
 
 
-def _rule_schema(object_name: str, match_key: str, check_match: Any) -> cfgv.Map:
+def _rule_schema(object_name: str, match_key: str, check_match: Check) -> cfgv.Map:
     return cfgv.Map(
         object_name,
         "language",
@@ -117,17 +147,17 @@ PACK_SCHEMA = cfgv.Map(
 )
 
 
-def _check_unique(data: dict[str, Any], key: str, match_key: str) -> None:
+def _check_unique(data: PackData, key: Literal["files", "named_files"], match_key: Literal["suffixes", "names"]) -> None:
     """Two rules of one pack claiming the same suffix or name would make the pack ambiguous."""
     seen: set[str] = set()
     with cfgv.validate_context(f"At key: {key}"):
-        for value in (v for rule in data[key] for v in rule[match_key]):
+        for value in (v for rule in data[key] for v in rule.get(match_key, ())):
             if value in seen:
                 raise cfgv.ValidationError(f"{value!r} is listed twice; each {match_key[:-1]} needs one rule")
             seen.add(value)
 
 
-def check_pack_semantics(data: dict[str, Any], stem: str) -> None:
+def check_pack_semantics(data: PackData, stem: str) -> None:
     """Checks cfgv cannot express per key: the name matches the file, no duplicate claims."""
     with cfgv.validate_context(f"At StackPack(name={data['name']!r})"):
         if data["name"] != stem:

@@ -22,14 +22,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import cast
 
 import cfgv
 import pathspec
 import yaml
 
-from paqad import resources, yamlio
-from paqad.eligibility.pack_schema import DEFAULT_MODULE_DEPTH, PACK_SCHEMA, check_pack_semantics
+from paqad import resources, workspace, yamlio
+from paqad.eligibility.pack_schema import DEFAULT_MODULE_DEPTH, PACK_SCHEMA, PackData, RuleData, check_pack_semantics
 from paqad.errors import ConfigError, NotARepositoryError, PaqadError
 
 BUILTIN = "builtin"
@@ -114,7 +114,7 @@ class StackPack:
         by_suffix = (self.claims_suffix(s) for s in suffixes_of(name))
         return self.claims_name(name) or next((r for r in by_suffix if r), None)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PackData:
         """The pack in its file form (schema keys, schema order): what ``stackpack show`` prints."""
         return {
             "name": self.name,
@@ -144,8 +144,11 @@ class RepoContext:
 Packs = Mapping[str, StackPack] | Iterable[StackPack]
 
 
-def _rule_dict(rule: FileRule, match_key: str, values: tuple[str, ...]) -> dict[str, Any]:
-    return {match_key: list(values), "language": rule.language, "parser": rule.parser, "grammar": rule.grammar}
+def _rule_dict(rule: FileRule, match_key: str, values: tuple[str, ...]) -> RuleData:
+    data: RuleData = {"language": rule.language, "parser": rule.parser, "grammar": rule.grammar}
+    if match_key == "names":
+        return {"names": list(values), **data}
+    return {"suffixes": list(values), **data}
 
 
 def _values(packs: Packs) -> list[StackPack]:
@@ -176,7 +179,7 @@ def suffixes_of(file_name: str) -> list[str]:
 # ---------------------------------------------------------------- loading
 
 
-def _rule(data: dict[str, Any], pack: str) -> FileRule:
+def _rule(data: RuleData, pack: str) -> FileRule:
     return FileRule(
         language=data["language"],
         parser=data["parser"],
@@ -187,7 +190,7 @@ def _rule(data: dict[str, Any], pack: str) -> FileRule:
     )
 
 
-def _pack(data: dict[str, Any], origin: str) -> StackPack:
+def _pack(data: PackData, origin: str) -> StackPack:
     name = data["name"]
     return StackPack(
         name=name,
@@ -203,7 +206,7 @@ def _pack(data: dict[str, Any], origin: str) -> StackPack:
     )
 
 
-def _validated(text: str, stem: str, full: bool = True) -> dict[str, Any]:
+def _validated(text: str, stem: str, full: bool = True) -> PackData:
     """Parse and check a pack. ``full=False`` (the shipped packs only) skips the schema and
     pattern checks: they cost ~40 ms per process, every prompt hook pays them, and the test suite
     validates every shipped pack from disk (``test_builtin_files_revalidate_from_disk``)."""
@@ -213,10 +216,10 @@ def _validated(text: str, stem: str, full: bool = True) -> dict[str, Any]:
         raise cfgv.ValidationError(f"Invalid YAML: {e}") from None
     if full:
         cfgv.validate(data, PACK_SCHEMA)
-    data = cfgv.apply_defaults(data, PACK_SCHEMA)
+    pack = cast(PackData, cfgv.apply_defaults(data, PACK_SCHEMA))  # the schema's shape: checked above, or shipped
     if full:
-        check_pack_semantics(data, stem)
-    return data
+        check_pack_semantics(pack, stem)
+    return pack
 
 
 def parse_pack(text: str, display_name: str, origin: str = BUILTIN, full: bool = True) -> StackPack:
@@ -265,8 +268,6 @@ def load_builtin_packs() -> dict[str, StackPack]:
 def load_user_packs(repo_root: str | os.PathLike[str]) -> dict[str, StackPack]:
     """The repository's own packs from ``.paqad/stackpacks/*.yaml``, by name (a symlinked folder or
     file is never read: :func:`paqad.workspace.linked_part`)."""
-    from paqad import workspace
-
     root = Path(repo_root)
     folder = root / USER_PACK_DIR
     if workspace.linked_part(root, folder) is not None or not folder.is_dir():
