@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad.config import Config
 from paqad.delivery import context, refresh
@@ -33,6 +34,9 @@ from paqad.hooks.hosts.claude import LIMIT as HOOK_LIMIT
 from paqad.index.reader import Index
 from paqad.search import pipeline
 from paqad.search.request import SearchRequest
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 GREP_PRINT_FILES = 10
 
@@ -44,7 +48,7 @@ class ArmAnswer:
     files: list[str]
     silent: bool
     chars: int
-    detail: dict = field(default_factory=dict)
+    detail: JSONObject = field(default_factory=dict)  # each arm's own facts, merged into its row
 
     def rank_of(self, accepted: list[str]) -> int | None:
         """1-based rank of the first accepted file, or None."""
@@ -112,7 +116,7 @@ class PaqadArm:
     def _answer(self, delivery: context.Delivery, level: str, resp: pipeline.SearchResponse | None) -> ArmAnswer:
         files = list(dict.fromkeys(p.path for p in delivery.passages))
         text = context.render_for_hook(delivery, HOOK_LIMIT)
-        detail = {"case": delivery.case, "depth": level, "passages": len(delivery.passages), "best_score": delivery.best_score}
+        detail: JSONObject = {"case": delivery.case, "depth": level, "passages": len(delivery.passages), "best_score": delivery.best_score}
         if resp is not None:
             detail["mode"] = resp.mode
         return ArmAnswer(files, silent=delivery.case in ("dark", "skipped"), chars=len(text), detail=detail)

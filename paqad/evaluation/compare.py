@@ -7,7 +7,7 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paqad.config import Config
 from paqad.eligibility import collect
@@ -18,6 +18,9 @@ from paqad.evaluation.questions import Question
 from paqad.index import store
 from paqad.index.reader import Index
 from paqad.index.records import StoredUnit
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 DEFAULT_LIMIT = 40
 DEFAULT_SEED = 0
@@ -33,23 +36,25 @@ class EvalReport:
     root: str
     seed: int
     limit: int
-    index: dict[str, Any]
+    index: report.IndexFacts
     sources: dict[str, int]
-    metrics: dict[str, Any]
-    verdict: dict[str, Any]
+    metrics: dict[str, report.ArmMetrics]
+    verdict: report.Verdict
     masked_units: int = 0
     not_masked: list[str] = field(default_factory=list)
     unanswerable_dropped: list[str] = field(default_factory=list)
-    questions: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[report.Row] = field(default_factory=list)
     seconds: float = 0.0
     schema_version: int = 1
 
     @property
     def exit_code(self) -> int:
-        return int(self.verdict["exit_code"])
+        return int(self.verdict.exit_code)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> JSONObject:
+        """The JSON ``rag eval --json`` prints (each arm's metrics and each row in its own words)."""
+        metrics: JSONObject = {key: m.to_dict() for key, m in self.metrics.items()}
+        return {**asdict(self), "metrics": metrics, "questions": [q.to_dict() for q in self.questions]}
 
 
 def run(root: Path, cfg: Config, mode: str = MODES[0], limit: int = DEFAULT_LIMIT, seed: int = DEFAULT_SEED) -> EvalReport:
@@ -114,8 +119,8 @@ def _run_in(root: Path, cfg: Config, live: Path, scratch: Path, limit: int, seed
                "embedding_provider": meta.get("embedding_provider") or "none",
                "masked_units_without_vectors": filled.pending if filled is not None else None},
         sources={src: sum(1 for q in test_set if q.source == src) for src in ("docstring", "unanswerable", "team")},
-        metrics={"off": off.to_dict(), "on": on.to_dict()},
-        verdict=asdict(decided),
+        metrics={"off": off, "on": on},
+        verdict=decided,
         masked_units=len(picked) - len(failed), not_masked=sorted(failed), unanswerable_dropped=dropped, questions=rows,
     )
 
@@ -146,13 +151,11 @@ def _grep_view(elig: collect.Eligibility, masked_texts: dict[str, str]) -> dict[
     return out
 
 
-def _ask_all(test_set: list[Question], off: arms.GrepLoop, on: arms.PaqadArm) -> list[dict[str, Any]]:
-    rows = []
-    for q in test_set:
-        row: dict[str, Any] = {"id": q.id, "source": q.source, "question": q.text, "answers": q.answers, "unit": q.unit, "accepted": q.accepted}
-        for key, arm in (("off", off), ("on", on)):
-            ans = arm.ask(q.text)
-            row[key] = {"rank": ans.rank_of(q.answers) if q.answers else None, "silent": ans.silent, "chars": ans.chars,
-                        "files": ans.files[:TOP_FILES_SHOWN], **ans.detail}
-        rows.append(row)
-    return rows
+def _ask_all(test_set: list[Question], off: arms.GrepLoop, on: arms.PaqadArm) -> list[report.Row]:
+    def scored(q: Question, ans: arms.ArmAnswer) -> report.ArmRow:
+        return report.ArmRow(ans.rank_of(q.answers) if q.answers else None, ans.silent, ans.chars, ans.files[:TOP_FILES_SHOWN], ans.detail)
+
+    return [
+        report.Row(q.id, q.source, q.text, q.answers, q.unit, q.accepted, scored(q, off.ask(q.text)), scored(q, on.ask(q.text)))
+        for q in test_set
+    ]

@@ -19,10 +19,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paqad import tokenize
 from paqad.index.records import StoredUnit
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 CODE_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait"})
 MIN_CONTENT_WORDS = 4
@@ -85,7 +88,7 @@ class Question:
     def answerable(self) -> bool:
         return bool(self.answers)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 

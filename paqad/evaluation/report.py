@@ -18,9 +18,12 @@ reasons.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from paqad.evaluation import EXIT_DOES_NOT_PAY, EXIT_PAYS
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 ARMS = {"off": "grep loop (retrieval off)", "on": "paqad (retrieval on)"}
 
@@ -52,29 +55,64 @@ class ArmMetrics:
     def chars_per_question(self) -> float | None:
         return self.chars / self.questions if self.questions else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         rates = {"hit@1": self.hit1, "hit@5": self.hit5, "silence": self.silence,
                  "silent_answerable": self.silent_answerable / self.answerable if self.answerable else None,
                  "chars_per_question": self.chars_per_question}
         return {**{k: (round(v, 4) if v is not None else None) for k, v in rates.items()}, "counts": asdict(self)}
 
 
-def metrics(rows: list[dict[str, Any]], arm: str) -> ArmMetrics:
-    """Aggregate one arm over the per-question rows (see ``compare.row``)."""
+@dataclass
+class ArmRow:
+    """One arm's answer to one question, scored (its ``detail`` is merged into the JSON row)."""
+
+    rank: int | None
+    silent: bool
+    chars: int
+    files: list[str]
+    detail: JSONObject = field(default_factory=dict)
+
+    def to_dict(self) -> JSONObject:
+        return {"rank": self.rank, "silent": self.silent, "chars": self.chars, "files": self.files, **self.detail}
+
+
+@dataclass
+class Row:
+    """One question and both arms' answers (a row of ``questions`` in ``rag eval --json``)."""
+
+    id: str
+    source: str
+    question: str
+    answers: list[str]
+    unit: str | None
+    accepted: list[str]
+    off: ArmRow
+    on: ArmRow
+
+    def arm(self, name: str) -> ArmRow:
+        return self.off if name == "off" else self.on
+
+    def to_dict(self) -> JSONObject:
+        return {"id": self.id, "source": self.source, "question": self.question, "answers": self.answers, "unit": self.unit,
+                "accepted": self.accepted, "off": self.off.to_dict(), "on": self.on.to_dict()}
+
+
+def metrics(rows: list[Row], arm: str) -> ArmMetrics:
+    """Aggregate one arm over the per-question rows (see ``compare._ask_all``)."""
     m = ArmMetrics()
     for row in rows:
-        ans = row[arm]
+        ans = row.arm(arm)
         m.questions += 1
-        m.chars += ans["chars"]
-        if row["answers"]:
-            rank = ans["rank"]
+        m.chars += ans.chars
+        if row.answers:
+            rank = ans.rank
             m.answerable += 1
             m.hits1 += int(rank == 1)
             m.hits5 += int(rank is not None and rank <= 5)
-            m.silent_answerable += int(ans["silent"])
+            m.silent_answerable += int(ans.silent)
         else:
             m.unanswerable += 1
-            m.silences += int(ans["silent"])
+            m.silences += int(ans.silent)
     return m
 
 
@@ -127,14 +165,37 @@ def table(off: ArmMetrics, on: ArmMetrics) -> str:
     return "\n".join(lines)
 
 
-def render_text(rep: Any) -> str:
+class IndexFacts(TypedDict):
+    """The index a run asked (``index`` in ``rag eval --json``)."""
+
+    file: str
+    generation: int
+    units: int
+    embedding_provider: str
+    masked_units_without_vectors: int | None
+
+
+class Report(Protocol):
+    """What :func:`render_text` reads of a ``compare.EvalReport``."""
+
+    mode: str
+    root: str
+    seconds: float
+    index: IndexFacts
+    sources: dict[str, int]
+    metrics: dict[str, ArmMetrics]
+    verdict: Verdict
+    not_masked: list[str]
+    unanswerable_dropped: list[str]
+
+
+def render_text(rep: Report) -> str:
     """The human report of a ``compare.EvalReport``: the test set, the two arms, the verdict."""
     src, idx = rep.sources, rep.index
     n_dropped = len(rep.unanswerable_dropped)
     dropped = f" ({n_dropped} built-in subject{'s' if n_dropped != 1 else ''} dropped: {'they occur' if n_dropped != 1 else 'it occurs'} here)" if n_dropped else ""
     unmasked = f"; {len(rep.not_masked)} sampled units skipped (docstring could not be masked)" if rep.not_masked else ""
-    m = {key: rep.metrics[key]["counts"] for key in ARMS}
-    off, on = ArmMetrics(**m["off"]), ArmMetrics(**m["on"])
+    off, on = rep.metrics["off"], rep.metrics["on"]
     lines = [
         f"paqad rag eval --mode {rep.mode}: {rep.root} (index generation {idx['generation']}, {idx['units']} units, "
         f"embeddings: {idx['embedding_provider']}; {rep.seconds:.1f}s)",
@@ -144,7 +205,7 @@ def render_text(rep: Any) -> str:
         table(off, on),
         "",
     ]
-    lines.extend(rep.verdict["reasons"])
-    code = rep.verdict["exit_code"]
+    lines.extend(rep.verdict.reasons)
+    code = rep.verdict.exit_code
     lines.append(f"exit {code}: " + ("retrieval pays" if code == EXIT_PAYS else "retrieval does not pay"))
     return "\n".join(lines)

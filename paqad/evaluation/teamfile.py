@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -61,7 +60,7 @@ def load(root: Path, unit_exists: Callable[[str], bool]) -> list[Question]:
     return out
 
 
-def _read(path: Path, where: str) -> dict:
+def _read(path: Path, where: str) -> dict[object, object]:
     try:
         data = yamlio.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -74,7 +73,7 @@ def _read(path: Path, where: str) -> dict:
     return data
 
 
-def _question(root: Path, where: str, i: int, item: Any, unit_exists: Callable[[str], bool]) -> Question:
+def _question(root: Path, where: str, i: int, item: object, unit_exists: Callable[[str], bool]) -> Question:
     at = f"{where}: questions[{i}]"
     if not isinstance(item, dict):
         raise EvalCannotRun(f"{at}: expected a mapping with keys {', '.join(ITEM_KEYS)}")
