@@ -6,8 +6,8 @@ prompt hook actually returns, on the semble benchmark.
 
 For each query, in one process per run: ``paqad.delivery.refresh.refresh`` with the prompt (what
 the prompt hook runs: depth choice, search, and the delivery table; lexical, or with ``--hybrid``
-the default settings with the packaged model, on the private copies ``tune_rank.py --hybrid``
-indexes, so the lexical indexes of ``semble.py`` stay as they are), then
+the default settings with the packaged model, on private copies under
+``.cache/delivery-hybrid/``, so the lexical indexes of ``semble.py`` stay as they are), then
 ``context.render_for_hook`` at Claude Code's 10,000-character limit: the exact text a host puts
 before the model. That text is cut at each budget, counted in tokens of the WordPiece
 tokenizer shipped with paqad's default model (``tokenizers``, offline; tiktoken fetches its
@@ -17,27 +17,61 @@ delivered within a budget (``recall@B``) when a passage of it, with its code, st
 text (each passage is headed ``### path:Lstart-end``), and as *named* (``named@B``) when its path
 appears there at all, a bare pointer included. Recall is the mean share of a query's targets delivered, macro-averaged over
 repositories as ``semble.py`` does; ``tokens`` is the median length of the whole delivered text.
+
+``--set context.NAME=V`` changes a delivery constant (``paqad.delivery.context``) for the run; a
+search constant is changed per request by ``python -m benchmarks ablate --try`` on every ruler.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import semble, tune_gate, tune_rank
+from benchmarks import semble
 from paqad import config
 from paqad.delivery import context, refresh
 from paqad.embed.local import MINILM
+from paqad.index import store
+from paqad.index.writing import build
 
 HERE = Path(__file__).resolve().parent
-
-tune_gate.MODULES["context"] = context  # tune_rank's import registers ranking, reports and shape
 LIMIT = 10_000  # Claude Code's additionalContext cap (paqad.hooks.hosts.claude.LIMIT)
+LEXICAL = {"rag_embedding_provider": "none"}
+WORK_HYBRID = HERE / ".cache" / "delivery-hybrid"
+
+
+def set_delivery_const(spec: str) -> None:
+    """``context.NAME=V``: a delivery constant for this run (the hook path reads it from the module)."""
+    name, _, value = spec.partition("=")
+    module, _, const = name.partition(".")
+    if module != "context" or not hasattr(context, const):
+        sys.exit(f"delivery_budget: --set takes context.NAME=V (paqad.delivery.context); {name!r} is not one "
+                 "(search constants: python -m benchmarks ablate --try)")
+    old = getattr(context, const)
+    setattr(context, const, value.lower() in ("1", "true", "yes") if isinstance(old, bool) else type(old)(value))
+
+
+def private_copy(src: Path, dst: Path) -> Path:
+    """``src`` copied to ``dst`` without its ``.paqad`` (once), so an index built there is its own."""
+    if not dst.is_dir():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(src, dst, symlinks=True, ignore=lambda d, names: [".paqad"] if Path(d) == src else [])
+    return dst
+
+
+def ensure_index(root: Path, overrides: dict[str, str]) -> None:
+    """Build ``root``'s index, or bring it up to date (a version change rebuilds it)."""
+    cfg = config.load(root, cli_overrides=overrides, environ={})
+    if store.current_path(root) is None:
+        build.build_full(root, cfg)
+    else:
+        build.update(root, cfg)
 
 
 def tokenizer() -> Any:
@@ -59,7 +93,7 @@ def cut(tok: Any, text: str, budget: int) -> str:
 
 def rows(names: list[str], budgets: list[int], hybrid: bool = False) -> list[dict[str, Any]]:
     tok = tokenizer()
-    overrides: dict[str, str] = {} if hybrid else dict(tune_gate.LEXICAL)
+    overrides: dict[str, str] = {} if hybrid else dict(LEXICAL)
     tasks = semble.load_tasks(semble.load_specs())
     out: list[dict[str, Any]] = []
     for name in names:
@@ -67,8 +101,8 @@ def rows(names: list[str], budgets: list[int], hybrid: bool = False) -> list[dic
         if not root.is_dir():
             continue
         if hybrid:
-            root = tune_rank.private_copy(root, tune_rank.WORK_HYBRID / "repos" / name)
-        tune_gate.Asker(root, overrides)  # builds the index when missing
+            root = private_copy(root, WORK_HYBRID / "repos" / name)
+        ensure_index(root, overrides)
         # a private copy was indexed but never `rag init`-ed: retrieval is on for the hook's path
         cfg = config.load(root, cli_overrides={**overrides, "rag_enabled": "true"}, environ={})
         for t in (t for t in tasks if t["repo"] == name):
@@ -111,12 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--half", choices=("A", "B"), default=None)
     ap.add_argument("--repos", default=None)
     ap.add_argument("--budgets", default="500,1000,2000,4000")
-    ap.add_argument("--set", action="append", default=[], help="module.CONST=value (modules: context, ranking, evidence, fusion, ...)")
+    ap.add_argument("--set", action="append", default=[], help="context.CONST=value: a delivery constant (paqad.delivery.context)")
     ap.add_argument("--rows", default=None)
     ap.add_argument("--hybrid", action="store_true", help="the default settings (packaged model) instead of lexical")
     args = ap.parse_args(argv)
     for spec in args.set:
-        tune_gate.set_const(spec)
+        set_delivery_const(spec)
     split = json.loads(semble.SPLIT.read_text())
     names = split[args.half] if args.half else (args.repos.split(",") if args.repos else split["A"] + split["B"])
     budgets = [int(x) for x in args.budgets.split(",")]

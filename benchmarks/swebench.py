@@ -385,18 +385,20 @@ def import_paqad() -> None:
     import paqad.search.pipeline  # noqa: F401
 
 
-def set_consts(pairs: list[str]) -> dict[str, str]:
-    """``module.NAME=value`` for ``paqad.search.<module>``, typed like the constant it replaces."""
-    import importlib
+#: The tuned constants this run overrides (``--const``), carried by every search's request: no
+#: module global is set (``paqad.search.params``).
+PARAMS = None
 
-    out: dict[str, str] = {}
-    for pair in pairs:
-        name, _, value = pair.partition("=")
-        mod_name, _, const = name.rpartition(".")
-        mod = importlib.import_module(f"paqad.search.{mod_name}")
-        old = getattr(mod, const)
-        setattr(mod, const, value.lower() in ("1", "true", "yes") if isinstance(old, bool) else type(old)(value))
-        out[name] = value
+
+def set_consts(pairs: list[str]) -> dict[str, str]:
+    """``module.NAME=value`` of ``paqad.search.params.KNOBS``, typed like the constant it replaces,
+    into ``PARAMS``; returns them as given, for the rows."""
+    from benchmarks.ablate import parse_value
+    from paqad.search.params import SearchParams
+
+    global PARAMS
+    out = dict(pair.partition("=")[::2] for pair in pairs)
+    PARAMS = SearchParams.of({k: parse_value(k, v) for k, v in out.items()})
     return out
 
 
@@ -477,9 +479,9 @@ def run_paqad(
         stamp.write_text(key + "\n")
         kept = key
     t1 = time.perf_counter()
-    resp = pipeline.search(root, text, top_n=TOP_UNITS, gate=False)
+    resp = pipeline.search(root, text, top_n=TOP_UNITS, gate=False, params=PARAMS)
     t2 = time.perf_counter()
-    gated = pipeline.search(root, text, top_n=TOP_UNITS, gate=True)
+    gated = pipeline.search(root, text, top_n=TOP_UNITS, gate=True, params=PARAMS)
     t3 = time.perf_counter()
     index = Index.shared(root)
     index.refresh()
@@ -614,7 +616,7 @@ def main() -> None:
     ap.add_argument("--seed", action="store_true", help="with --keep: build each instance's index by updating a copy of the previous one's (date order)")
     ap.add_argument("--reuse-index", action="store_true", help="reuse kept indexes built by other paqad sources (ranking-only changes)")
     ap.add_argument("--const", action="append", default=[], metavar="MODULE.NAME=VALUE",
-                    help="set a paqad.search module constant for this run (ablations: ranking.ENABLED=false); recorded in every row")
+                    help="override a tuned search constant (paqad.search.params.KNOBS) for this run's requests (ranking.ENABLED=false); recorded in every row")
     ap.add_argument("--budget-min", type=float, help="start no new instance after this many minutes")
     ap.add_argument("--summarize", metavar="ROWS", help="only print the summary of a results .jsonl")
     ap.add_argument("--resume", metavar="ROWS", help="append to this results .jsonl, scoring only the instances it lacks (same --set required)")

@@ -219,7 +219,7 @@ def calibrate(
         score      = clip(confidence − BEHIND_SLOPE · (1 − fused / best fused), 0, 1)
 
     ``strength`` is ``lexical_strength`` (1.0 = exactly at the evidence bars). Fitted by hand on the
-    rulers (benchmarks/tune_hybrid.py): with lexical evidence the best candidate scores 0.92-1.0 and
+    rulers (with tune_hybrid.py, retired Dec 7): with lexical evidence the best candidate scores 0.92-1.0 and
     every ruler hit ranked below it had a fused ratio of at least 0.7, which keeps it at or above
     0.75, while half of the other candidates fall below; a result standing on vector evidence alone
     (MiniLM ranks right there about a quarter of the time) never reaches 0.75, so it is delivered

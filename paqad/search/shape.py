@@ -80,7 +80,7 @@ def _shape(text: str, calls: bool, variable_calls: bool, min_words: int) -> Quer
     return QueryShape(names, bool(names), words, title, frozenset(terms(head)))
 
 
-shape.cache_clear = _shape.cache_clear  # type: ignore[attr-defined]  # tests and tune_gate clear it
+shape.cache_clear = _shape.cache_clear  # type: ignore[attr-defined]  # tests clear it
 
 
 def _title(text: str) -> str:
