@@ -508,7 +508,6 @@ def test_a_prompt_answered_in_a_warm_process_syncs_nothing_to_disk_and_leaves_it
     regenerates them); each is whole and parses after the answer."""
     import os
 
-    from paqad import config
     from paqad.hooks import hosts
 
     host = hosts.HOSTS["claude"]
@@ -557,3 +556,24 @@ def test_a_c_override_reaches_the_answer_of_the_prompt_hook(shop, paqad_cli):
     assert "shop/sessions.py:L" in plain.stdout
     off = paqad_cli("-c", "rag_enabled=false", "hook", "run", "prompt-submit", "--host", "claude", cwd=shop.root, input=stdin.replace("hmac", "an hmac"))
     assert off.returncode == 0 and off.stdout == "", off.stdout[:300]
+
+
+def test_the_door_is_all_handle_knows_of_where_it_runs_a_failure_is_logged_with_its_mode(shop):
+    """``hosts.handle`` answers with what its caller's ``Door`` says; a failure inside it (here the
+    service's re-index refusing the files a ``file-changed`` event names) is one ``hooks.log``
+    line in that door's mode, and silence for the host."""
+    from paqad.hooks import hosts
+
+    host = hosts.HOSTS["claude"]
+    event = host.read_event(json.dumps(host_json("claude", "file-changed", cwd=str(shop.root), file_path=str(shop.root / "shop" / "sessions.py"))), "file-changed")
+    taken: list[list[str]] = []
+
+    def refuse(_root: Path, files: list[str]) -> None:
+        taken.append(files)
+        raise OSError("the job queue is gone")
+
+    door = hosts.Door("service", 30.0, lambda _root: None, changed=refuse)
+    assert hosts.handle(host, event, shop.root, config.load(shop.root), door) == ""
+    assert taken == [event.files]
+    [line] = [e for e in runner.read_log(shop.root) if e.get("action") == "context:claude"]
+    assert (line["mode"], line["status"], line["error"]) == ("service", "error", "OSError: the job queue is gone")

@@ -76,18 +76,18 @@ def handle(host: base.AgentHost, event: base.Event, root: Path, cfg: config.Conf
     try:
         return _handle(host, event, root, cfg, door)
     except Exception as exc:  # noqa: BLE001 - a prompt hook never fails the prompt; the log says why
-        _log_failure(host, event, root, exc)
+        _log_failure(host, event, root, exc, door.mode)
         return ""
 
 
-def _log_failure(host: base.AgentHost, event: base.Event, root: Path, exc: Exception) -> None:
+def _log_failure(host: base.AgentHost, event: base.Event, root: Path, exc: Exception, mode: str) -> None:
     """One ``hooks.log`` line for a hook answer that failed; best effort, never raises."""
     try:
         from paqad.hooks import runner
 
         if workspace.is_set_up(root):
             error = f"{type(exc).__name__}: {exc}"[: runner.ERROR_MAX_CHARS]
-            runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", "foreground", "error", 1, error=error))
+            runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", mode, "error", 1, error=error))
     except Exception:  # noqa: BLE001
         pass
 
