@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import all_rulers_cases as cases_mod
-from benchmarks import corpora, score, scoring, semble
+from benchmarks import all_rulers_loc, corpora, score, scoring, semble
 from benchmarks.all_rulers_cases import Case, CorpusSource
 
 HERE = Path(__file__).resolve().parent
@@ -201,7 +201,9 @@ def case_row(case: Case, cfg: Any, root: Path, overrides: dict[str, str]) -> dic
     gated, g_ms = ask(cfg, root, case.q, True)
     probe, u_ms = ask(cfg, root, case.q, False)
     chars = sum(len(r.source or "") for r in gated.results) if gated.answered else 0
+    loc = {"loc": all_rulers_loc.localize(case, cfg, root)} if all_rulers_loc.wants(case) else {}
     return {
+        **loc,
         **case.head(),
         "answered": bool(gated.answered),
         "low_confidence": sum(1 for r in gated.results if r.low_confidence),
@@ -299,7 +301,7 @@ def render(rows: list[dict[str, Any]], meta: dict[str, Any], half: str, rulers: 
     from benchmarks import all_rulers_table as table
 
     rows = [r for r in rows if not rulers or cases_mod.wanted(r["ruler"], rulers)]
-    return table.markdown(rows, meta, half)
+    return "\n".join([table.markdown(rows, meta, half), *all_rulers_loc.table(rows)])
 
 
 def main(argv: list[str] | None = None) -> int:

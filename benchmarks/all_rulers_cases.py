@@ -258,6 +258,9 @@ def outside_cases(sel: Selection, patterns: list[str]) -> None:
             continue
         for case in load_case_file(path):
             src = OUTSIDE / "corpora" / case.corpus
+            entry = (lock.get("corpora") or {}).get(case.corpus) or {}
+            if case.corpus not in sel.corpora and entry.get("lazy"):  # written from its git directory when first asked
+                sel.corpora[case.corpus] = CorpusSource(case.corpus, f"git:{entry['commit']}", lazy_writer(case.corpus, entry), int(entry["files"]))
             if case.corpus not in sel.corpora:
                 if not (src / ".git").is_dir():
                     missing[case.corpus] = missing.get(case.corpus, 0) + 1
@@ -268,6 +271,15 @@ def outside_cases(sel: Selection, patterns: list[str]) -> None:
             sel.cases.append(case)
     for key, n in missing.items():
         sel.skipped.append(f"outside corpus {key}: not fetched, {n} cases left out; run benchmarks/outside.py (rulers/OUTSIDE.md)")
+
+
+def lazy_writer(key: str, entry: dict[str, Any]) -> Callable[[Path], None]:
+    def write(dst: Path) -> None:
+        from benchmarks import outside
+
+        outside.lazy_corpus(key, entry, dst)
+
+    return write
 
 
 def parse_limits(values: list[str]) -> dict[str, int]:

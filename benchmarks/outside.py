@@ -15,6 +15,11 @@ Rulers (a RULER names its source; every ruler of that source is rebuilt, since t
   ``benchmark/src/swe/datasets/*.jsonl`` asked against the repositories and tags of
   ``benchmark/src/swe/repos.json`` (as its ``index.ts`` clones them); answers are the
   ``required_evidence`` files.
+- ``d4j-reports`` (source ``d4j``): Defects4J's bug reports as Quatrain collected them (GitHub
+  Trustworthy-Software/Quatrain ``data/BugReport/*_bugreport.txt``) with Defects4J's own metadata and
+  source patches (GitHub rjust/defects4j): each report asked against its project at the bug's buggy
+  commit, answered by the files and methods the fix changes (``outside_d4j.py``). Every case has its
+  own commit; its corpus is written from the git directory when ``all_rulers`` first asks it (``lazy``).
 
 Sources and corpora come from ``--mirrors`` (``<mirrors>/<owner>+<name>/repo``, bare, default
 ``/work/.mirror``) or, with ``--clone``, a clone from GitHub (``semble.py``'s ``git_dir_for``).
@@ -50,6 +55,7 @@ from typing import Any
 
 from benchmarks import corpora  # fingerprint, one-commit git init
 from benchmarks import outside_convert as oc
+from benchmarks import outside_d4j as d4j  # Defects4J bug reports
 from benchmarks.semble import git, git_dir_for, has_commit, write_tree  # git directories, trees
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +75,8 @@ SOURCES: dict[str, dict[str, Any]] = {
     "arb": {"repo": ARB_REPO, "commit": ARB_COMMIT, "rulers": sorted(oc.ARB_RULERS.values()),
             "licence": "MIT (LICENSE; DATA_LICENSE.md: benchmark metadata MIT, corpus files under their own licences)"},
     "sverklo": {"repo": SVERKLO_REPO, "commit": SVERKLO_COMMIT, "rulers": [oc.SVERKLO_RULER], "licence": "MIT (LICENSE)"},
+    "d4j": {"repo": d4j.QUATRAIN_REPO, "commit": d4j.QUATRAIN_COMMIT, "rulers": [d4j.RULER], "licence": d4j.LICENCE,
+            "also": f"{d4j.D4J_REPO}@{d4j.D4J_COMMIT}"},
 }
 
 
@@ -95,6 +103,8 @@ def read_source(src: str, mirrors: Path | None, clone: bool) -> tuple[dict[str, 
     gdir = git_dir_for(spec["repo"], mirrors, clone)
     if gdir is None or not has_commit(gdir, spec["commit"]):
         raise SystemExit(f"{spec['repo']}: no git directory with {spec['commit']} (bring it to --mirrors, or pass --clone)")
+    if src == "d4j":
+        return read_d4j(gdir, mirrors, clone), gdir
     paths = list(ARB_FILES) if src == "arb" else [
         f"{SVERKLO_DIR}/repos.json", f"{SVERKLO_DIR}/index.ts", "LICENSE",
         *(f"{SVERKLO_DIR}/datasets/{n}" for n in git(gdir, "ls-tree", "--name-only", f"{spec['commit']}:{SVERKLO_DIR}/datasets").split())]
@@ -103,6 +113,18 @@ def read_source(src: str, mirrors: Path | None, clone: bool) -> tuple[dict[str, 
         out = git_show_bytes(gdir, f"{spec['commit']}:{p}")
         files[p] = out
     return files, gdir
+
+
+def read_d4j(quatrain: Path, mirrors: Path | None, clone: bool) -> dict[str, bytes]:
+    """Quatrain's report files, and Defects4J's (keys ``rjust/defects4j:<path>``) at their pins."""
+    files = {p: git_show_bytes(quatrain, f"{d4j.QUATRAIN_COMMIT}:{p}") for p in d4j.quatrain_files()}
+    gdir = git_dir_for(d4j.D4J_REPO, mirrors, clone)
+    if gdir is None or not has_commit(gdir, d4j.D4J_COMMIT):
+        raise SystemExit(f"{d4j.D4J_REPO}: no git directory with {d4j.D4J_COMMIT} (bring it to --mirrors, or pass --clone)")
+    names = {p: git(gdir, "ls-tree", "--name-only", f"{d4j.D4J_COMMIT}:framework/projects/{p}/patches").split() for p in d4j.PROJECTS}
+    for path in d4j.d4j_files({p: [n for n in ns if n.endswith(".src.patch")] for p, ns in names.items()}):
+        files[f"{d4j.D4J_REPO}:{path}"] = git_show_bytes(gdir, f"{d4j.D4J_COMMIT}:{path}")
+    return files
 
 
 def git_show_bytes(gdir: Path, obj: str) -> bytes:
@@ -137,6 +159,86 @@ def raws_of(src: str, files: dict[str, bytes]) -> tuple[list[oc.Raw], dict[str, 
     if dup := [k for k, n in ids.items() if n > 1]:
         raise SystemExit(f"{src}: duplicate case ids {dup[:5]}")
     return raws, facts
+
+
+def source_digests(src: str, files: dict[str, bytes]) -> dict[str, str]:
+    if src != "d4j":
+        return {p: hashlib.sha256(b).hexdigest() for p, b in sorted(files.items())}
+    prefix = f"{d4j.D4J_REPO}:"
+    return d4j.digests({p: b for p, b in files.items() if not p.startswith(prefix)},
+                       {p.removeprefix(prefix): b for p, b in files.items() if p.startswith(prefix)})
+
+
+def d4j_raws(files: dict[str, bytes], mirrors: Path | None, clone: bool) -> tuple[list[oc.Raw], dict[str, Any]]:
+    """Every active Defects4J bug of ``d4j.PROJECTS`` with a Quatrain report, its answers read from
+    its source patch and the buggy commit's files; counted by why a bug was left out."""
+    raws: list[oc.Raw] = []
+    dropped: Counter[str] = Counter()
+    for project, repo in d4j.PROJECTS.items():
+        texts = d4j.reports(files[f"data/BugReport/{project}_bugreport.txt"].decode("utf-8"))
+        gdir = git_dir_for(repo, mirrors, clone)
+        for bug in d4j.active_bugs(files[f"{d4j.D4J_REPO}:framework/projects/{project}/active-bugs.csv"].decode("utf-8")):
+            name, commit = f"{project}-{bug['bug.id']}", bug["revision.id.buggy"]
+            patch = files.get(f"{d4j.D4J_REPO}:framework/projects/{project}/patches/{bug['bug.id']}.src.patch")
+            if name not in texts or patch is None:
+                dropped[f"{d4j.RULER}: no report" if name not in texts else f"{d4j.RULER}: no source patch"] += 1
+                continue
+            if gdir is None or not has_commit(gdir, commit):
+                dropped[f"{d4j.RULER}: buggy commit not in a git directory"] += 1
+                continue
+
+            def read(path: str, gdir: Path = gdir, commit: str = commit) -> str | None:
+                p = subprocess.run(["git", "--git-dir", str(gdir), "cat-file", "blob", f"{commit}:{path}"], capture_output=True)
+                return p.stdout.decode("utf-8", errors="replace") if p.returncode == 0 else None
+
+            raws.append(d4j.raw(project, bug, texts[name], d4j.answers_of(patch.decode("utf-8", errors="replace"), read)))
+    facts = {"swe_bench_dropped": 0, "reports": sum(len(d4j.reports(files[f"data/BugReport/{p}_bugreport.txt"].decode("utf-8")))
+                                                    for p in d4j.PROJECTS), "dropped_before_corpora": dict(sorted(dropped.items()))}
+    return raws, facts
+
+
+def build_lazy(src: str, raws: list[oc.Raw], args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any], list[str]]:
+    """Every case at its own commit (one corpus each, none moved or dropped for another's sake); the
+    corpora are not written here but by ``all_rulers`` when first asked (``lazy``: 405 copies of
+    commons-math or closure-compiler would take ~10 GB). Files over ``MAX_FILES`` are skipped."""
+    mirrors = Path(args.mirrors) if args.mirrors else None
+    gdirs, commits, absent = resolve(raws, mirrors, args.clone)
+    cases: list[dict[str, Any]] = []
+    entries: dict[str, dict[str, Any]] = {}
+    dropped: Counter[str] = Counter()
+    answers_absent = 0
+    for r in raws:
+        commit = commits.get((r.repo, r.commit))
+        if commit is None:
+            dropped[f"{r.ruler}: repository has no corpus"] += 1
+            continue
+        tree = tree_files(gdirs[r.repo], commit)
+        if len(tree) > oc.MAX_FILES:
+            dropped[f"{r.ruler}: corpus over {oc.MAX_FILES} files"] += 1
+            continue
+        key = oc.corpus_key(r.repo, commit)
+        lang = oc.main_language(tree)
+        case, lost = oc.finish(oc.Raw(r.ruler, r.id, r.repo, commit, r.style, r.q, r.answers, r.extra), tree, lang)
+        answers_absent += lost
+        if case is None:
+            dropped[f"{r.ruler}: no answer file at the base commit"] += 1
+            continue
+        cases.append(case)
+        entries[key] = {"repo": r.repo, "commit": commit, "sub_folder": "", "files": len(tree), "lazy": True,
+                        "by": BY, "source": src, "language": lang, "rulers": [r.ruler]}
+    facts = {"corpora_kept": len(entries), "absent": absent, "dropped": dict(sorted(dropped.items())),
+             "answers_absent": answers_absent, "repositories": len({r.repo for r in raws})}
+    return cases, entries, facts, []
+
+
+def lazy_corpus(key: str, entry: dict[str, Any], dest: Path, mirrors: Path | None = Path("/work/.mirror")) -> None:
+    """Write a ``lazy`` corpus (its repository at its commit, one commit) into ``dest``."""
+    gdir = git_dir_for(entry["repo"], mirrors, False)
+    if gdir is None:
+        raise RuntimeError(f"{key}: no git directory for {entry['repo']} (python -m benchmarks outside fetch --clone)")
+    dest.mkdir(parents=True, exist_ok=True)
+    write_tree(gdir, entry["commit"], None, dest)
+    corpora.git_init_one_commit(dest, f"{entry['repo']}@{entry['commit'][:12]} (paqad outside rulers)")
 
 
 # --------------------------------------------------------------------------- corpora
@@ -263,12 +365,16 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     for src in srcs:
         spec = SOURCES[src]
         files, _ = read_source(src, Path(args.mirrors) if args.mirrors else None, args.clone)
-        digests = {p: hashlib.sha256(b).hexdigest() for p, b in sorted(files.items())}
+        digests = source_digests(src, files)
         drifts = [d for r in spec["rulers"] for d in oc.pin_drift((lock.get("rulers") or {}).get(r), spec["repo"], spec["commit"], digests)]
         if drifts and not args.update_lock:
             return refuse(src, sorted(set(drifts)))
-        raws, facts = raws_of(src, files)
-        cases, entries, sel, cdrift = build(src, raws, args, lock)
+        if src == "d4j":
+            raws, facts = d4j_raws(files, Path(args.mirrors) if args.mirrors else None, args.clone)
+            cases, entries, sel, cdrift = build_lazy(src, raws, args)
+        else:
+            raws, facts = raws_of(src, files)
+            cases, entries, sel, cdrift = build(src, raws, args, lock)
         if cdrift and not args.update_lock:
             return refuse(src, cdrift)
         facts.update(sel)
@@ -309,7 +415,7 @@ def table() -> str:
     lock = load_lock().get("corpora") or {}
     rows += ["", "| corpus | by | files | fetched |", "| --- | --- | ---: | --- |"]
     for key, e in sorted(lock.items()):
-        fetched = "yes" if (OUTSIDE / "corpora" / key / ".git").is_dir() else "no"
+        fetched = "yes" if (OUTSIDE / "corpora" / key / ".git").is_dir() else "when asked" if e.get("lazy") else "no"
         rows.append(f"| {key} | {e.get('by') or e.get('ruler')} | {e.get('files')} | {fetched} |")
     return "\n".join(rows)
 
