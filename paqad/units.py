@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 UNIT_SCHEMA_VERSION = 1
 
@@ -62,7 +66,7 @@ class CodeUnit:
         if not self.id:
             self.id = make_unit_id(self.path, self.kind, self.qualified_name, self.part)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 

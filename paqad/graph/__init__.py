@@ -15,7 +15,7 @@ named by its first part's id, with the whole declaration's span. networkx is imp
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paqad.errors import UsageError
 from paqad.graph import walk
@@ -35,7 +35,7 @@ def neighbors(index: Index, unit_id: str, hops: int = 1, direction: str = "both"
     _check(hops, budget)
     if direction not in DIRECTIONS:
         raise UsageError(f"direction {direction!r} is not one of {', '.join(DIRECTIONS)}")
-    from paqad.graph import model
+    from paqad.graph import model  # lazy: networkx takes 0.5 s to import, and only graph questions need it
 
     index.refresh()
     cg = model.load(index)
@@ -48,12 +48,12 @@ def neighbors(index: Index, unit_id: str, hops: int = 1, direction: str = "both"
 def expand(index: Index, seeds: list[tuple[str, float]], hops: int = 1, budget: int = 20) -> list[dict]:
     """Units near the seed units (both directions), not the seeds; unknown seed ids are skipped."""
     _check(hops, budget)
-    from paqad.graph import model
+    from paqad.graph import model  # lazy: networkx, as in neighbors
 
     index.refresh()
     cg = model.load(index)
     g = cg.graph
-    best: dict[str, Any] = {}
+    best: dict[str, float] = {}
     for node, score in seeds:
         node = cg.node(node)
         if node in g and g.nodes[node].get("node") == "unit":

@@ -64,7 +64,7 @@ def parse_file(path: str, text: str, parser: str, grammar: str, max_lines: int =
     try:
         units = fn(path, text, grammar)
     except (RecursionError, ValueError, SyntaxError, UnicodeError, LookupError):
-        from paqad.parse import text as text_parser
+        from paqad.parse import text as text_parser  # lazy: only after a parser failed (the hook path loads paqad.parse without it)
 
         units = text_parser.parse(path, text, grammar)
     return _unique_ids(split_long_units(units, max_lines=max_lines))

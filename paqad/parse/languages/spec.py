@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TypeVar
 
 Path = tuple[str, ...]
+
+_V = TypeVar("_V")
 
 # The kind a declaration gets when it has no default and no ``kind_by`` key matches: no unit.
 NOT_A_UNIT = "?"
@@ -29,7 +31,7 @@ STRING_ARGUMENT = "<string>"
 EACH_ARGUMENT = "<each>"
 
 
-def ro(table: Mapping[str, Any] | None = None, /, **entries: Any) -> Mapping[str, Any]:
+def ro(table: Mapping[str, _V] | None = None, /, **entries: _V) -> Mapping[str, _V]:
     """Read-only mapping, so the shared tables cannot be mutated by a caller."""
     return MappingProxyType({**(table or {}), **entries})
 
