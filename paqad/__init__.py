@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> object:
     if name == "Repository":
-        from paqad.repository import Repository
+        from paqad.repository import Repository  # lazy: the whole stack; `import paqad` stays as light as a hook client
 
         return Repository
     raise AttributeError(f"module 'paqad' has no attribute {name!r}")

@@ -31,9 +31,12 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paqad.errors import PaqadError
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 TIMEOUT_S = 30.0
 QUICK_TIMEOUT_S = 10.0  # a question git answers from local files
@@ -321,7 +324,7 @@ class WorkingSet:
     def files(self) -> list[str]:
         return sorted(set(self.staged) | set(self.unstaged) | set(self.untracked) | set(self.committed))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {**asdict(self), "files": self.files}
 
 

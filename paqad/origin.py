@@ -14,12 +14,32 @@ import importlib.metadata
 import json
 import shlex
 import sys
+from typing import Required, TypedDict, cast
 from urllib.parse import unquote, urlsplit
 
 NAME = "paqad"
 
 
-def _direct_url() -> dict | None:
+class VcsInfo(TypedDict, total=False):
+    vcs: str
+    commit_id: str
+    requested_revision: str
+
+
+class DirInfo(TypedDict, total=False):
+    editable: bool
+
+
+class DirectUrl(TypedDict, total=False):
+    """The keys of PEP 610's ``direct_url.json`` this module reads (pip writes it; each is checked before use)."""
+
+    url: Required[str]
+    vcs_info: VcsInfo
+    dir_info: DirInfo
+    subdirectory: str
+
+
+def _direct_url() -> DirectUrl | None:
     try:
         text = importlib.metadata.distribution(NAME).read_text("direct_url.json")
     except importlib.metadata.PackageNotFoundError:
@@ -28,7 +48,7 @@ def _direct_url() -> dict | None:
         data = json.loads(text) if text else None
     except ValueError:
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("url"), str) else None
+    return cast(DirectUrl, data) if isinstance(data, dict) and isinstance(data.get("url"), str) else None
 
 
 def requirement(extras: str = "") -> tuple[str, bool]:

@@ -7,8 +7,6 @@ pure-Python ``SafeLoader``, with the same safe subset of YAML. Falls back to ``S
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -16,6 +14,6 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 YAMLError = yaml.YAMLError
 
 
-def safe_load(text: str) -> Any:
+def safe_load(text: str) -> object:
     """Parse ``text`` as YAML with the safe loader (no arbitrary Python objects)."""
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - the loader is a SafeLoader
