@@ -164,6 +164,28 @@ def test_a_kept_file_with_a_secret_is_redacted_once_per_identity(shop, monkeypat
     assert "deploy TOKEN" in top.source and token not in top.source and calls.count("shop/vault.py") == 2
 
 
+def test_what_scoring_derives_from_a_posting_list_is_kept_for_its_generation(shop):
+    """A warm process derives a term's identifier count, largest unit id and field credits once
+    per index generation (issue 34: a fifth of the scoring step), and afresh after a rebuild."""
+    import numpy  # noqa: F401 - loaded, as in a warm process: the numpy scorer runs
+
+    question = "where is the session cookie signed"
+    assert pipeline.search(shop.root, question).results[0].name == "sign_cookie"
+    index = Index.shared(shop.root)
+    tid = index.terms(["cooki"])["cooki"].tid
+    first = index.cached("lexical-postings", dict).derived[tid]
+    assert first.idents >= 1 and first.credit.size == index.terms(["cooki"])["cooki"].df
+    pipeline.search(shop.root, question)
+    assert index.cached("lexical-postings", dict).derived[tid] is first  # kept, not derived again
+    shop.write("shop/jar.py", "def cookie_jar():\n    '''Keep every cookie of the session.'''\n    return []\n")
+    shop.commit("jar")
+    build.build_full(shop.root, config.load(shop.root, environ=LEXICAL))
+    assert pipeline.search(shop.root, question).results[0].name == "sign_cookie"
+    tid = index.terms(["cooki"])["cooki"].tid
+    again = index.cached("lexical-postings", dict).derived[tid]
+    assert again is not first and again.idents == first.idents + 1 and again.credit.size == first.credit.size + 1
+
+
 def test_to_dict_is_asdict_with_the_schema_version(shop):
     """``to_dict`` builds what ``dataclasses.asdict`` gave (issue 34: it was a tenth of a search
     through the service), nested values copied, keys in the same order."""

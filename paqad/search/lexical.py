@@ -93,16 +93,16 @@ def _score_numpy(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
 
     kept = index.cached("lexical-postings", _Kept)
     postings = {qt.term: _postings(index, qt, kept) for qt in scored}
-    _mark_prose(scored, {t: p[2] for t, p in postings.items()})
-    size = 1 + max((int(p[0].max()) for p in postings.values() if p[0].size), default=0)
+    derived = {qt.term: _derived(kept, qt.tid, postings[qt.term]) for qt in scored}
+    _mark_prose(scored, {t: (d.idents, len(postings[t][2])) for t, d in derived.items()})
+    size = 1 + max((d.top for d in derived.values() if d.top >= 0), default=0)
     bm25, rel, rarity = np.zeros(size), np.zeros(size), np.zeros(size)
-    credit = np.array(_CREDIT)
     total_rarity = sum(t.idf for t in scored if t.status != "variant") or 1.0
     for qt in scored:
-        uids, w, mask = postings[qt.term]
+        uids, w, _ = postings[qt.term]
         k = _weight(qt.status)
         bm25[uids] += qt.idf * k * w
-        rel[uids] += qt.idf * (k if qt.status == "variant" else 1.0) * credit[mask] / total_rarity
+        rel[uids] += qt.idf * (k if qt.status == "variant" else 1.0) * derived[qt.term].credit / total_rarity
         if qt.status == "distinctive":
             rarity[uids] += qt.idf
     matched = np.flatnonzero(bm25)
@@ -116,7 +116,7 @@ def _score_plain(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
     """``_score_numpy`` without numpy: each float is computed by the same operations in the same
     order (``idf * weight`` times the posting's weight, added in term order), so results match."""
     postings = {qt.term: index.posting_arrays(qt.tid) if qt.tid is not None else ([], [], []) for qt in scored}
-    _mark_prose(scored, {t: p[2] for t, p in postings.items()})
+    _mark_prose(scored, {t: (sum(1 for m in p[2] if m & IDENT_MASK), len(p[2])) for t, p in postings.items()})
     bm25: dict[int, float] = {}
     rel: dict[int, float] = {}
     rarity: dict[int, float] = {}
@@ -139,9 +139,39 @@ def _score_plain(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
 
 class _Kept(dict):
     """Posting lists read in one index generation (``Index.cached``), up to ``KEPT_POSTINGS`` postings:
-    a warm process reads a term's list from SQLite once, not once per query."""
+    a warm process reads a term's list from SQLite once, not once per query; beside each, what
+    scoring derives from that list alone (``derived``), computed once too."""
 
-    size = 0
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+        self.derived: dict[int, _Derived] = {}
+
+
+@dataclass(frozen=True)
+class _Derived:
+    """What scoring needs of one posting list besides the list: its largest unit id (-1: empty),
+    how many postings have an identifier field (``IDENT_MASK``), and each posting's field credit."""
+
+    top: int
+    idents: int
+    credit: np.ndarray
+
+
+def _derived(kept: _Kept, tid: int | None, posting: tuple[np.ndarray, np.ndarray, np.ndarray]) -> _Derived:
+    """``posting``'s :class:`_Derived`, kept with the list (a fresh one for a term the index lacks).
+    Computed as a query computed it (numpy's ``max``, the mask's count, ``credit[mask]``): same values."""
+    found = kept.derived.get(tid) if tid is not None else None
+    if found is None:
+        import numpy as np
+
+        uids, _, mask = posting
+        credit = np.array(_CREDIT)[mask]
+        credit.flags.writeable = False
+        found = _Derived(int(uids.max()) if uids.size else -1, int((mask & IDENT_MASK).astype(bool).sum()), credit)
+        if tid is not None and tid in kept:
+            kept.derived[tid] = found
+    return found
 
 
 KEPT_POSTINGS = 400_000  # ~10 MB of arrays per index; past it the kept lists are dropped and read again
@@ -161,6 +191,7 @@ def _postings(index: Index, qt: QueryTerm, kept: _Kept | None = None) -> tuple[n
             part.flags.writeable = False  # shared by every later query of this generation
         if kept.size + len(hit[0]) > KEPT_POSTINGS:
             kept.clear()
+            kept.derived.clear()
             kept.size = 0
         kept[qt.tid] = hit
         kept.size += len(hit[0])
@@ -180,14 +211,14 @@ def mark_prose_counts(index: Index, terms: list[QueryTerm]) -> None:
                 qt.status = "prose"
 
 
-def _mark_prose(scored: list[QueryTerm], masks: dict) -> None:
-    """Reclassify distinctive terms that this corpus only uses in prose (see query.PROSE_SHARE)."""
+def _mark_prose(scored: list[QueryTerm], counts: dict[str, tuple[int, int]]) -> None:
+    """Reclassify distinctive terms that this corpus only uses in prose (see query.PROSE_SHARE), from
+    each term's (postings with an identifier field, postings)."""
     for qt in scored:
-        mask = masks[qt.term]
-        if not len(mask):
+        idents, total = counts[qt.term]
+        if not total:
             continue
-        idents = int((mask & IDENT_MASK).astype(bool).sum()) if hasattr(mask, "astype") else sum(1 for m in mask if m & IDENT_MASK)
-        qt.ident_share = idents / len(mask)
+        qt.ident_share = idents / total
         if qt.status == "distinctive" and qt.ident_share < PROSE_SHARE:
             qt.status = "prose"
 
