@@ -22,7 +22,10 @@ hook (``onFailure`` "continue") where the command hook would have answered in-pr
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 TOOL = "prompt_context"
 DESCRIPTION = (
@@ -43,9 +46,9 @@ INPUT_SCHEMA = {
 FIELDS = ("prompt", "cwd", "session_id", "transcript_path")
 
 
-def claude_hook(server: str = "paqad", timeout_s: int | None = None) -> dict[str, Any]:
+def claude_hook(server: str = "paqad", timeout_s: int | None = None) -> JSONObject:
     """The ``UserPromptSubmit`` hook entry that calls :data:`TOOL` on the MCP server ``server``."""
-    from paqad.hooks.hosts import base
+    from paqad.hooks.hosts import base  # lazy: 19 modules (every host) that `paqad mcp` itself never needs
 
     return {
         "type": "mcp_tool", "server": server, "tool": TOOL, "input": {name: "${" + name + "}" for name in FIELDS},

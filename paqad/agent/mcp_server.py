@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 from mcp import types
@@ -34,6 +34,9 @@ from mcp.server.stdio import stdio_server
 from paqad import __version__
 from paqad.agent import mcp_hook, mcp_render
 from paqad.agent.ops import ACTIONS, OpError, Session
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSON
 
 SERVER_NAME = "paqad"
 TOOLS = tuple(name for name in ACTIONS if name != "hello")
@@ -62,15 +65,15 @@ def tool_list(hook_tool: bool = False) -> list[types.Tool]:
 
 #: The hook tool's answer for a work tree and the tool's arguments: the door hands in
 #: ``paqad.serve.route.prompt_context`` (where a request runs is decided there, not here).
-HookTool = Callable[[Path, "dict[str, Any] | None"], str]
+HookTool = Callable[[Path, "Mapping[str, JSON] | None"], str]
 
 
-def call_hook(session: Session, arguments: dict[str, Any] | None, answer: HookTool) -> types.CallToolResult:
+def call_hook(session: Session, arguments: Mapping[str, JSON] | None, answer: HookTool) -> types.CallToolResult:
     """The hook tool: the hook's stdout as the text (empty: paqad stays silent for this prompt)."""
     return types.CallToolResult(content=[types.TextContent(type="text", text=answer(session.root, arguments))])
 
 
-def call(session: Session, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+def call(session: Session, name: str, arguments: Mapping[str, JSON] | None) -> types.CallToolResult:
     """One tool call, answered in-band whatever the arguments are."""
     try:
         if name not in TOOLS:

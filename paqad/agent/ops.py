@@ -19,22 +19,32 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import filelock
 
-from paqad import __version__
+from paqad import __version__, describe, graph
 from paqad import config as config_mod
 from paqad.agent import research as research_mod
 from paqad.agent import span as span_mod
 from paqad.agent.params import Param, ParamError, schema, validate
+from paqad.delivery import freshness
 from paqad.errors import ConfigError, IndexCorruptError, IndexMissingError, IndexOutdatedError, LockedError, PaqadError, UsageError
+from paqad.index import status as status_mod
 from paqad.index.reader import Index
 from paqad.index.records import SPAN_FIELDS
+from paqad.search import across, pipeline
 from paqad.search.request import SearchRequest
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSON, JSONObject
+
+#: An agent session's way to the resident service (``paqad.serve.route.agent_remote``): an
+#: action's raw parameters → its result, None to answer it here, or an OpError raised.
+Remote = Callable[[str, Mapping[str, "JSON"]], "JSONObject | None"]
 
 PROTOCOL_VERSION = 1
 MAX_QUERY_CHARS = 8_000
@@ -64,11 +74,11 @@ class OpError(PaqadError):
 @dataclass(frozen=True)
 class Action:
     name: str
-    fn: Callable[..., dict]
+    fn: Callable[..., JSONObject]
     params: tuple[Param, ...]
     description: str
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self) -> JSONObject:
         return schema(self.params)
 
 
@@ -87,9 +97,9 @@ class Session:
         self._lock = threading.Lock()
         #: the resident service's way in (``paqad.serve.route.agent_remote``): an action's result,
         #: None to answer it here, or an OpError; set by the agent and MCP doors.
-        self.remote: Callable[[str, dict[str, Any]], dict | None] | None = None
+        self.remote: Remote | None = None
 
-    def call(self, action: str, raw: dict[str, Any]) -> dict:
+    def call(self, action: str, raw: Mapping[str, JSON]) -> JSONObject:
         """Run one request; any failure becomes an OpError (the session survives everything)."""
         with self._lock:
             self.requests += 1
@@ -159,21 +169,15 @@ def _request(s: Session, query: str, top_n: int | None, budget: int, source_char
     return SearchRequest.from_settings(s.config(), s.root, query, top_n=top_n, source_chars=source_chars, budget_chars=budget, gate=gate)
 
 
-def op_search(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, gate: bool, scope: str = "repository") -> dict:
-    from paqad.search import pipeline
-
+def op_search(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, gate: bool, scope: str = "repository") -> JSONObject:
     request = _request(s, query, top_n, budget, source_chars, gate)
     if scope == "workspace":  # this repository and the members of `paqad workspace list`
-        from paqad.search import across
-
         return across.search(s.root, query, top_n=top_n, gate=gate, budget_chars=budget).to_dict()
     fresh = _freshness(s)
     return {**pipeline.run(s.index(), request).to_dict(), "freshness": fresh}
 
 
-def op_research(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, hops: int, per_hop: int) -> dict:
-    from paqad.search import pipeline
-
+def op_research(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, hops: int, per_hop: int) -> JSONObject:
     request = _request(s, query, top_n, budget, source_chars)
     fresh = _freshness(s)
     index = s.index()
@@ -181,20 +185,16 @@ def op_research(s: Session, query: str, top_n: int | None, budget: int, source_c
     return research_mod.expand(index, answer, hops, per_hop)
 
 
-def _freshness(s: Session) -> dict:
+def _freshness(s: Session) -> JSONObject:
     """The index against the work tree, before the search (``rag_stale_policy: refresh`` updates first)."""
-    from paqad.delivery import freshness
-
     return freshness.before_answer(s.root, s.config())
 
 
-def op_neighbors(s: Session, unit_id: str, hops: int, direction: str, budget: int) -> dict:
-    from paqad import graph
-
+def op_neighbors(s: Session, unit_id: str, hops: int, direction: str, budget: int) -> JSONObject:
     return {"unit_id": unit_id, "neighbors": graph.neighbors(s.index(), unit_id, hops=hops, direction=direction, budget=budget)}
 
 
-def op_open(s: Session, path: str | None, unit_id: str | None, start_line: int | None, end_line: int | None, max_lines: int, max_bytes: int) -> dict:
+def op_open(s: Session, path: str | None, unit_id: str | None, start_line: int | None, end_line: int | None, max_lines: int, max_bytes: int) -> JSONObject:
     if (path is None) == (unit_id is None):
         raise ParamError("give exactly one of path or unit_id")
     if unit_id is not None:
@@ -210,21 +210,20 @@ def op_open(s: Session, path: str | None, unit_id: str | None, start_line: int |
     return asdict(span_mod.read_span(s.root, path, start, end_line, max_lines, max_bytes))
 
 
-def op_describe_pending(s: Session, limit: int, offset: int) -> dict:
-    from paqad import describe
-
-    return dict(describe.pending(s.index(), limit=limit, offset=offset))  # the typed page, to the wire
+def op_describe_pending(s: Session, limit: int, offset: int) -> JSONObject:
+    return _wire(describe.pending(s.index(), limit=limit, offset=offset))
 
 
-def op_describe_put(s: Session, unit_id: str, text: str, content_hash: str | None) -> dict:
-    from paqad import describe
-
-    return dict(describe.put(s.root, unit_id, text, content_hash=content_hash))
+def op_describe_put(s: Session, unit_id: str, text: str, content_hash: str | None) -> JSONObject:
+    return _wire(describe.put(s.root, unit_id, text, content_hash=content_hash))
 
 
-def op_stats(s: Session) -> dict:
-    from paqad.index import status as status_mod
+def _wire(typed: Mapping[str, object]) -> JSONObject:
+    """A typed result (a TypedDict whose values are JSON) as the protocol's JSON object."""
+    return cast("JSONObject", dict(typed))
 
+
+def op_stats(s: Session) -> JSONObject:
     try:
         try:
             session_index: Index | None = s.index()  # refreshed, so index_generation / index_changes_seen are current
@@ -243,11 +242,11 @@ def op_stats(s: Session) -> dict:
     }
 
 
-def op_hello(s: Session) -> dict:
+def op_hello(s: Session) -> JSONObject:
     return {**_hello(), "root": str(s.root), "actions": {a.name: {"description": a.description, "params": a.input_schema()} for a in ACTIONS.values()}}
 
 
-def _hello() -> dict:
+def _hello() -> JSONObject:
     return {"protocol_version": PROTOCOL_VERSION, "paqad_version": __version__}
 
 

@@ -9,10 +9,17 @@ by name, so a typo (``top-n``) is an error rather than a default.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paqad.errors import UsageError
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
+
+#: A checked parameter's value: what a parameter of kind str, int, float or bool holds, or None.
+Scalar = str | int | float | bool | None
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _ARTICLE = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}
@@ -28,23 +35,23 @@ class Param:
     kind: type  # str | int | float | bool
     description: str
     required: bool = False
-    default: Any = None
+    default: Scalar = None
     minimum: float | None = None
     maximum: float | None = None
     max_length: int | None = None
     choices: tuple[str, ...] | None = None
 
-    def check(self, value: Any) -> Any:
+    def check(self, value: object) -> Scalar:
         """``value`` if it fits this parameter, else ParamError naming the parameter and the rule."""
         if value is None and not self.required:
             return self.default
         if not _is_kind(value, self.kind):
             raise ParamError(f"{self.name} must be {_ARTICLE[self.kind]}, got {_type_name(value)}")
-        if self.kind is str:
+        if isinstance(value, str):
             self._check_text(value)
-        elif self.kind in (int, float):
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
             self._check_number(value)
-        return value
+        return value if isinstance(value, (str, int, float, bool)) else None  # always the former: _is_kind passed
 
     def _check_text(self, value: str) -> None:
         if self.max_length is not None and len(value) > self.max_length:
@@ -62,8 +69,8 @@ class Param:
         if self.maximum is not None and value > self.maximum:
             raise ParamError(f"{self.name} must be at most {_num(self.maximum)}; got {_short(value)}")
 
-    def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": _JSON_TYPES[self.kind], "description": self.description}
+    def schema(self) -> JSONObject:
+        out: JSONObject = {"type": _JSON_TYPES[self.kind], "description": self.description}
         for key, value in (("minimum", self.minimum), ("maximum", self.maximum), ("maxLength", self.max_length), ("default", self.default)):
             if value is not None:
                 out[key] = value
@@ -74,7 +81,7 @@ class Param:
         return out
 
 
-def validate(params: tuple[Param, ...], raw: dict[str, Any], reserved: tuple[str, ...] = ()) -> dict[str, Any]:
+def validate(params: tuple[Param, ...], raw: Mapping[str, object], reserved: tuple[str, ...] = ()) -> dict[str, Scalar]:
     """The declared parameters of one request, checked and with defaults filled in."""
     known = {p.name for p in params}
     unknown = sorted(k for k in raw if k not in known and k not in reserved)
@@ -89,7 +96,7 @@ def validate(params: tuple[Param, ...], raw: dict[str, Any], reserved: tuple[str
     return out
 
 
-def schema(params: tuple[Param, ...]) -> dict[str, Any]:
+def schema(params: tuple[Param, ...]) -> JSONObject:
     """The JSON Schema of an action's parameters (an MCP tool's ``inputSchema``)."""
     return {
         "type": "object",
@@ -99,7 +106,7 @@ def schema(params: tuple[Param, ...]) -> dict[str, Any]:
     }
 
 
-def _is_kind(value: Any, kind: type) -> bool:
+def _is_kind(value: object, kind: type) -> bool:
     if kind is bool:
         return isinstance(value, bool)
     if kind is int:
@@ -109,7 +116,7 @@ def _is_kind(value: Any, kind: type) -> bool:
     return isinstance(value, kind)
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null", int: "an integer", float: "a number"}
     return names.get(type(value), type(value).__name__)
 

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from paqad.agent.ops import OpError, Session
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSON, JSONObject
 
 MAX_LINE_BYTES = 1024 * 1024
 _DISCARD_CHUNK = 64 * 1024
@@ -52,7 +55,7 @@ def read_line(stream: BinaryIO, max_line: int) -> tuple[bytes | None, bool]:
     return data, False
 
 
-def handle(session: Session, line: bytes) -> dict[str, Any]:
+def handle(session: Session, line: bytes) -> JSONObject:
     """One request line → one reply object (never raises for anything the line contains)."""
     try:
         request = parse(line)
@@ -70,7 +73,7 @@ def handle(session: Session, line: bytes) -> dict[str, Any]:
         return {"id": rid, "ok": False, "error": exc.to_dict()}
 
 
-def parse(line: bytes) -> Any:
+def parse(line: bytes) -> JSON:
     """Strict JSON: UTF-8, no NaN/Infinity, no number that overflows to infinity, bounded depth."""
     try:
         text = line.decode("utf-8")
@@ -86,7 +89,7 @@ def parse(line: bytes) -> Any:
         raise ValueError(f"request line is not valid JSON ({str(exc)[:200]})") from None
 
 
-def encode(reply: dict[str, Any]) -> bytes:
+def encode(reply: JSONObject) -> bytes:
     """One reply line. Falls back to ASCII escapes (a lone surrogate in an echoed id) and, if the
     echoed id cannot be written at all, to ``id: null``: a reply line is always valid JSON."""
     for attempt in (reply, {**reply, "id": None}):
@@ -101,7 +104,7 @@ def encode(reply: dict[str, Any]) -> bytes:
     return encode(_error(None, "internal", "the reply could not be written as JSON"))
 
 
-def _error(rid: Any, code: str, message: str) -> dict[str, Any]:
+def _error(rid: JSON, code: str, message: str) -> JSONObject:
     return {"id": rid, "ok": False, "error": {"code": code, "message": message}}
 
 

@@ -16,7 +16,7 @@ silent: nothing to expand from), ``hops`` (the hop limit, including 0), ``no_new
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from paqad.index.records import StoredUnit
 from paqad.search import query as query_mod
@@ -24,6 +24,7 @@ from paqad.tokenize import terms
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
+    from paqad.jsontypes import JSONObject
 
 MAX_HOPS = 3
 _FIELDS = ("name", "qualified_name", "signature", "docstring", "calls", "imports", "bases", "path", "text")
@@ -54,29 +55,40 @@ def _searchable(u: StoredUnit) -> str:
     return " ".join(str(v) for v in [u.name, u.qualified_name, u.signature, u.docstring, *u.calls, *u.imports, *u.bases, u.path, u.text])
 
 
-def expand(index: Index, answer: dict, hops: int, per_hop: int) -> dict:
+class Expansion(TypedDict, total=False):
+    """``expansion`` in a research answer: how far it went, and why it stopped."""
+
+    hops_run: int
+    query_terms: list[str]
+    covered_by_results: list[str]
+    stopped: str
+    missing_terms: list[str]
+
+
+def expand(index: Index, answer: JSONObject, hops: int, per_hop: int) -> JSONObject:
     """Add ``related`` and ``expansion`` to a search answer (a ``SearchResponse`` dict)."""
-    wanted = query_terms(index, answer["query"])
-    results = answer.get("results") or []
-    covered = terms_in(index, [r["id"] for r in results], wanted)
-    info: dict[str, Any] = {"hops_run": 0, "query_terms": sorted(wanted.values()), "covered_by_results": sorted(covered)}
-    related: list[dict] = []
+    wanted = query_terms(index, str(answer["query"]))
+    found = answer.get("results")
+    results = [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+    covered = terms_in(index, [str(r["id"]) for r in results], wanted)
+    info: Expansion = {"hops_run": 0, "query_terms": sorted(wanted.values()), "covered_by_results": sorted(covered)}
+    related: list[JSONObject] = []
     if answer.get("answered") and results:
         info["stopped"] = _expand_hops(index, results, wanted, covered, (hops, per_hop), related, info)
     else:
         info["stopped"] = "not_answered"
     info["missing_terms"] = sorted(set(wanted.values()) - covered)
-    return {**answer, "related": related, "expansion": info}
+    return {**answer, "related": related, "expansion": cast("JSONObject", info)}  # a TypedDict of JSON values
 
 
 def _expand_hops(
     index: Index, results: list[dict], wanted: dict[int, str], covered: set[str],
-    limits: tuple[int, int], related: list[dict], info: dict[str, Any],
+    limits: tuple[int, int], related: list[JSONObject], info: Expansion,
 ) -> str:
     """Hop by hop while a hop adds evidence; fills ``related`` and ``covered``; returns why it stopped."""
     hops, per_hop = limits
     try:
-        from paqad import graph
+        from paqad import graph  # lazy: an ImportError (no graph support) is the answer "no_graph"
     except ImportError:
         return "no_graph"
     seeds = [(r["id"], float(r.get("score") or 0.0)) for r in results]

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # no ``typing`` import at run time (the hook client imports this)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
 
+    from paqad.channel.wire import Message
+    from paqad.jsontypes import JSON
     from paqad.search.request import SearchRequest
 
 MAX_STDIN = 1_000_000  # a host's hook input over this is refused (cut JSON would parse as something vaguer)
@@ -27,10 +29,10 @@ class Call:
     __slots__: tuple[str, ...] = ()
     op = ""
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Message:
         raise NotImplementedError
 
-    def _fields(self) -> tuple[Any, ...]:
+    def _fields(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
@@ -52,15 +54,18 @@ class Search(Call):
     def __init__(self, request: SearchRequest) -> None:
         self.request = request
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Message:
         return {"request": self.request.to_wire()}
 
     @classmethod
-    def from_wire(cls, fields: dict[str, Any]) -> Search:
+    def from_wire(cls, fields: Message) -> Search:
         """Raises KeyError, TypeError or ValueError on a malformed request."""
-        from paqad.search.request import SearchRequest
+        from paqad.search.request import SearchRequest  # lazy: the hook's thin client imports calls; search is not for it
 
-        return cls(SearchRequest.from_wire(fields["request"]))
+        request = fields["request"]
+        if not isinstance(request, dict):
+            raise TypeError("request must be an object")
+        return cls(SearchRequest.from_wire(request))
 
 
 class Hook(Call):
@@ -83,11 +88,11 @@ class Hook(Call):
         self.budget_env, self.client_age, self.spent = budget_env, client_age, spent
         self.overrides = dict(overrides or {})
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Message:
         return {"event": self.event, "host": self.host, "stdin": self.stdin, "cwd": self.cwd, "budget_env": self.budget_env, "client_age": self.client_age}
 
     @classmethod
-    def from_wire(cls, fields: dict[str, Any]) -> Hook:
+    def from_wire(cls, fields: Message) -> Hook:
         raw_age = fields.get("client_age")
         age = float(raw_age) if isinstance(raw_age, (int, float)) and not isinstance(raw_age, bool) else 0.0
         budget = fields.get("budget_env")
@@ -104,14 +109,14 @@ class Agent(Call):
     __slots__ = ("action", "params", "overrides")
     op = "agent"
 
-    def __init__(self, action: str, params: dict[str, Any], overrides: dict[str, str] | None = None) -> None:
-        self.action, self.params, self.overrides = action, params, dict(overrides or {})
+    def __init__(self, action: str, params: Mapping[str, JSON], overrides: dict[str, str] | None = None) -> None:
+        self.action, self.params, self.overrides = action, dict(params), dict(overrides or {})
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Message:
         return {"action": self.action, "params": self.params, "overrides": self.overrides}
 
     @classmethod
-    def from_wire(cls, fields: dict[str, Any]) -> Agent:
+    def from_wire(cls, fields: Message) -> Agent:
         """Raises TypeError on parameters or overrides that are not objects."""
         overrides, params = fields.get("overrides") or {}, fields.get("params") or {}
         if not isinstance(overrides, dict) or not isinstance(params, dict):
@@ -128,9 +133,9 @@ class GitEvent(Call):
     def __init__(self, event: str) -> None:
         self.event = event
 
-    def to_wire(self) -> dict[str, Any]:
+    def to_wire(self) -> Message:
         return {"event": self.event}
 
     @classmethod
-    def from_wire(cls, fields: dict[str, Any]) -> GitEvent:
+    def from_wire(cls, fields: Message) -> GitEvent:
         return cls(str(fields.get("event")))

@@ -33,7 +33,9 @@ from paqad.channel import wire
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+
+    from paqad.channel.wire import Message
+    from paqad.jsontypes import JSON
 
     Root = str | os.PathLike[str]
 
@@ -46,7 +48,7 @@ STOP_WAIT_S = 10.0
 class Outcome:
     """What asking the service gave: its reply, or why there is none."""
 
-    def __init__(self, why: str, reply: dict[str, Any] | None = None, ack: dict[str, Any] | None = None) -> None:
+    def __init__(self, why: str, reply: Message | None = None, ack: Message | None = None) -> None:
         self.why = why
         self.reply = reply
         self.ack = ack
@@ -59,14 +61,14 @@ class Outcome:
         return self.reply is not None
 
 
-def base_request(op: str, **fields: Any) -> dict[str, Any]:
+def base_request(op: str, **fields: JSON) -> Message:
     """A request with the identity every request carries: version, protocol, environment hash."""
     return {"op": op, "version": __version__, "build": wire.build_fingerprint(), "protocol": wire.PROTOCOL, "env": wire.env_fingerprint(), **fields}
 
 
 def request(
-    root: Root, op: str, fields: dict[str, Any] | None = None, *, reply_timeout: float | None = None, ack_timeout: float = wire.ACK_TIMEOUT_S,
-    until: Callable[[], float] | None = None, on_ack: Callable[[dict[str, Any]], None] | None = None,
+    root: Root, op: str, fields: Message | None = None, *, reply_timeout: float | None = None, ack_timeout: float = wire.ACK_TIMEOUT_S,
+    until: Callable[[], float] | None = None, on_ack: Callable[[Message], None] | None = None,
 ) -> Outcome:
     """Send one request to ``root``'s service and read its ack and reply; never raises.
 
@@ -110,8 +112,8 @@ def _connect(path: str, timeout: float = CONNECT_TIMEOUT_S) -> tuple[socket | No
 
 
 def _exchange(
-    sock: socket, req: dict[str, Any], reply_timeout: float | None, ack_timeout: float,
-    until: Callable[[], float] | None = None, on_ack: Callable[[dict[str, Any]], None] | None = None,
+    sock: socket, req: Message, reply_timeout: float | None, ack_timeout: float,
+    until: Callable[[], float] | None = None, on_ack: Callable[[Message], None] | None = None,
 ) -> Outcome:
     reader = wire.LineReader(sock)
     try:
@@ -190,7 +192,7 @@ def start(root: Root, env: dict[str, str] | None = None, why: str = "") -> int |
     goes to ``serve.log`` in the work tree's per-developer logs folder; its working directory is
     that folder, not the repository (:func:`paqad.localstate.child_cwd`).
     """
-    import subprocess
+    import subprocess  # lazy: 8 modules the hook's thin client loads only when it starts a service
 
     if not os.path.isdir(localstate.tree_dir(root)):
         return None  # not set up here: a door that fails before `rag init` starts nothing and writes nothing

@@ -29,8 +29,64 @@ from paqad.channel import litejson as json
 from paqad.channel.paths import digest
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+if TYPE_CHECKING:  # the service's messages, for the type checker only (no ``typing`` at run time)
+    from collections.abc import Mapping
+    from typing import Required, TypedDict
+
+    from paqad.jsontypes import JSONObject
+
+    #: A JSON object as it crosses the socket: a request, or a reply as the client reads it (its
+    #: values are checked where they are read).
+    Message = JSONObject
+
+    class Ack(TypedDict, total=False):
+        """The service's first line: taken (with the budget it will answer within) or refused."""
+
+        ack: Required[bool]
+        version: Required[str]
+        refused: str
+        budget: float
+
+    class ErrorInfo(TypedDict):
+        """A request's failure after its ack: what the in-process door would have raised."""
+
+        type: str
+        message: str
+        exit_code: int
+        paqad: bool
+
+    class ServiceInfo(TypedDict):
+        """``status``'s answer: the service serving one work tree (``paqad serve status --json``)."""
+
+        pid: int
+        version: str
+        protocol: int
+        root: str
+        socket: str
+        started: float
+        uptime_s: float
+        requests: int
+        active: int
+        rss_mb: float
+        idle_timeout_s: float
+        memory_cap_mb: int
+        jobs: list[str]
+        work_trees: list[str]
+
+    class Reply(TypedDict, total=False):
+        """The service's second line: ``ok`` and the operation's answer, or its ``error``."""
+
+        ok: Required[bool]
+        info: ServiceInfo  # status
+        stdout: str  # hook
+        response: Mapping[str, object]  # search: SearchResponse.to_dict()
+        result: JSONObject  # agent: the action's result
+        queued: list[str]  # git-event
+        error: ErrorInfo | dict[str, str]  # dict[str, str]: an agent action's OpError (code, message)
+        refused: str  # the per-user host's control socket: why it will not adopt a work tree
+        pid: int  # the host's status: its process, the work trees it serves, why it is stopping
+        trees: list[str]
+        stop_reason: str | None
 
 PROTOCOL = 1
 MAX_LINE = 64 * 1024 * 1024  # a reply carries passages and sources; far above any real one
@@ -96,7 +152,7 @@ def is_newer(client: str, service: str) -> bool:
     return version_tuple(client) > version_tuple(service)
 
 
-def send(sock: socket, obj: Any) -> None:
+def send(sock: socket, obj: Message | Ack | Reply) -> None:
     sock.sendall(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
@@ -107,7 +163,7 @@ class LineReader:
         self.sock = sock
         self.buffer = b""
 
-    def read(self, deadline: float | None) -> dict[str, Any]:
+    def read(self, deadline: float | None) -> Message:
         """The next object; raises WireError on EOF, a timeout (``deadline``, monotonic) or garbage."""
         while b"\n" not in self.buffer:
             if deadline is not None:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, cast
 
 import click
 
+from paqad.channel import client, paths
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json
+
+if TYPE_CHECKING:
+    from paqad.channel.wire import ServiceInfo
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -28,7 +33,7 @@ def serve_group(ctx: click.Context) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from paqad.serve import server
+    from paqad.serve import server  # lazy: `serve status` and `serve stop` need the channel only, not the service's modules
 
     app: AppContext = ctx.obj
     code = server.serve(app.root(), app.config())
@@ -46,12 +51,11 @@ def serve_status(app: AppContext, as_json: bool) -> None:
 
     Example: paqad serve status --json
     """
-    from paqad.channel import client, paths
-
     root = app.root()
     found = paths.for_root(root)
     outcome = client.request(root, "status", reply_timeout=2.0)
-    info = (outcome.reply or {}).get("info") if outcome.answered else None
+    # our own service's status (ServiceInfo), read back from the wire
+    info = cast("ServiceInfo | None", (outcome.reply or {}).get("info") if outcome.answered else None)
     refused = paths.refused_problem(root)  # said here and by `paqad doctor`; the hooks only log it, once
     data = {
         "running": info is not None, "why": None if info else outcome.why, "socket": str(found.socket) if found else None, "service": info,
@@ -79,8 +83,6 @@ def serve_stop(app: AppContext, as_json: bool) -> None:
 
     Example: paqad serve stop
     """
-    from paqad.channel import client
-
     was = client.stop(app.root())
     if as_json:
         return emit_json({"stopped": was})

@@ -25,17 +25,24 @@ import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from paqad import __version__
+import paqad.delivery.prompt  # noqa: F401 - imported with the service, so no request pays for it
+import paqad.hooks.hosts  # noqa: F401 - as above
+from paqad import __version__, config, git
+from paqad.agent.ops import OpError
 from paqad.channel import calls, wire
 from paqad.errors import PaqadError
+from paqad.hooks import runner
+from paqad.index.reader import Index
+from paqad.search import vector
 from paqad.serve.state import REQUEST_READ_S, Service, log, rss_mb
 
 if TYPE_CHECKING:
+    from paqad.channel.wire import ErrorInfo, Message, Reply
     from paqad.config import Config
 
-Ack = Callable[..., None]
+Ack = Callable[[float | None], None]  # the ack line, with the budget the service will answer within
 ANYONE = ("status", "stop")  # answered whatever the client's version or environment
 
 
@@ -51,13 +58,8 @@ class Refused(Exception):
 
 
 def warm(svc: Service) -> None:
-    """Import the stacks the requests use, open the index, load its vectors and the query model."""
-    import paqad.agent.ops  # noqa: F401 - imported now, so no request pays for it
-    import paqad.delivery.prompt  # noqa: F401
-    import paqad.hooks.hosts  # noqa: F401
-    from paqad.index.reader import Index
-    from paqad.search import vector
-
+    """Open the index, load its vectors and the query model (the stacks the requests use are
+    imported with this module)."""
     try:
         index = Index.shared(svc.root)
         index.refresh()
@@ -101,7 +103,7 @@ def connection(svc: Service, conn: socket.socket) -> None:
             svc.stop_process(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
 
 
-def _answer(svc: Service, conn: socket.socket, req: dict[str, Any]) -> None:
+def _answer(svc: Service, conn: socket.socket, req: Message) -> None:
     op = str(req.get("op"))
     refusal = _gate(svc, req, op) or (None if op in OPS else "bad_request")
     if refusal is not None:
@@ -109,9 +111,9 @@ def _answer(svc: Service, conn: socket.socket, req: dict[str, Any]) -> None:
         return
     acked = False
 
-    def ack(**extra: Any) -> None:
+    def ack(budget: float | None = None) -> None:
         nonlocal acked
-        wire.send(conn, {"ack": True, "version": __version__, **extra})
+        wire.send(conn, {"ack": True, "version": __version__} if budget is None else {"ack": True, "version": __version__, "budget": budget})
         acked = True
 
     try:
@@ -123,15 +125,15 @@ def _answer(svc: Service, conn: socket.socket, req: dict[str, Any]) -> None:
             return
         reply = {"ok": False, "error": _error(exc)}
     if not acked:
-        ack()
+        ack(None)
     wire.send(conn, reply)
 
 
-def _error(exc: BaseException) -> dict[str, Any]:
+def _error(exc: BaseException) -> ErrorInfo:
     return {"type": type(exc).__name__, "message": str(exc), "exit_code": getattr(exc, "exit_code", 1), "paqad": isinstance(exc, PaqadError)}
 
 
-def _gate(svc: Service, req: dict[str, Any], op: str) -> str | None:
+def _gate(svc: Service, req: Message, op: str) -> str | None:
     """Why this request must not be served here (None: serve it); makes way for newer clients."""
     if op in ANYONE:
         return None
@@ -156,8 +158,6 @@ def _gate(svc: Service, req: dict[str, Any], op: str) -> str | None:
 def _settings(svc: Service) -> Config:
     """The work tree's settings now (a broken file: refused, so the in-process door reports it);
     kept while their files and the environment are unchanged (``config.load_kept``)."""
-    from paqad import config
-
     try:
         cfg = config.load_kept(svc.root)
     except PaqadError:
@@ -172,16 +172,16 @@ def _settings(svc: Service) -> Config:
 # ---- the operations ----------------------------------------------------------------------------
 
 
-def op_status(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+def op_status(svc: Service, req: Message, ack: Ack) -> Reply:
     return {"ok": True, "info": svc.info()}
 
 
-def op_stop(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+def op_stop(svc: Service, req: Message, ack: Ack) -> Reply:
     svc.stop("paqad serve stop")
     return {"ok": True}
 
 
-def op_hook(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+def op_hook(svc: Service, req: Message, ack: Ack) -> Reply:
     """An agent host's hook event, answered as ``paqad hook run EVENT --host NAME`` would."""
     call = calls.Hook.from_wire(req)
     repo = svc.repository()
@@ -192,19 +192,17 @@ def op_hook(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     if _event_root(parsed[1].cwd, call.cwd) != svc.root.resolve():
         raise Refused("wrong_root")
     cfg = _settings(svc)
-    return {"ok": True, "stdout": repo.hook(call, cfg=cfg, door="service", on_budget=lambda budget: ack(budget=budget), parsed=parsed)}
+    return {"ok": True, "stdout": repo.hook(call, cfg=cfg, door="service", on_budget=ack, parsed=parsed)}
 
 
 _ROOTS: dict[str, Path] = {}  # folder -> its work tree, found once per service (a git process per prompt saved)
 
 
-def _event_root(event_cwd: str | None, client_cwd: Any) -> Path | None:
+def _event_root(event_cwd: str | None, client_cwd: str) -> Path | None:
     """The work tree the event belongs to, as ``hosts.repo_root`` finds it in the client's folder.
 
     A folder's answer is kept while its work tree still has ``.git`` (the host asks from the same
     folder on every prompt; ``benchmarks/prompt_git_calls.py`` counts the git processes)."""
-    from paqad import git
-
     start = Path(event_cwd) if event_cwd and Path(event_cwd).is_dir() else Path(str(client_cwd or "."))
     known = _ROOTS.get(str(start))
     if known is not None and (known / ".git").exists():
@@ -216,37 +214,33 @@ def _event_root(event_cwd: str | None, client_cwd: Any) -> Path | None:
     return top.resolve()
 
 
-def op_search(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+def op_search(svc: Service, req: Message, ack: Ack) -> Reply:
     """A search the client built (``SearchRequest.from_settings``), on the warm shared ``Index``."""
     try:
         call = calls.Search.from_wire(req)
     except (KeyError, TypeError, ValueError):
         raise Refused("bad_request") from None
     _settings(svc)
-    ack()
+    ack(None)
     return {"ok": True, "response": svc.repository().search(call.request).to_dict()}
 
 
-def op_agent(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+def op_agent(svc: Service, req: Message, ack: Ack) -> Reply:
     """One agent-protocol action through the work tree's session for the call's ``-c`` overrides."""
-    from paqad.agent.ops import OpError
-
     try:
         call = calls.Agent.from_wire(req)
     except TypeError:
         raise Refused("bad_request") from None
     _settings(svc)
-    ack()
+    ack(None)
     try:
         return {"ok": True, "result": svc.repository().agent(call)}
     except OpError as exc:
         return {"ok": False, "error": exc.to_dict()}
 
 
-def op_git_event(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
+def op_git_event(svc: Service, req: Message, ack: Ack) -> Reply:
     """Queue the event's actions (coalesced with the burst they arrive in)."""
-    from paqad.hooks import runner
-
     call = calls.GitEvent.from_wire(req)
     if call.event not in runner.GIT_EVENTS:
         raise Refused("bad_request")
@@ -258,7 +252,7 @@ def op_git_event(svc: Service, req: dict[str, Any], ack: Ack) -> dict[str, Any]:
     return {"ok": True, "queued": queued}
 
 
-OPS: dict[str, Callable[[Service, dict[str, Any], Ack], dict[str, Any]]] = {
+OPS: dict[str, Callable[[Service, Message, Ack], Reply]] = {
     "status": op_status,
     "stop": op_stop,
     "hook": op_hook,

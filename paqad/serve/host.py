@@ -26,14 +26,16 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paqad import __version__, localstate
+from paqad.channel import client, wire
 from paqad.channel import paths as paths_mod
-from paqad.channel import wire
 
 if TYPE_CHECKING:
+    from paqad.channel.wire import Message
     from paqad.serve.state import Service
 
 ADOPT_TIMEOUT_S = 30.0  # the host opens the index and warms it before it answers
@@ -72,7 +74,7 @@ def key_of(root: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.fspath(root))
 
 
-def refusal(host: Host, req: dict[str, Any]) -> str | None:
+def refusal(host: Host, req: Message) -> str | None:
     """Why the host will not adopt this work tree (None: adopt it); makes way for a newer paqad."""
     version, protocol = str(req.get("version", "")), req.get("protocol")
     if isinstance(protocol, int) and protocol > wire.PROTOCOL or wire.is_newer(version, __version__):
@@ -99,8 +101,6 @@ def refusal(host: Host, req: dict[str, Any]) -> str | None:
 def ask_adopt(user: paths_mod.ServicePaths, root: Path) -> str:
     """Ask the host holding ``user``'s lock to serve ``root``: ``ok``, or why not (``absent``,
     ``stale``, ``refused:<reason>``, ``crashed``, ``hung``)."""
-    from paqad.channel import client
-
     sock, why = client._connect(user.socket)
     if sock is None:
         return why
@@ -113,7 +113,7 @@ def ask_adopt(user: paths_mod.ServicePaths, root: Path) -> str:
     return "ok" if (outcome.reply or {}).get("ok") else f"refused:{(outcome.reply or {}).get('refused', 'unknown')}"
 
 
-def answer(host: Host, conn: socket.socket, adopt: Any) -> None:
+def answer(host: Host, conn: socket.socket, adopt: Callable[[Path], str | None]) -> None:
     """One request on the control socket: ``adopt`` (its tree served from now on) or ``status``."""
     try:
         req = wire.LineReader(conn).read(time.monotonic() + 5.0)

@@ -17,15 +17,17 @@ from __future__ import annotations
 import os
 import time
 
-from paqad.channel import calls, client
+from paqad.channel import calls, client, litejson, wire
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from pathlib import Path
-    from typing import Any
 
+    from paqad.agent.ops import Remote
+    from paqad.channel.wire import Message
     from paqad.config import Config
+    from paqad.jsontypes import JSON
     from paqad.repository import Repository
     from paqad.search.pipeline import SearchResponse
     from paqad.search.request import SearchRequest
@@ -41,22 +43,31 @@ REMOTE_ACTIONS = ("search", "research", "neighbors")  # the agent actions that w
 NOTIFY_ONLY = ("file-changed",)
 
 
-def ask(root: Root, call: calls.Call, **options: Any) -> client.Outcome:
+def ask(
+    root: Root, call: calls.Call, *, reply_timeout: float | None = None, ack_timeout: float | None = None,
+    until: Callable[[], float] | None = None, on_ack: Callable[[Message], None] | None = None,
+) -> client.Outcome:
     """``call`` to ``root``'s service, as its wire dict (the edge); never raises."""
-    return client.request(root, call.op, call.to_wire(), **options)
+    acked = wire.ACK_TIMEOUT_S if ack_timeout is None else ack_timeout
+    return client.request(root, call.op, call.to_wire(), reply_timeout=reply_timeout, ack_timeout=acked, until=until, on_ack=on_ack)
+
+
+def _object(value: object) -> Message:
+    """A JSON object inside a reply, or {} when the service sent something else there."""
+    return value if isinstance(value, dict) else {}
 
 
 def start(root: Root, why: str) -> None:
     """Start ``root``'s service for the next request unless one holds its lock (``why``: why the
     service did not answer this one; :func:`paqad.channel.client.start`)."""
-    from paqad import git
+    from paqad import git  # lazy: the prompt hook's thin client imports route; git only when it starts a service
 
     client.start(root, git.no_git_env(), why)
 
 
 def repository(root: Root, overrides: dict[str, str] | None = None) -> Repository:
     """The in-process side: the work tree's facade, as the service hosts it."""
-    from paqad.repository import Repository
+    from paqad.repository import Repository  # lazy: the in-process side, never loaded by the thin client
 
     return Repository(root, overrides)
 
@@ -71,9 +82,9 @@ def search(root: Path, cfg: Config, request: SearchRequest) -> SearchResponse:
         outcome = ask(root, calls.Search(request))
         reply = outcome.reply or {}
         if reply.get("ok"):
-            from paqad.search.pipeline import SearchResponse
+            from paqad.search.pipeline import SearchResponse  # lazy: the search stack, not for the thin client
 
-            return SearchResponse.from_dict(reply["response"])
+            return SearchResponse.from_dict(_object(reply.get("response")))
         _raise_paqad_error(outcome)
         if outcome.why in START_WHEN:
             start(root, outcome.why)
@@ -81,28 +92,29 @@ def search(root: Path, cfg: Config, request: SearchRequest) -> SearchResponse:
 
 
 def _raise_paqad_error(outcome: client.Outcome) -> None:
-    from paqad import errors
+    from paqad import errors  # lazy: route stays stdlib-only at import (the thin client)
 
     known: dict[str, type[errors.PaqadError]] = {
         cls.__name__: cls
         for cls in (errors.PaqadError, errors.ConfigError, errors.UsageError, errors.IndexMissingError, errors.IndexCorruptError, errors.LockedError, errors.RemoteError)
     }
-    error = (outcome.reply or {}).get("error") or {}
-    if outcome.answered and error.get("paqad") and error.get("type") in known:
-        raise known[error["type"]](str(error.get("message")))
+    error = _object((outcome.reply or {}).get("error"))
+    kind = error.get("type")
+    if outcome.answered and error.get("paqad") and isinstance(kind, str) and kind in known:
+        raise known[kind](str(error.get("message")))
 
 
 # ---- the agent protocol (paqad agent, paqad mcp) ---------------------------------------------
 
 
-def agent_remote(root: Path, overrides: dict[str, str]) -> Callable[[str, dict[str, Any]], dict | None]:
+def agent_remote(root: Path, overrides: dict[str, str]) -> Remote:
     """An agent session's way to the service: ``(action, raw params)`` → its result, ``None``
     (answer it in this session), or the ``OpError`` the service's session raised."""
     last_start = [0.0]
     serve: list[bool] = []  # the settings' rag_serve, read once per session
 
-    def call(action: str, raw: dict[str, Any]) -> dict | None:
-        from paqad.agent.ops import OpError
+    def call(action: str, raw: Mapping[str, JSON]) -> Message | None:
+        from paqad.agent.ops import OpError  # lazy: the agent stack, not for the thin client
 
         if action not in REMOTE_ACTIONS:
             return None
@@ -113,8 +125,8 @@ def agent_remote(root: Path, overrides: dict[str, str]) -> Callable[[str, dict[s
         outcome = ask(root, calls.Agent(action, raw, overrides))
         reply = outcome.reply or {}
         if reply.get("ok"):
-            return dict(reply["result"])
-        error = reply.get("error") or {}
+            return dict(_object(reply.get("result")))
+        error = _object(reply.get("error"))
         if outcome.answered and "code" in error:
             raise OpError(str(error["code"]), str(error.get("message")))
         if outcome.why in START_WHEN and time.monotonic() - last_start[0] > START_EVERY_S:
@@ -129,7 +141,7 @@ def agent_remote(root: Path, overrides: dict[str, str]) -> Callable[[str, dict[s
 
 
 def hook(
-    root: str | None, call: calls.Hook, *, until: Callable[[], float] | None = None, on_ack: Callable[[dict[str, Any]], None] | None = None,
+    root: str | None, call: calls.Hook, *, until: Callable[[], float] | None = None, on_ack: Callable[[Message], None] | None = None,
     clock: Callable[[], float] | None = None, why: str = "", emit: Callable[[str], None] | None = None,
 ) -> str:
     """The host's stdout for ``call`` ("" for silence); never raises.
@@ -147,7 +159,7 @@ def hook(
         reply = outcome.reply or {}
         if reply.get("ok"):
             return str(reply.get("stdout") or "")
-        why = outcome.why if not outcome.answered else f"error: {str((reply.get('error') or {}).get('type'))}"
+        why = outcome.why if not outcome.answered else f"error: {_object(reply.get('error')).get('type')}"
     elif not why:
         why = "input over the cap" if len(call.stdin) > calls.MAX_STDIN else "overrides on the command line"
     if call.event in NOTIFY_ONLY:
@@ -158,9 +170,9 @@ def hook(
 
 def _hook_here(root: str, call: calls.Hook, why: str, emit: Callable[[str], None] | None) -> str:
     """The hook answered in this process, then a service started for the next prompt."""
-    from pathlib import Path
+    from pathlib import Path  # lazy: pathlib loads 26 modules the thin client avoids; this is the in-process side
 
-    from paqad import git
+    from paqad import git  # lazy: the in-process side of the thin client's module
 
     scrub_git_env(git.no_git_env())  # GIT_DIR, GIT_INDEX_FILE ... that git exported into the hook point git elsewhere
     repo = repository(root, call.overrides)
@@ -188,9 +200,9 @@ def log_reason(root: Path, event: str, exc: BaseException) -> None:
     """Why a hook did nothing, as an ``error`` line in ``hooks.log`` (a hook exits 0 and prints
     nothing, so the log and ``paqad hooks status`` are where the reason shows); never raises."""
     try:
-        from paqad import workspace
-        from paqad.errors import PaqadError
-        from paqad.hooks import runner
+        from paqad import workspace  # lazy: the three imports here are the in-process side of the thin client's module
+        from paqad.errors import PaqadError  # lazy: as above
+        from paqad.hooks import runner  # lazy: as above
 
         if not workspace.is_set_up(root):
             return
@@ -213,9 +225,9 @@ def git_event(root: str, call: calls.GitEvent, *, here: bool = True) -> bool:
     if (outcome.reply or {}).get("ok"):
         return True
     if here:
-        from pathlib import Path
+        from pathlib import Path  # lazy: pathlib loads 26 modules the thin client avoids; this is the in-process side
 
-        from paqad import git
+        from paqad import git  # lazy: the in-process side of the thin client's module
 
         scrub_git_env(git.no_git_env())
         try:
@@ -228,10 +240,10 @@ def git_event(root: str, call: calls.GitEvent, *, here: bool = True) -> bool:
 # ---- the prompt hook as an MCP tool (paqad mcp --hook-tool) -------------------------------------
 
 
-def prompt_context(root: Path, arguments: dict[str, Any] | None) -> str:
+def prompt_context(root: Path, arguments: Mapping[str, JSON] | None) -> str:
     """Claude Code's hook stdout for this prompt, as ``paqad hook run prompt-submit --host
     claude`` prints it (:mod:`paqad.agent.mcp_hook`); never raises."""
-    from paqad.agent import mcp_hook
+    from paqad.agent import mcp_hook  # lazy: only the MCP door calls this; the thin client imports route
 
     args = arguments or {}
     payload = {"hook_event_name": "UserPromptSubmit", "cwd": str(root), **{k: args[k] for k in mcp_hook.FIELDS if isinstance(args.get(k), str)}}
@@ -251,8 +263,6 @@ def prompt_context(root: Path, arguments: dict[str, Any] | None) -> str:
         return ""
 
 
-def wire_json(obj: Any) -> str:
-    from paqad.channel import litejson
-
+def wire_json(obj: Mapping[str, JSON]) -> str:
     return litejson.dumps(obj)
 

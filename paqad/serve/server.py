@@ -33,11 +33,13 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import FrameType
+from typing import TYPE_CHECKING
 
-from paqad import __version__, workspace
+from paqad import __version__, config, workspace
 from paqad.channel import client, gitevents
 from paqad.channel import paths as paths_mod
+from paqad.hooks import runner
 from paqad.serve import host as host_mod
 from paqad.serve.state import Service, log, rss_mb
 
@@ -108,8 +110,6 @@ def _remove_pid_file(root: Path) -> None:
 
 def _git_events(svc: Service) -> None:
     """Queue the actions ``hooks.yaml`` lists for each event the shims left (one job per action)."""
-    from paqad.hooks import runner
-
     events = [e for e in gitevents.take(svc.root) if e in runner.GIT_EVENTS]
     if not events or svc.jobs is None:
         return
@@ -138,7 +138,7 @@ def _check(svc: Service) -> None:
 
 
 def _loop(svc: Service, sock: socket.socket) -> None:
-    from paqad.serve import handlers
+    from paqad.serve import handlers  # lazy: the search stack; a `paqad serve` that hands its tree to the host never loads it
 
     checked = time.monotonic()
     while svc.stop_reason is None:
@@ -185,8 +185,6 @@ def serve(root: Path, cfg: Config) -> int:
 
 def _host(fd: int, user: paths_mod.ServicePaths, first: Path, cfg: Config) -> int:
     """Be the user's host: serve ``first``, adopt the work trees later doors ask for, until none is left."""
-    from paqad import config
-
     host = host_mod.Host()
     pending = [0]
 
@@ -224,8 +222,8 @@ def _host(fd: int, user: paths_mod.ServicePaths, first: Path, cfg: Config) -> in
 
 def run_tree(host: host_mod.Host, root: Path, cfg: Config) -> str | None:
     """Serve ``root`` on a thread of its own (its lock, socket, info and pid files, log); None, or why not."""
-    from paqad.serve import handlers
-    from paqad.serve.jobs import Jobs
+    from paqad.serve import handlers  # lazy: the search stack; a `paqad serve` that hands its tree to the host never loads it
+    from paqad.serve.jobs import Jobs  # lazy: as above (the job queue only the host runs)
 
     key = host_mod.key_of(root)
     with host.lock:
@@ -255,7 +253,7 @@ def run_tree(host: host_mod.Host, root: Path, cfg: Config) -> str | None:
 
 def _tree_loop(svc: Service, sock: socket.socket, fd: int) -> None:
     """One work tree's accept loop; then its files removed, its lock released, its index dropped."""
-    from paqad.index.reader import Index
+    from paqad.index.reader import Index  # lazy: as handlers above (the host's thread only)
 
     try:
         _loop(svc, sock)
@@ -271,7 +269,7 @@ def _tree_loop(svc: Service, sock: socket.socket, fd: int) -> None:
 
 
 def _install_signals(host: host_mod.Host) -> None:
-    def on_signal(signum: int, frame: Any) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         host.stop_all(signal.Signals(signum).name)
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

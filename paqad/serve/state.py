@@ -7,17 +7,19 @@ import cycle.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from paqad import __version__, workspace
 from paqad.channel import paths as paths_mod
 from paqad.channel import wire
 
 if TYPE_CHECKING:
+    from paqad.channel.wire import ServiceInfo
     from paqad.config import Config
     from paqad.repository import Repository
     from paqad.serve.jobs import Jobs
@@ -45,8 +47,7 @@ def rss_mb() -> float:
             pages = int(handle.read().split()[1])
         return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
     except (OSError, ValueError, IndexError):
-        import resource
-        import sys
+        import resource  # lazy: only where /proc is missing (macOS)
 
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         return peak / 1e6 if sys.platform == "darwin" else peak / 1e3
@@ -82,7 +83,7 @@ class Service:
     def repository(self) -> Repository:
         """The work tree's facade this service hosts (its agent sessions, its jobs)."""
         if self.repo is None:
-            from paqad.repository import Repository
+            from paqad.repository import Repository  # lazy: the handlers import state; the facade loads the whole stack
 
             self.repo = Repository(self.root, jobs=self.jobs)
         return self.repo
@@ -113,7 +114,7 @@ class Service:
         busy = self.active > 0 or (self.jobs is not None and self.jobs.busy())
         return 0.0 if busy else time.monotonic() - self.last_active
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> ServiceInfo:
         return {
             "pid": os.getpid(), "version": __version__, "protocol": wire.PROTOCOL, "root": str(self.root),
             "socket": str(self.paths.socket), "started": self.started, "uptime_s": round(time.time() - self.started, 3),
