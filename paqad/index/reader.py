@@ -23,10 +23,10 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from paqad.errors import IndexCorruptError, IndexMissingError
 from paqad.index import postings, schema, store
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from paqad.embed import Provider
 
 T = TypeVar("T")
+#: What a query binds to a ``?``.
+SQLParam = str | int | float | bytes | None
 _CHUNK = 500  # bound parameters per IN (...) list, well under SQLite's limit
 KEPT_UNITS = 50_000  # unit records kept per generation and column set (no text column)
 KEPT_TEXTS = 1_000  # the same with the text column
@@ -62,7 +64,7 @@ class Index:
         self._file: tuple[str, int] | None = None  # (generation file name, inode) of the open file
         self._pointer: store.PointerStat | None = None  # CURRENT's settled stat when it named that file
         self._seen: Generation | None = None
-        self._cache: dict[str, tuple[Generation, Any]] = {}
+        self._cache: dict[str, tuple[Generation, object]] = {}  # name -> (generation, what cached() built)
         self._provider: tuple[tuple[str, str, str, str], Provider | None] | None = None
         self._lock = threading.RLock()
         self._pinned = threading.local()  # ``at``: the generation this thread's operation reads (:meth:`reading`)
@@ -207,7 +209,7 @@ class Index:
         assert self._con is not None
         return self._con
 
-    def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Iterable[SQLParam] = ()) -> list[sqlite3.Row]:
         return self._read(lambda con: _fetch(con, sql, tuple(params)))
 
     def _read(self, read: Callable[[sqlite3.Connection], T]) -> T:
@@ -237,7 +239,7 @@ class Index:
                 now = Generation(self._file[0], version)
             hit = self._cache.get(name)
             if hit is not None and hit[0] == now:
-                return hit[1]
+                return cast(T, hit[1])  # what build() of this name returned: one name, one type
             value = build()
             self._cache[name] = (now, value)
             return value
@@ -446,7 +448,7 @@ def _is_damage(exc: sqlite3.OperationalError) -> bool:
     return not any(word in text for word in _NOT_DAMAGE)
 
 
-def _fetch(con: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[sqlite3.Row]:
+def _fetch(con: sqlite3.Connection, sql: str, params: tuple[SQLParam, ...]) -> list[sqlite3.Row]:
     cur = con.cursor()
     cur.row_factory = sqlite3.Row
     return cur.execute(sql, params).fetchall()
@@ -457,10 +459,10 @@ def _with(first: str, fields: tuple[str, ...]) -> tuple[str, ...]:
     return fields if first in fields else (first, *fields)
 
 
-def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+def _chunks(items: list[T]) -> Iterator[list[T]]:
     for i in range(0, len(items), _CHUNK):
         yield items[i : i + _CHUNK]
 
 
-def _marks(chunk: list[Any]) -> str:
+def _marks(chunk: Sized) -> str:
     return ",".join("?" * len(chunk))
