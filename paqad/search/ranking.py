@@ -60,9 +60,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from paqad.search import reports
+from paqad.search import pointers, reports
+from paqad.search.fusion import Fused
 from paqad.search.params import Stage
 from paqad.search.paths import names_version, older_copies, path_prior, path_words
 from paqad.search.reports import DECLARED_MAX, DEFINITION_KINDS, INFO_FIELDS
@@ -71,7 +72,7 @@ from paqad.tokenize import terms
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
-    from paqad.search.fusion import Fused
+    from paqad.index.records import StoredUnit
 
 P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
@@ -102,7 +103,7 @@ TITLE_PATHS = True  # ... and its words, not the whole report's, are what file p
 TITLE_SPREAD = 3  # ... shared when more candidate files than this declare the name (lift x SPREAD / files; 0: never)
 
 
-def declared(index: Index, q: QueryShape) -> dict[int, Any]:
+def declared(index: Index, q: QueryShape) -> dict[int, StoredUnit]:
     """The declarations of the query's symbols (a name lookup, so a class whose long body ranks
     low on BM25F is found all the same), and the first unit of each file named after one of them
     (``conn.ex`` for ``Conn``: languages whose modules are files, or whose parser names a module by
@@ -133,14 +134,13 @@ def _file_key(path: str) -> str:
     return _squash(PurePosixPath(path).name.rsplit(".", 1)[0])
 
 
-def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, Any] | None = None) -> list[Fused]:
+def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, StoredUnit] | None = None) -> list[Fused]:
     """``ranked`` re-scored by the signals (``fused`` changed in place on the first ``RANK_POOL``)
     and re-sorted; the rest keep their order below. ``found`` (:func:`declared`) are declarations
     of the query's symbols: those not among the candidates join them (at a fused score of 0, so
     only the definition signal places them)."""
     if not P.ENABLED or (not ranked and not found):
         return ranked
-    from paqad.search.fusion import Fused
 
     head, tail = ranked[:RANK_POOL], ranked[RANK_POOL:]
     have = {c.uid for c in ranked}
@@ -187,13 +187,13 @@ class Pool:
 
     index: Index
     head: list[Fused]
-    info: dict[int, Any]
+    info: dict[int, StoredUnit]
     q: QueryShape
     best: float
     add: dict[int, float]
-    pointed: Any
-    frames: Any
-    named_for: dict[int, Any]
+    pointed: dict[str, pointers.Pointer]
+    frames: dict[str, frozenset[str]]
+    named_for: dict[int, StoredUnit]
 
 
 @dataclass(frozen=True)
@@ -239,7 +239,7 @@ def _older_prior(path: str, older: dict[str, str], text: str) -> float:
     return 1.0
 
 
-def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
+def _definitions(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape, best: float, add: dict[int, float]) -> None:
     """Declarations of a queried symbol gain ``DEFINITION_BOOST`` (``EMBEDDED_SCALE`` of it for a
     symbol written inside a sentence; more in a file named after it; every part of a split
     declaration alike); a report's title lifts the declarations it names (``TITLE_SCALE``);
@@ -272,7 +272,7 @@ def _definitions(head: list[Fused], info: dict[int, Any], q: QueryShape, best: f
             lifted.add(u.path)
 
 
-def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, best: float, add: dict[int, float]) -> None:
+def _path_words_boost(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape, best: float, add: dict[int, float]) -> None:
     words = (q.title_words if P.TITLE_PATHS else frozenset()) or q.words  # a report's title says what it is about; its body mostly how
     least, boost = P.PATH_MIN_SHARE, P.PATH_BOOST  # read once: the loop runs over every head candidate
     shares: dict[str, float] = {}  # a file's share, once per file
@@ -287,7 +287,7 @@ def _path_words_boost(head: list[Fused], info: dict[int, Any], q: QueryShape, be
             add[c.uid] += boost * best * share
 
 
-def _central_boost(index: Index, head: list[Fused], info: dict[int, Any], best: float, add: dict[int, float]) -> None:
+def _central_boost(index: Index, head: list[Fused], info: dict[int, StoredUnit], best: float, add: dict[int, float]) -> None:
     """Each candidate file's best unit gains ``CENTRAL_BOOST`` times how central the file is: the
     share of all units whose relations (calls, imports, bases) use the file's own name, up to
     ``CENTRAL_SHARE``. The file a codebase is built around is where "how does it work" is answered."""
@@ -316,7 +316,7 @@ def _name_term(path: str) -> str | None:
     return max(found, key=len) if found else None
 
 
-def _coherence(head: list[Fused], info: dict[int, Any], best: float, add: dict[int, float]) -> None:
+def _coherence(head: list[Fused], info: dict[int, StoredUnit], best: float, add: dict[int, float]) -> None:
     total: dict[str, float] = {}
     top: dict[str, Fused] = {}
     for c in head:

@@ -27,15 +27,16 @@ kept on SWE-bench Lite sympy (benchmarks/README.md, "Long queries"); no semble q
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paqad.search import pointers
+from paqad.search.fusion import Fused
 from paqad.search.params import Stage
 from paqad.search.shape import QueryShape, segments
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
-    from paqad.search.fusion import Fused
+    from paqad.index.records import StoredUnit
 
 P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
@@ -55,15 +56,13 @@ DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struc
 _TYPE_CALL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]{2,})\(")
 
 
-def callees(index: Index, head: list[Fused], info: dict[int, Any], best: float, tail: list[Fused]) -> list[Fused]:
+def callees(index: Index, head: list[Fused], info: dict[int, StoredUnit], best: float, tail: list[Fused]) -> list[Fused]:
     """A report's best unit, when a function or method, lifts the functions it calls that are
     declared in its own file by ``CALLEE_BOOST``: an issue names the entry point it used
     (``col_insert()``, ``cse()``, ``convert_to``) while the fix is as often in the helper that
     does the work (``_eval_col_insert``, ``tree_cse``). At most ``CALLEE_MAX`` of them, never
     above their caller; callees missing from the pool join it (from the tail when ranked there).
     Returns the tail without the units that joined."""
-    from paqad.search.fusion import Fused
-
     top = info.get(head[0].uid)
     if top is None or top.kind not in CALLEE_KINDS:
         return tail
@@ -90,7 +89,7 @@ def callees(index: Index, head: list[Fused], info: dict[int, Any], best: float, 
     return [c for c in tail if c.uid not in lifted]
 
 
-def title_spread(head: list[Fused], info: dict[int, Any], q: QueryShape) -> dict[str, int]:
+def title_spread(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape) -> dict[str, int]:
     """How many files among the candidates declare each title name: a name every other class
     declares (``__eq__``, ``eval``, ``__init__``) does not single out one of them, so the title's
     lift is shared (``ranking.TITLE_SPREAD``)."""
@@ -110,7 +109,7 @@ def report_types(text: str, q: QueryShape) -> frozenset[str]:
     return frozenset(n for n in named if n[:1].isupper() and n.isidentifier() and "_" not in n)
 
 
-def named_for(index: Index, text: str, q: QueryShape) -> dict[int, Any]:
+def named_for(index: Index, text: str, q: QueryShape) -> dict[int, StoredUnit]:
     """Functions and methods named for a type the report names (``_print_Product``, ``visit_Call``):
     where a visitor, printer or handler keeps the code for that one type."""
     types = report_types(text, q)
@@ -134,7 +133,7 @@ def _path_table(index: Index) -> pointers.PathTable:
     return index.cached("path_table", lambda: pointers.PathTable(index.paths()))
 
 
-def frame_units(index: Index, text: str, pointed: dict[str, pointers.Pointer]) -> tuple[dict[str, frozenset[str]], dict[int, Any]]:
+def frame_units(index: Index, text: str, pointed: dict[str, pointers.Pointer]) -> tuple[dict[str, frozenset[str]], dict[int, StoredUnit]]:
     """The functions the query's traceback frames name in its pointed files (path -> names), and
     their units (looked up by name, so a frame's function joins the candidates even when BM25F
     missed it)."""
@@ -147,7 +146,7 @@ def frame_units(index: Index, text: str, pointed: dict[str, pointers.Pointer]) -
     return frames, {uid: u for uid, u in found.items() if u.name in frames.get(u.path, ())}
 
 
-def pointer_boost(head: list[Fused], info: dict[int, Any], pointed: dict[str, pointers.Pointer], frames: dict[str, frozenset[str]],
+def pointer_boost(head: list[Fused], info: dict[int, StoredUnit], pointed: dict[str, pointers.Pointer], frames: dict[str, frozenset[str]],
                   best: float, add: dict[int, float]) -> None:
     """A file the query names lifts its best unit, or, when traceback frames name functions in
     it, each of those functions instead."""
