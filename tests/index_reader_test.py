@@ -148,10 +148,13 @@ def test_term_lookups_kept_for_a_generation_follow_an_update(shop: Repo, paqad_c
     index = Index.open(shop.root)
     assert "parcel" not in index.terms(["parcel", "refund"]) and "refund" in index.terms(["refund"])
     assert index.terms(["refund", "refund"])["refund"] is index.terms(["refund"])["refund"]  # kept, not read again
+    assert [t.term for t in index.terms_with_prefix("parc", 12)] == []
+    assert ("parc", 12, 32) in index.cached("terms-with-prefix", dict)  # kept for the generation
     shop.write("shop/extra.py", EXTRA)
     assert paqad_cli("rag", "update", cwd=shop.root).returncode == 0
     index.refresh()
     assert index.terms(["parcel"])["parcel"].df >= 1
+    assert "parcel" in [t.term for t in index.terms_with_prefix("parc", 12)]
 
 
 def test_unit_records_kept_for_a_generation_follow_an_update(shop: Repo, paqad_cli) -> None:

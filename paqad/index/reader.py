@@ -268,12 +268,20 @@ class Index:
     def terms_with_prefix(self, prefix: str, max_len: int, limit: int = 32) -> list[TermInfo]:
         """Up to ``limit`` of the index's terms that start with ``prefix`` and are at most
         ``max_len`` long, commonest first (a range scan of the terms' unique index), for the
-        query's derivational fallback."""
-        rows = self._rows(
-            "SELECT term, tid, df FROM terms WHERE term >= ? AND term < ? AND length(term) <= ? ORDER BY df DESC, term LIMIT ?",
-            (prefix, prefix + "\uffff", max_len, limit),
-        )
-        return [TermInfo(r["term"], int(r["tid"]), int(r["df"])) for r in rows]
+        query's derivational fallback. Kept for the generation, as :meth:`terms` keeps its lookups
+        (a warm process asks for the same query words' prefixes again and again)."""
+        kept: dict[tuple[str, int, int], list[TermInfo]] = self.cached("terms-with-prefix", dict)
+        found = kept.get((prefix, max_len, limit))
+        if found is None:
+            rows = self._rows(
+                "SELECT term, tid, df FROM terms WHERE term >= ? AND term < ? AND length(term) <= ? ORDER BY df DESC, term LIMIT ?",
+                (prefix, prefix + "\uffff", max_len, limit),
+            )
+            found = [TermInfo(r["term"], int(r["tid"]), int(r["df"])) for r in rows]
+            if len(kept) >= KEPT_TERMS:
+                kept.clear()
+            kept[(prefix, max_len, limit)] = found
+        return list(found)
 
     def common_terms(self, limit: int) -> list[str]:
         """The ``limit`` most frequent terms, most frequent first (benchmarks build queries from them)."""
