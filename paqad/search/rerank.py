@@ -45,13 +45,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from paqad import audit, workspace
 from paqad.errors import PaqadError
 from paqad.secrets import redact
 
 if TYPE_CHECKING:
+    from paqad.embed.onnx_session import Session
+    from paqad.jsontypes import JSONObject
     from paqad.transport import JsonClient
 
 MODES = ("off", "local", "cohere")
@@ -124,7 +126,7 @@ class Outcome:
     ms: float = 0.0
     fallback: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -241,6 +243,24 @@ def local_scorer(folder: Path) -> CrossEncoder:
     return found
 
 
+class PairEncoding(Protocol):
+    """A (query, passage) pair as ``tokenizers`` encodes it."""
+
+    @property
+    def ids(self) -> list[int]: ...
+
+    @property
+    def type_ids(self) -> list[int]: ...
+
+
+class PairTokenizer(Protocol):
+    """What the cross-encoder calls on a ``tokenizers.Tokenizer``."""
+
+    def encode(self, sequence: str, pair: str) -> PairEncoding: ...
+
+    def token_to_id(self, token: str) -> int | None: ...
+
+
 class CrossEncoder:
     """A BERT-style cross-encoder in ONNX: encode (query, passage) as one pair, run, read one logit.
 
@@ -271,7 +291,7 @@ class CrossEncoder:
             raise RerankError(f"the local reranker ran out of time after {len(documents)} passages")
         return out
 
-    def _run(self, pairs: list[Any]) -> list[float]:
+    def _run(self, pairs: list[PairEncoding]) -> list[float]:
         import numpy as np  # lazily: a lexical search never loads numpy for reranking it does not do
 
         width = max(len(p.ids) for p in pairs)
@@ -290,11 +310,11 @@ class CrossEncoder:
         return [float(v) for v in logits.reshape(-1)]
 
 
-def _load_tokenizer(path: Path, max_tokens: int) -> Any:
-    from tokenizers import Tokenizer
+def _load_tokenizer(path: Path, max_tokens: int) -> PairTokenizer:
+    import tokenizers  # lazily: its Rust library loads only when a local reranker is used
 
     try:
-        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer = tokenizers.Tokenizer.from_file(str(path))
     except Exception as exc:  # noqa: BLE001 - the library raises plain Exception for a bad file
         raise RerankError(f"{path} is not a tokenizers file ({_short(exc)})") from None
     tokenizer.enable_truncation(max_length=max_tokens, strategy="longest_first")
@@ -302,8 +322,8 @@ def _load_tokenizer(path: Path, max_tokens: int) -> Any:
     return tokenizer
 
 
-def _load_session(path: Path, threads: int | None) -> Any:
-    from paqad.embed.onnx_session import cpu_session
+def _load_session(path: Path, threads: int | None) -> Session:
+    from paqad.embed.onnx_session import cpu_session  # lazily: the embedding package, off the lexical path
 
     try:
         return cpu_session(path, threads)
@@ -337,7 +357,7 @@ def _cohere_client(config: RerankConfig, timeout_s: float) -> JsonClient:
 
 def rerank_url(base_url: str) -> str:
     """``{base}/v2/rerank``: ``https://host``, ``https://host/v2`` and a full ``.../rerank`` all work."""
-    from paqad.transport import check_url
+    from paqad.transport import check_url  # lazily: as in _cohere_client
 
     base = base_url.strip().rstrip("/")
     check_url(base, URL_SETTING)
@@ -363,7 +383,7 @@ class CohereScorer:
         return parse_cohere(client.post(body), len(documents))
 
 
-def parse_cohere(payload: Any, count: int) -> list[float]:
+def parse_cohere(payload: object, count: int) -> list[float]:
     """Scores by document position from ``{"results": [{"index", "relevance_score"}]}``; a document
     the answer leaves out scores below every returned one (it keeps its fused place among those)."""
     results = payload.get("results") if isinstance(payload, dict) else None
