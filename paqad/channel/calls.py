@@ -124,8 +124,12 @@ class Agent(Call):
         return cls(str(fields.get("action")), params, {str(k): str(v) for k, v in overrides.items()})
 
 
+#: The git hooks paqad installs, named once (the runner, the shims and the thin client read them here).
+GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+
+
 class GitEvent(Call):
-    """A git hook's event (post-commit, post-merge, post-checkout, post-rewrite)."""
+    """A git hook's event (one of ``GIT_EVENTS``)."""
 
     __slots__ = ("event",)
     op = "git-event"

@@ -38,12 +38,13 @@ import filelock
 import yaml
 
 from paqad import deadline, localstate, workspace, yamlio
+from paqad.channel import calls
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
 from paqad.hooks.actions import ACTIONS
 from paqad.textsafe import quote
 
-GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+GIT_EVENTS = calls.GIT_EVENTS  # named in the channel: the thin hook client reads them without this module
 AGENT_EVENTS = ("prompt-submit", "session-start")
 EVENTS = GIT_EVENTS + AGENT_EVENTS
 

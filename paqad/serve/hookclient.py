@@ -31,8 +31,7 @@ from paqad.channel import calls
 from paqad.channel import litejson as json
 from paqad.serve import route
 
-#: ``paqad.hooks.runner.GIT_EVENTS`` (not imported: the runner needs yaml and filelock).
-GIT_EVENTS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+GIT_EVENTS = calls.GIT_EVENTS
 MAX_STDIN = calls.MAX_STDIN
 NOTIFY_ONLY = route.NOTIFY_ONLY
 #: Seconds before the hard stop (:func:`paqad.hookclock.stop_at`) the wait for the service ends, so

@@ -37,7 +37,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from paqad import __version__, config, workspace
-from paqad.channel import client, gitevents
+from paqad.channel import calls, client, gitevents
 from paqad.channel import paths as paths_mod
 from paqad.hooks import runner
 from paqad.serve import host as host_mod
@@ -109,19 +109,18 @@ def _remove_pid_file(root: Path) -> None:
 
 
 def _git_events(svc: Service) -> None:
-    """Queue the actions ``hooks.yaml`` lists for each event the shims left (one job per action)."""
-    events = [e for e in gitevents.take(svc.root) if e in runner.GIT_EVENTS]
+    """The events the shims left, each queued as the ``git-event`` op queues one
+    (``Repository.git_event``: a coalesced job per action ``hooks.yaml`` lists)."""
+    events = [e for e in gitevents.take(svc.root) if e in calls.GIT_EVENTS]
     if not events or svc.jobs is None:
         return
     svc.last_active = time.monotonic()
+    repo = svc.repository()
     try:
-        config = runner.load_config(svc.root)
+        for event in events:
+            repo.git_event(calls.GitEvent(event))
     except Exception as exc:  # noqa: BLE001 - a broken hooks.yaml: logged, as the runner would
         runner.log_result(svc.root, runner.RunResult(events[-1], "-", "service", runner.RunStatus.ERROR, 2, error=str(exc)[:500]))
-        return
-    for event in events:
-        for spec in config.get(event, ()):
-            svc.jobs.request(spec, event)
 
 
 def _check(svc: Service) -> None:
