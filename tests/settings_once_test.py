@@ -67,3 +67,14 @@ def test_rag_search_loads_its_settings_once_and_keeps_its_overrides(shop, loads,
     assert done.exit_code == 0, done.output
     assert len(json.loads(done.output)["results"]) == 1
     assert loads == [{"rag_top_n": "1"}]
+
+
+def test_a_prompt_hook_with_c_overrides_answers_with_them_through_the_console_script(shop, paqad_cli):
+    """``paqad -c KEY=VALUE hook run prompt-submit --host claude``: the full CLI's door (the thin
+    client leaves ``-c`` to it) answers with the override, not the work tree's own setting."""
+    slow = {"PAQAD_HOOK_BUDGET": "30"}  # a loaded machine must not turn the answer into silence
+    raw = json.dumps(host_json("claude", prompt=QUESTION, cwd=str(shop.root), session_id="s-3"))
+    assert len(_passages(paqad_cli("hook", "run", "prompt-submit", "--host", "claude", cwd=shop.root, input=raw, env=slow).stdout)) > 1
+    raw = raw.replace('"s-3"', '"s-4"')  # another session asking the same
+    done = paqad_cli("-c", "rag_similarity_threshold=0.99", "hook", "run", "prompt-submit", "--host", "claude", cwd=shop.root, input=raw, env=slow)
+    assert done.returncode == 0 and _passages(done.stdout) == {"shop/sessions.py:L7"}
