@@ -18,6 +18,7 @@ of the others.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import sqlite3
 import time
@@ -27,10 +28,13 @@ from pathlib import Path
 
 from paqad import config, git, workspace
 from paqad.errors import PaqadError, UsageError
+from paqad.index import store
+from paqad.index.reader import Index
 from paqad.search import pipeline
 from paqad.search.pipeline import Result, SearchResponse
 from paqad.search.request import SearchRequest
 from paqad.settings import SETTINGS
+from paqad.workspaces import cloned
 
 FILE = "workspace.json"
 MAX_MEMBERS = 64
@@ -41,7 +45,7 @@ def _path(root: Path) -> Path:
     return workspace.state_dir(root) / FILE
 
 
-def _load(root: Path) -> dict:
+def _load(root: Path) -> dict[str, object]:
     try:
         data = json.loads(_path(root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -87,8 +91,6 @@ def record(root: Path, top: Path, url: str | None = None) -> Path:
 def add(root: Path, member: str) -> Path:
     """Record ``member``: a folder inside a git work tree (its top level is recorded), or a URL or
     bare repository, cloned into the user cache and indexed there (``paqad.workspaces.cloned``)."""
-    from paqad.workspaces import cloned
-
     if cloned.is_remote(member):
         return record(root, *cloned.add(member))
     path = Path(member).expanduser()
@@ -115,8 +117,6 @@ def remove(root: Path, member: str) -> Path:
 
 def describe(root: Path) -> list[dict]:
     """Each member with whether it can answer (an index exists) — for ``workspace list``."""
-    from paqad.index import store
-
     out = []
     urls = sources(root)
     for m in [root.resolve(), *members(root)]:
@@ -146,9 +146,6 @@ def member_config(theirs: config.Config, mine: config.Config) -> config.Config:
 def _ask(member: Path, query: str, top_n: int | None, gate: bool, budget_chars: int | None, mine: config.Config) -> tuple[SearchResponse | None, dict, int | None]:
     """One member's own answer (its index, its settings with :func:`member_config`), its ``members``
     entry, and its top_n. Never raises for the member: a bad config or index is the entry's ``error``."""
-    from paqad.index import store
-    from paqad.index.reader import Index
-
     entry: dict = {"repository": member.name, "path": str(member)}
     try:
         if not member.is_dir() or store.current_path(member) is None:
@@ -166,8 +163,6 @@ def _ask_all(targets: list[Path], ask: Callable[[Path], tuple[SearchResponse | N
     """``ask`` for every target on up to ``parallel`` threads, in the targets' order. A member that
     has not answered ``timeout`` seconds after it started is reported ``timed out`` and its late
     answer ignored (its thread finishes on its own; nothing waits for it)."""
-    import concurrent.futures as cf
-
     started: dict[int, float] = {}
     finished: dict[int, float] = {}
 

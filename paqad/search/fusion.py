@@ -15,12 +15,10 @@ The calibrated score (``calibrated``) is what the floor compares; see its docstr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from paqad.search import evidence as ev_mod
+from paqad.search.evidence import Evidence
 from paqad.search.params import Stage
-
-if TYPE_CHECKING:
-    from paqad.search.evidence import Evidence
 
 P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 #: Lexical share of the blend; BLEND_LEXICAL_WEAK when most of the query's distinctive words are not
@@ -199,8 +197,6 @@ BEHIND_SLOPE = 0.55
 
 def lexical_strength(ev: Evidence) -> float:
     """How far the query's lexical evidence clears its bars (1.0 = exactly at the bars)."""
-    from paqad.search import evidence as ev_mod
-
     if ev.long_query:
         return min(len(ev.distinctive_terms) / ev_mod.LONG_MIN_MATCHED, len(ev.best_unit_terms) / ev_mod.LONG_MIN_IN_ONE_UNIT)
     return min(ev.coverage / ev_mod.COVERAGE_BAR, ev.concentration / ev_mod.CONCENTRATION_BAR)

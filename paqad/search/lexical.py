@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from paqad.index.fields import FIELD_CREDIT, FIELDS, best_field
+from paqad.search import query as query_mod
 from paqad.search.query import PROSE_SHARE, AnalyzedQuery, QueryTerm
+from paqad.tokenize import terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,8 +44,6 @@ def _weight(status: str) -> float:
     """A term's ranking weight; another form of a query word (``query.VARIANTS``) counts at
     ``query.VARIANT_WEIGHT``."""
     if status == "variant":
-        from paqad.search import query as query_mod
-
         return query_mod.VARIANT_WEIGHT
     return STATUS_WEIGHT.get(status, 1.0)
 _CREDIT = [FIELD_CREDIT[best_field(m)] if m else 0.0 for m in range(1 << len(FIELDS))]
@@ -89,7 +89,7 @@ def score(index: Index, query: AnalyzedQuery, pool: int = POOL) -> Scored:
 
 
 def _score_numpy(index: Index, scored: list[QueryTerm], pool: int) -> Scored:
-    import numpy as np
+    import numpy as np  # lazily: a lexical search of a small index never loads numpy
 
     kept = index.cached("lexical-postings", _Kept)
     postings = {qt.term: _postings(index, qt, kept) for qt in scored}
@@ -163,7 +163,7 @@ def _derived(kept: _Kept, tid: int | None, posting: tuple[np.ndarray, np.ndarray
     Computed as a query computed it (numpy's ``max``, the mask's count, ``credit[mask]``): same values."""
     found = kept.derived.get(tid) if tid is not None else None
     if found is None:
-        import numpy as np
+        import numpy as np  # lazily: a lexical search of a small index never loads numpy
 
         uids, _, mask = posting
         credit = np.array(_CREDIT)[mask]
@@ -179,7 +179,7 @@ KEPT_POSTINGS = 400_000  # ~10 MB of arrays per index; past it the kept lists ar
 
 def _postings(index: Index, qt: QueryTerm, kept: _Kept | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if qt.tid is None:
-        import numpy as np
+        import numpy as np  # lazily: a lexical search of a small index never loads numpy
 
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
     if kept is None:
@@ -250,9 +250,6 @@ def evidence_words(index: Index, text: str) -> dict[str, str]:
     of the query it came from: ``{"cooki": "cookie", "sign": "signed"}``. For people reading a
     result's ``matched`` terms: stems and the words every unit has ("the", "is", "where") left out,
     decided by the corpus as the evidence test decides, not by a stopword list."""
-    from paqad.search import query as query_mod
-    from paqad.tokenize import terms
-
     analyzed = query_mod.analyze(index, text, index.meta().n_units)
     mark_prose_counts(index, analyzed.terms)
     keep = {t.term for t in analyzed.terms if t.status == "distinctive"}

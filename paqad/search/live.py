@@ -33,7 +33,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from paqad import redaction
+
+if TYPE_CHECKING:
+    from paqad.index.records import StoredUnit
 
 _KEPT: OrderedDict[tuple[str, ...], tuple[tuple[int, ...], list[str]]] = OrderedDict()  # (root, rel[, kind])
 _KEPT_MASKED: dict[tuple[str, ...], list[str]] = {}  # the redacted lines of a kept file, once needed
@@ -51,7 +56,7 @@ class LiveFiles:
         self._raw: dict[str, list[str] | None] = {}
         self._masked: dict[str, list[str]] = {}
 
-    def source(self, unit: Any) -> tuple[str | None, bool]:
+    def source(self, unit: StoredUnit) -> tuple[str | None, bool]:
         """(the text to show for ``unit``, whether the stored text was kept). None: no live file."""
         rel = str(unit.path)
         if rel not in self._raw:
@@ -113,8 +118,6 @@ def kept_view(root: Path, rel: str, kind: str, make: Callable[[], list[str] | No
 
 def _masked(root: Path, rel: str, raw: list[str]) -> list[str]:
     """``raw`` through the redaction, once per kept file (the lines ``_read`` gave, so the same file)."""
-    from paqad import redaction
-
     key = (str(root), rel, _RAW)  # the raw lines' key: a kept file's masked lines go with them
     with _LOCK:
         hit = _KEPT.get(key)
@@ -156,7 +159,7 @@ def _keep(key: tuple[str, ...], ident: tuple[int, ...], lines: list[str]) -> Non
 
 
 def _read_confined(root: Path, rel: str) -> list[str] | None:
-    from paqad import confinement
+    from paqad import confinement  # lazily: `rag search` through the service reads no live file (hook_modules)
 
     try:
         path, _ = confinement.readable(root, rel)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from paqad.deadline import remaining, run_within
 from paqad.errors import PaqadError
-from paqad.index.embedding import vectors
+from paqad.index.embedding import interim, vectors
 from paqad.search.fusion import VectorBars, bars_of, default_bars
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
@@ -55,7 +55,7 @@ class VectorHits:
 
     def ranked(self, pool: int = POOL) -> list[tuple[int, float]]:
         """(uid, cosine), best first, at most ``pool``."""
-        import numpy as np
+        import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
         if not self.cos.size:
             return []
@@ -66,7 +66,7 @@ class VectorHits:
 
     def by_uid(self, uids: list[int] | None = None) -> dict[int, float]:
         """uid -> cosine for ``uids`` (every unit with a vector when None); ``uids`` are sorted ascending."""
-        import numpy as np
+        import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
         if uids is None:
             return dict(zip(self.uids.tolist(), self.cos.tolist()))
@@ -122,8 +122,6 @@ def _model_provider(index: Index) -> Provider | None:
 
 
 def _interim_space(index: Index) -> Space | None:
-    from paqad.index.embedding import interim
-
     meta = index.meta()
     rows = index.interim_rows()
     if rows is None:
@@ -139,7 +137,7 @@ def _interim_space(index: Index) -> Space | None:
 
 
 def _load(rows: VectorRows, dims: int) -> Matrix:
-    import numpy as np
+    import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
     kept = [(u, b) for u, b in zip(rows.uids, rows.blobs) if len(b) == 4 * dims]  # the index is untrusted
     uids = np.array([u for u, _ in kept], dtype=np.int64)
@@ -160,7 +158,7 @@ def embed_query(where: Space, text: str, deadline: float | None = None) -> np.nd
     remote API) this raises ``DeadlinePassed`` and the caller answers from the lexical side alone.
     The worker finishes (or dies with the process) on its own: nothing waits for it.
     """
-    import numpy as np
+    import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
     provider = where.provider
     if provider is None:
@@ -176,7 +174,7 @@ def embed_query(where: Space, text: str, deadline: float | None = None) -> np.nd
 
 
 def similarities(mat: Matrix, qvec: np.ndarray, bars: VectorBars | None = None) -> VectorHits:
-    import numpy as np
+    import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
     bars = bars or default_bars()
     cos = mat.vecs @ qvec if mat.size else np.zeros(0, np.float32)
