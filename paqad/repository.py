@@ -125,8 +125,8 @@ class Repository:
     def _door(self, call: calls.Hook, budget: float, mode: str, note: str) -> hosts.Door:
         """Where this hook is answered, decided here once: the budget left, the clock its log line
         counts from, and the refresh and re-index this process may start."""
-        from paqad import hookclock
-        from paqad.hooks import hosts, runner
+        from paqad import hookclock  # lazy: the hook's clock, which `rag search` in its own process never loads
+        from paqad.hooks import hosts, runner  # lazy: the hook stack, as above
 
         if mode == "service":  # the service counts from the hook process's start (its age when it asked)
             age = min(max(call.client_age, 0.0), budget)
