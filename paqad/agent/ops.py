@@ -185,7 +185,7 @@ def op_research(s: Session, query: str, top_n: int | None, budget: int, source_c
     return research_mod.expand(index, answer, hops, per_hop)
 
 
-def _freshness(s: Session) -> JSONObject:
+def _freshness(s: Session) -> freshness.Stamped:
     """The index against the work tree, before the search (``rag_stale_policy: refresh`` updates first)."""
     return freshness.before_answer(s.root, s.config())
 

@@ -242,7 +242,7 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
     fresh = freshness.before_answer(root, cfg)  # first: rag_stale_policy refresh updates a stale index before the search
     resp = route.search(root, cfg, request)  # the service when one runs, else this process
-    resp.freshness = fresh
+    resp.freshness = dict(fresh)  # the response carries it as the JSON object it is
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see audit.log (paqad doctor shows where)", err=True)
     return resp

@@ -34,12 +34,16 @@ import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import filelock
 
 from paqad import workspace
 from paqad.textsafe import escape
+
+if TYPE_CHECKING:
+    from paqad.delivery.freshness import Stamped
+    from paqad.jsontypes import JSONObject
 
 SECTION = "## Retrieved context"
 MAX_PASSAGES = 5
@@ -73,6 +77,22 @@ class DeliveryCase(enum.StrEnum):
 CASES = tuple(DeliveryCase)
 
 
+class Hit(Protocol):
+    """A search result as delivery reads it (:class:`paqad.search.pipeline.Result` has these)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def start_line(self) -> int: ...
+
+    @property
+    def end_line(self) -> int: ...
+
+    @property
+    def score(self) -> float: ...
+
+
 @dataclass
 class Passage:
     """One delivered span; ``text`` is None for a pointer."""
@@ -104,9 +124,9 @@ class Delivery:
     floor: float = 0.0
     reason: str | None = None  # why dark or skipped, when known
     generated_at: float = field(default_factory=time.time)
-    freshness: dict[str, Any] | None = None  # the index against the work tree (paqad.delivery.freshness)
+    freshness: Stamped | None = None  # the index against the work tree (paqad.delivery.freshness)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
     @classmethod
@@ -118,7 +138,7 @@ class Delivery:
 # ---- selection ----------------------------------------------------------------------------
 
 
-def select(root: Path, query: str, results: Iterable[Any], threshold: float, floor: float, reason: str | None = None) -> Delivery:
+def select(root: Path, query: str, results: Iterable[Hit], threshold: float, floor: float, reason: str | None = None) -> Delivery:
     """Apply the delivery table to search results (anything with path/start_line/end_line/score/source)."""
     ranked = list(results)
     best = max((float(r.score) for r in ranked), default=None)
@@ -139,7 +159,7 @@ def select(root: Path, query: str, results: Iterable[Any], threshold: float, flo
     return out
 
 
-def _live(root: Path, results: list[Any], limit: int, bodies: bool) -> list[Passage]:
+def _live(root: Path, results: list[Hit], limit: int, bodies: bool) -> list[Passage]:
     out: list[Passage] = []
     for res in results:
         if len(out) >= limit:
@@ -150,7 +170,7 @@ def _live(root: Path, results: list[Any], limit: int, bodies: bool) -> list[Pass
     return out
 
 
-def live_passage(root: Path, res: Any, body: bool) -> Passage | None:
+def live_passage(root: Path, res: Hit, body: bool) -> Passage | None:
     """The result's span checked against the live file (confined to the repo); None when gone."""
     lines = _live_lines(root, str(res.path))
     start = int(res.start_line)
@@ -171,7 +191,7 @@ def _live_lines(root: Path, rel: str) -> list[str] | None:
     while the path reaches the same unchanged file (``paqad.search.live.kept_view``): redacting
     whole files was a quarter of a warm prompt's CPU (benchmarks/README.md, "Query cost")."""
     from paqad import confinement, redaction  # with the eligibility rules: only when delivering, not on every hook start
-    from paqad.search import live
+    from paqad.search import live  # as above: a hook event that delivers nothing never loads it
 
     def read() -> list[str] | None:
         try:
@@ -225,9 +245,9 @@ def render_for_hook(delivery: Delivery, limit: int, stale_note: str | None = Non
     return text[: max(0, limit - 1)] + "…"
 
 
-def _freshness_line(fresh: dict[str, Any] | None) -> str:
+def _freshness_line(fresh: Stamped | None) -> str:
     """The index's freshness as one line under the query (none under ``rag_stale_policy: silent``)."""
-    from paqad.delivery import freshness
+    from paqad.delivery import freshness  # lazy: it loads the index writer, which a hook event that delivers nothing never needs
 
     return "\n" + freshness.line(fresh) if fresh and freshness.shown(fresh) else ""
 
@@ -308,7 +328,7 @@ def deliver(root: Path, delivery: Delivery) -> Path:
     workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
     path = write_section(root, SECTION, render_body(delivery))
     state = delivery.to_dict()
-    state["query"] = state["query"][:STATE_QUERY_MAX_CHARS]  # a 1 MB prompt is not kept whole
+    state["query"] = delivery.query[:STATE_QUERY_MAX_CHARS]  # a 1 MB prompt is not kept whole
     workspace.atomic_write_text(state_path(root), json.dumps(state, ensure_ascii=False), durable=False)
     return path
 

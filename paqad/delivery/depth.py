@@ -21,6 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 DEPTHS = ("none", "standard", "deep")
 DEEP_FACTOR = 3
@@ -46,7 +50,7 @@ class Depth:
     scope: str | None = None  # single-file | single-module | multi-module | system-wide
     modules: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 

@@ -20,13 +20,14 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paqad import git, workspace
 from paqad.delivery import context
 
 if TYPE_CHECKING:
     from paqad.config import Config
+    from paqad.jsontypes import JSONObject
 
 SECTION = "## Base drift"
 STATE_FILE = "drift.json"
@@ -51,7 +52,7 @@ class Drift:
     base_files: int = 0
     checked_at: float = field(default_factory=time.time)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -59,7 +60,7 @@ def state_path(root: Path) -> Path:
     return workspace.state_dir(root) / STATE_FILE
 
 
-def last_check(root: Path) -> dict[str, Any] | None:
+def last_check(root: Path) -> JSONObject | None:
     try:
         data = json.loads(state_path(root).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else None
@@ -67,21 +68,15 @@ def last_check(root: Path) -> dict[str, Any] | None:
         return None
 
 
-def _setting(cfg: Config, key: str, default: Any) -> Any:
-    try:
-        return cfg[key]
-    except (KeyError, TypeError):
-        return default
-
-
 def check(root: Path, cfg: Config, files: list[str] | None = None, force: bool = False, timeout: float = NETWORK_TIMEOUT_S) -> Drift:
     """Run the throttled check, record it, and write the ``## Base drift`` section; never raises for git."""
     if not cfg.rag_drift_check:
         return Drift("off", "rag_drift_check is false")
     interval = cfg.rag_drift_interval * 60
-    last = last_check(root)
-    if not force and last and 0 <= time.time() - float(last.get("checked_at", 0)) < interval:
-        return Drift("throttled", f"checked {time.time() - float(last['checked_at']):.0f}s ago (every {interval / 60:g} min)")
+    checked = (last_check(root) or {}).get("checked_at")
+    ago = time.time() - float(checked) if isinstance(checked, (int, float)) else None  # a damaged record: check again
+    if not force and ago is not None and 0 <= ago < interval:
+        return Drift("throttled", f"checked {ago:.0f}s ago (every {interval / 60:g} min)")
     drift = _check(root, cfg.rag_base_branch, files, timeout)
     workspace.state_dir(root).mkdir(parents=True, exist_ok=True)
     workspace.atomic_write_text(state_path(root), json.dumps(drift.to_dict()))

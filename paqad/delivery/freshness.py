@@ -19,12 +19,14 @@ that sync could not run (another writer busy, over budget).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Required, TypedDict
 
 from paqad import deadline as deadline_mod
 from paqad import git
-from paqad.index.writing import syncstamp
+from paqad.index import store
+from paqad.index.writing import build, syncstamp
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -32,19 +34,40 @@ if TYPE_CHECKING:
 SHORT = 7  # characters of a commit shown
 
 
-def describe(root: Path, cfg: Config, status: git.Status | None = None, refreshed: bool = False) -> dict[str, Any]:
+class Stamped(TypedDict, total=False):
+    """The ``freshness`` object of an answer: the fields of :class:`syncstamp.Freshness` (the
+    index against the work tree now), the ``policy``, whether this answer ``refreshed`` the index
+    first, and why a refresh did not (``refresh_note``). MCP's compact object has the six
+    required fields (and ``refreshed`` when true); :func:`line` reads either."""
+
+    indexed_commit: Required[str | None]
+    head: Required[str | None]
+    behind: Required[int | None]
+    uncommitted_covered: Required[bool | None]
+    age_seconds: Required[float | int | None]
+    stale: Required[bool]
+    synced_at: float | None
+    reason: str
+    policy: str
+    refreshed: bool
+    refresh_note: str
+
+
+def describe(root: Path, cfg: Config, status: git.Status | None = None, refreshed: bool = False) -> Stamped:
     """The ``freshness`` object of an answer (``status``: the caller's ``git status``, if it has one)."""
-    return {**syncstamp.check(root, status).to_dict(), "policy": cfg.rag_stale_policy, "refreshed": refreshed}
+    f = syncstamp.check(root, status)
+    return {
+        "indexed_commit": f.indexed_commit, "head": f.head, "behind": f.behind, "uncommitted_covered": f.uncommitted_covered,
+        "age_seconds": f.age_seconds, "stale": f.stale, "synced_at": f.synced_at, "reason": f.reason,
+        "policy": cfg.rag_stale_policy, "refreshed": refreshed,
+    }
 
 
-def before_answer(root: Path, cfg: Config) -> dict[str, Any]:
+def before_answer(root: Path, cfg: Config) -> Stamped:
     """For a door that does not sync by itself (``rag search``, the agent protocol, MCP): the
     freshness now, after updating a stale index first when the policy is ``refresh`` and the update
     finishes within ``rag_prompt_budget`` (a writer that holds the lock longer, or a slow update:
     the answer comes from the index as it is, marked stale; the update may finish behind it)."""
-    from paqad.index import store
-    from paqad.index.writing import build
-
     found = describe(root, cfg)
     if not found["stale"] or cfg.rag_stale_policy != "refresh" or not store.current_pointer(root).exists():
         return found  # no index: a first build never fits a budget (the search says how to build one)
@@ -65,19 +88,20 @@ def _why_not(error: BaseException | None, spent: float) -> str:
     return f"the update failed: {type(error).__name__}: {str(error)[:200]}"
 
 
-def shown(fresh: dict[str, Any] | None) -> bool:
+def shown(fresh: Mapping[str, object] | None) -> bool:
     """Whether the line goes into what a model reads (not under ``silent``, not without a stamp)."""
     return fresh is not None and fresh.get("policy") != "silent"
 
 
-def line(fresh: dict[str, Any], now: float | None = None) -> str:
+def line(fresh: Mapping[str, object], now: float | None = None) -> str:
     """One short line: the indexed commit against HEAD, the uncommitted edits, the age (from
     ``synced_at`` when there, so a context handed over later shows its index's true age; else
-    ``age_seconds``, as MCP's compact object has it)."""
+    ``age_seconds``, as MCP's compact object has it). ``fresh``: a :class:`Stamped`, or one read
+    back from JSON (a handed-over context, the service's reply, MCP's compact object)."""
     synced, seconds = fresh.get("synced_at"), fresh.get("age_seconds")
-    if synced is not None:
+    if isinstance(synced, (int, float)):
         seconds = (now if now is not None else time.time()) - float(synced)
-    if seconds is None:
+    if not isinstance(seconds, (int, float)):
         return "Index freshness unknown: no sync of this index recorded (`paqad rag update` records one)."
     age = age_text(max(0.0, float(seconds)))
     indexed, head = _short(fresh.get("indexed_commit")), _short(fresh.get("head"))
@@ -95,7 +119,7 @@ def line(fresh: dict[str, Any], now: float | None = None) -> str:
     return f"Index STALE: {where}{edits}, {age} old; check the live files."
 
 
-def _short(commit: Any) -> str:
+def _short(commit: object) -> str:
     return str(commit)[:SHORT] if commit else ""
 
 

@@ -17,18 +17,21 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from paqad import git, workspace
+from paqad import config, git, workspace
 from paqad.delivery import context, freshness
 from paqad.delivery import depth as depth_mod
 from paqad.errors import IndexMissingError, PaqadError
 from paqad.index import store  # noqa: F401 - imported before a prompt's budget clock starts,
+from paqad.index.reader import Index
 from paqad.index.writing import build
 from paqad.search import pipeline  # noqa: F401 - so the budget is spent searching, not importing
+from paqad.search.request import SearchRequest
 
 if TYPE_CHECKING:
     from paqad.config import Config
+    from paqad.jsontypes import JSONObject
 
 PROMPT_FILE = "prompt.json"
 PROMPT_MAX_CHARS = context.STATE_QUERY_MAX_CHARS  # one cap for the recorded prompt and the kept query
@@ -54,9 +57,9 @@ class Report:
     seconds: float = 0.0
     search_mode: str = ""  # hybrid | lexical (the search's own word for what answered)
     vector_note: str | None = None  # why a hybrid index answered lexically (the prompt's deadline)
-    freshness: dict | None = None  # the index against the work tree when it answered (paqad.delivery.freshness)
+    freshness: freshness.Stamped | None = None  # the index against the work tree when it answered
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -144,18 +147,16 @@ def _writer_free(root: Path, wait: float) -> bool:
     return True
 
 
-def _search(root: Path, query: str, top_n: int, cfg: Config | None = None, deadline: float | None = None) -> Any:
+def _search(root: Path, query: str, top_n: int, cfg: Config | None = None, deadline: float | None = None) -> pipeline.SearchResponse:
     """The search with the repository's settings (floor, relief, reranking). ``deadline`` (monotonic)
     is the prompt hook's: reranking and the query embedding stop before it, so neither blocks the hook."""
-    from paqad import config
-    from paqad.index.reader import Index
-    from paqad.search.request import SearchRequest
-
     settings = config.load(root) if cfg is None else cfg
     return pipeline.run(Index.shared(root), SearchRequest.from_settings(settings, root, query, top_n=top_n, deadline=deadline))
 
 
-def search_at_depth(search: Callable[[str, int], Any], query: str, chosen: depth_mod.Depth, top_n: int, floor: float) -> tuple[Any, list[depth_mod.Depth]]:
+def search_at_depth(
+    search: Callable[[str, int], pipeline.SearchResponse], query: str, chosen: depth_mod.Depth, top_n: int, floor: float,
+) -> tuple[pipeline.SearchResponse, list[depth_mod.Depth]]:
     """Search at ``chosen`` depth, and once more a step deeper when too few passages clear ``floor``.
 
     Returns the answer and the depths tried (the last one answered). The prompt hook's refresh and
@@ -176,7 +177,7 @@ def refresh(
     prompt: str | None = None,
     sync: bool = True,
     lock_wait: float | None = None,
-    search: Callable[[Path, str, int], Any] = _search,
+    search: Callable[[Path, str, int], pipeline.SearchResponse] = _search,
     deadline: float | None = None,
 ) -> Report:
     """Sync, query, search (stepping up once if too little comes back) and deliver. Raises PaqadError subclasses."""
@@ -217,6 +218,6 @@ def refresh(
     return report
 
 
-def usable(resp: Any, floor: float) -> int:
+def usable(resp: pipeline.SearchResponse, floor: float) -> int:
     """Passages of ``resp`` that clear the relief floor (what the depth step-up counts)."""
     return sum(1 for r in resp.results if float(r.score) >= floor)
