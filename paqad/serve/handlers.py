@@ -199,7 +199,7 @@ _ROOTS: dict[str, Path] = {}  # folder -> its work tree, found once per service 
 
 
 def _event_root(event_cwd: str | None, client_cwd: str) -> Path | None:
-    """The work tree the event belongs to, as ``hosts.repo_root`` finds it in the client's folder.
+    """The work tree the event belongs to: the event's ``cwd``, else the client's folder, up to git's top level.
 
     A folder's answer is kept while its work tree still has ``.git`` (the host asks from the same
     folder on every prompt; ``benchmarks/prompt_git_calls.py`` counts the git processes)."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from paqad import config, git, workspace
+from paqad import config, workspace
 from paqad.delivery import context
 from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
 
@@ -39,11 +39,6 @@ RUNTIME_NOTED_FILE = "runtime-refused.txt"  # the refused-runtime-folder line la
 
 def detected(root: Path) -> list[str]:
     return [name for name, host in HOSTS.items() if host.detect(root)]
-
-
-def repo_root(event: base.Event) -> Path | None:
-    start = Path(event.cwd) if event.cwd and Path(event.cwd).is_dir() else Path.cwd()
-    return git.toplevel(start)
 
 
 @dataclass(frozen=True)
