@@ -34,6 +34,7 @@ from paqad.search.query import PROSE_SHARE, AnalyzedQuery
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
+    from paqad.jsontypes import JSONObject
 
 P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
@@ -111,7 +112,7 @@ class Evidence:
     bars: dict[str, float] = field(default_factory=dict)
     declared: list[str] = field(default_factory=list)  # the query is one identifier these declarations are named
 
-    def diagnosis(self) -> dict:
+    def diagnosis(self) -> JSONObject:
         """The machine-readable diagnosis returned when search stays silent."""
         data = asdict(self)
         data["hint"] = HINTS.get(self.reason or "", "")

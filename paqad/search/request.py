@@ -22,6 +22,7 @@ from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
 if TYPE_CHECKING:
     from paqad.config import Config
+    from paqad.jsontypes import JSONObject
 
 DEFAULT_THRESHOLD = float(SETTINGS["rag_similarity_threshold"].default)
 DEFAULT_RELIEF_FLOOR = float(SETTINGS["rag_relief_floor"].default)
@@ -94,7 +95,7 @@ class SearchRequest:
 
     # ---- across the service's socket (paqad.serve) ----------------------------------------------
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> JSONObject:
         """This request as JSON for the service; deadlines become seconds left, since a
         ``time.monotonic()`` instant means nothing in another process."""
         now = time.monotonic()
