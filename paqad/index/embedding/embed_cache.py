@@ -29,6 +29,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Protocol
 
 from paqad import workspace
 from paqad.embed.base import TEXT_PREP_VERSION
@@ -42,6 +43,20 @@ _CHUNK = 500
 
 def today() -> int:
     return int(time.time() // _DAY)
+
+
+class VectorCache(Protocol):
+    """What a fill reads and writes vectors through: the user cache, or ``shared_store.Tiered``
+    (the user cache, then the team's store behind it). ``con`` is None when the user cache is off."""
+
+    @property
+    def con(self) -> sqlite3.Connection | None: ...
+
+    def get(self, fingerprint: str, shas: Iterable[bytes], dims: int, /) -> dict[bytes, bytes]: ...
+
+    def put(self, fingerprint: str, items: dict[bytes, bytes], dims: int, /) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class UserEmbedCache:

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paqad.errors import ConfigError
 from paqad.index import schema
@@ -198,7 +199,12 @@ class Tiered:
         self.shared.close()
         self.local.close()
 
-    def __getattr__(self, name: str) -> Any:  # count, hits, misses, live_bytes: the user cache's
+    @property
+    def con(self) -> sqlite3.Connection | None:
+        """The user cache's connection (None when it is off)."""
+        return self.local.con
+
+    def __getattr__(self, name: str) -> object:  # count, hits, misses, live_bytes: the user cache's
         return getattr(self.local, name)
 
 

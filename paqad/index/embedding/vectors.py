@@ -102,7 +102,7 @@ def cache_key(fp: str) -> str:
     return f"{fp}#prep{TEXT_PREP_VERSION}"
 
 
-def open_cache(root: Path, cfg: Config) -> embed_cache.UserEmbedCache:
+def open_cache(root: Path, cfg: Config) -> embed_cache.VectorCache:
     """The user-level cache (``cfg.rag_embedding_cache_mb`` bounds it; 0: off), with this tree's old
     per-tree cache moved into it first; with ``rag_shared_store``, the team store behind it
     (``shared_store.Tiered``: same interface)."""
@@ -111,7 +111,7 @@ def open_cache(root: Path, cfg: Config) -> embed_cache.UserEmbedCache:
     if old.exists():
         embed_cache.migrate_tree_cache(old, cache, cache_key)
     store = shared_store.open_store(root, cfg.rag_shared_store)
-    return cache if store is None else shared_store.Tiered(cache, store)  # type: ignore[return-value]  # duck-typed like the cache
+    return cache if store is None else shared_store.Tiered(cache, store)
 
 
 @dataclass
@@ -221,7 +221,7 @@ def fill(root: Path, cfg: Config, lock: filelock.FileLock, progress: Progress | 
 
 
 def _fill_batches(
-    root: Path, path: Path, con: sqlite3.Connection, provider: Provider, report: VectorReport, cache: embed_cache.UserEmbedCache,
+    root: Path, path: Path, con: sqlite3.Connection, provider: Provider, report: VectorReport, cache: embed_cache.VectorCache,
     lock: filelock.FileLock, progress: Progress | None, batch: int,
 ) -> None:
     with lock:
@@ -277,7 +277,7 @@ def embedded_text(unit: StoredUnit, description: str = "") -> str:
     return unit_text(unit, description=description)  # type: ignore[arg-type]  # reads the fields a CodeUnit and a StoredUnit share
 
 
-def _vectors_for(rows: list[_Pending], provider: Provider, report: VectorReport, cache: embed_cache.UserEmbedCache) -> list[bytes]:
+def _vectors_for(rows: list[_Pending], provider: Provider, report: VectorReport, cache: embed_cache.VectorCache) -> list[bytes]:
     """float32 blobs for ``rows``: from the cache where it has them, else from the model (then cached).
     Fresh vectors are rounded through float16 like cached ones, so an index is the same either way."""
     texts = [embedded_text(r.unit, r.description) for r in rows]
