@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import networkx as nx
 
+    from paqad.jsontypes import JSONObject
+
 HOP_DECAY = 0.5  # each hop halves the score
 EDGE_WEIGHT = {"calls": 1.0, "inherits": 1.0, "contains": 0.8, "imports": 0.5}
 MAX_HOPS = 3
@@ -86,12 +88,12 @@ def evidence(path: tuple) -> str:
     return " ".join(parts)
 
 
-def edges(g: nx.DiGraph, path: tuple) -> list[dict]:
+def edges(g: nx.DiGraph, path: tuple) -> list[JSONObject]:
     """The path's edges in their real direction, with the unresolved marker where there is one."""
     out = []
     for src, etype, dst, forward in path:
         a, b = (src, dst) if forward else (dst, src)
-        edge = {"src": a, "type": etype, "dst": b}
+        edge: JSONObject = {"src": a, "type": etype, "dst": b}
         marker = g.edges[a, b].get("unresolved")
         if marker:
             edge["unresolved"] = marker
@@ -99,10 +101,10 @@ def edges(g: nx.DiGraph, path: tuple) -> list[dict]:
     return out
 
 
-def describe(g: nx.DiGraph, item: _Item) -> dict:
+def describe(g: nx.DiGraph, item: _Item) -> JSONObject:
     """The public dict of one neighbour (the shape ``neighbors`` and ``expand`` return)."""
     data = g.nodes[item.node]
-    out = {
+    out: JSONObject = {
         "id": item.node,
         "path": data.get("path"),
         "kind": data.get("kind"),
