@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paqad.index.fields import idf
 from paqad.search import query as _query
@@ -33,6 +34,8 @@ from paqad.search.params import Stage
 from paqad.search.query import PROSE_SHARE, AnalyzedQuery
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from paqad.index.reader import Index
     from paqad.jsontypes import JSONObject
 
@@ -203,11 +206,11 @@ def named_weight(n_name: int, n_units: int) -> float:
     return min(w, idf(max(1, math.ceil(_query.P.UBIQUITY * n_units)), n_units)) if P.NAMED_WEIGHT_CAP else w
 
 
-def _count_bit(masks: Any, bit: int) -> int:
+def _count_bit(masks: np.ndarray | Sequence[int], bit: int) -> int:
     """How many posting masks have ``bit`` set (numpy arrays and plain sequences alike)."""
-    if hasattr(masks, "dtype"):
-        return int(((masks & bit) != 0).sum())
-    return sum(1 for m in masks if m & bit)
+    if isinstance(masks, Sequence):  # an array.array or a list: no numpy in this process
+        return sum(1 for m in masks if m & bit)
+    return int(((masks & bit) != 0).sum())
 
 
 def _named_matched(uid: int, named: dict[str, float], result: Scored) -> list[str]:
