@@ -15,8 +15,10 @@ gated and ungated, under the shipped constants and under each group. Rows (one p
 group) go to ``.cache/results/ablate/<stamp>.jsonl``.
 
 The figures are pooled as ``all_rulers`` pools them, each ruler weighing the same (the mean of the
-rulers' figures, ``all_rulers_table.macro``): NDCG@10 ungated, hit@1 gated (a silence is a miss)
-and answered share over answerable cases, silence over unanswerable ones. A group's change is its
+rulers' figures, ``all_rulers_table.macro``): NDCG@10 ungated, hit@1 gated (a silence is a miss),
+the target among the delivered passages at all (the low-confidence tail and relief count), and
+answered share over answerable cases, silence over unanswerable ones, and what an answer costs
+(tokens of its passages, characters / 4). A group's change is its
 pooled figure minus the shipped one; the noise is a paired bootstrap over cases (resampled
 within each ruler, ``--resample`` times): the 95 % interval of that difference. A group whose
 interval holds 0 on every column does not move the pooled figure beyond its noise.
@@ -47,7 +49,7 @@ from benchmarks import all_rulers_table as table
 HERE = Path(__file__).resolve().parent
 
 RESULTS = HERE / ".cache" / "results" / "ablate"
-COLUMNS = ("ndcg_ungated", "hit1_gated", "answered", "silence")
+COLUMNS = ("ndcg_ungated", "hit1_gated", "delivered", "answered", "silence", "tokens")
 
 #: Named groups: constants that act together are switched off together (say why in the name's note).
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -162,9 +164,11 @@ def row_of(case: Any, root: Path, cfg: Any, group: str | None) -> dict[str, Any]
     params = params_of(group)
     gated = ask(root, cfg, case.q, True, params)
     probe = ask(root, cfg, case.q, False, params)
+    chars = sum(len(r.source or "") for r in gated.results) if gated.answered else 0
     return {
         **case.head(), "group": group or "shipped",
         "answered": bool(gated.answered),
+        "tokens": round(chars / 4),  # as all_rulers counts them: what the delivered passages cost
         "gated": all_rulers.ranks_of(case, all_rulers.spans(gated)) if gated.answered else {"unit_rank": None, "file_rank": None, "ndcg10": 0.0},
         "ungated": all_rulers.ranks_of(case, all_rulers.spans(probe)),
     }
@@ -243,11 +247,13 @@ def compare(rows: list[dict[str, Any]], group: str, resample: int, min_cases: in
     return out
 
 
-def _cell(v: tuple[float | None, float | None, float | None]) -> str:
+def _cell(v: tuple[float | None, float | None, float | None], tokens: bool = False) -> str:
     p, lo, hi = v
     if p is None:
         return "-"
     mark = " *" if lo is not None and hi is not None and (lo > 0 or hi < 0) else ""
+    if tokens:
+        return f"{p:+.0f} [{lo:+.0f}, {hi:+.0f}]{mark}"
     return f"{p:+.4f} [{lo:+.3f}, {hi:+.3f}]{mark}"
 
 
@@ -263,13 +269,13 @@ def render(rows: list[dict[str, Any]], resample: int, min_cases: int = 1) -> str
         + (f"; left out, under {min_cases} cases: {', '.join(small)}" if small else ""),
         "shipped constants, rulers equal: " + ", ".join(f"{c} {base[c]:.4f}" for c in COLUMNS if base[c] is not None),
         "",
-        "| group (constants set to neutral) | n cases | NDCG@10 ungated | hit@1 gated | answered | silence | moves |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| group (constants set to neutral) | n cases | NDCG@10 ungated | hit@1 gated | target delivered | answered | silence | tokens / answer | moves |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for g in groups:
         res = compare(rows, g, resample, min_cases)
         knobs = f"`{g}`" if "=" in g else ", ".join(f"`{k}`={KNOBS[k].neutral}" for k in ALL_GROUPS.get(g, ()))
-        lines.append(f"| {g}: {knobs} | {res['n']} | " + " | ".join(_cell(res[c]) for c in COLUMNS) + f" | {'yes' if res['moves'] else 'no'} |")
+        lines.append(f"| {g}: {knobs} | {res['n']} | " + " | ".join(_cell(res[c], c == "tokens") for c in COLUMNS) + f" | {'yes' if res['moves'] else 'no'} |")
     lines.append("")
     lines.append(f"change = pooled figure with the group neutral minus shipped; [95 % paired bootstrap over cases, {resample} resamples]; "
                  "* = the interval excludes 0.")

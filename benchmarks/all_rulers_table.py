@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 Row = dict[str, Any]
-COLUMNS = ("n", "answered", "silence", "mrr", "hit1_gated", "hit1_ungated", "ndcg_ungated", "tokens")
+COLUMNS = ("n", "answered", "silence", "mrr", "hit1_gated", "delivered", "hit1_ungated", "ndcg_ungated", "tokens")
 HEAD = ("n answerable / unanswerable", "answered (answerable)", "silence (unanswerable)", "MRR over answered (gated)",
-        "hit@1 gated", "hit@1 ungated", "NDCG@10 ungated", "tokens / answered")
+        "hit@1 gated", "target delivered (gated)", "hit@1 ungated", "NDCG@10 ungated", "tokens / answered")
 
 
 def rank(row: Row, arm: str) -> int | None:
@@ -46,6 +46,8 @@ def metrics(rows: list[Row]) -> dict[str, Any]:
         "silence": _mean([float(not r["answered"]) for r in una]),
         "mrr": _mean([rr(r) for r in answered]),
         "hit1_gated": _mean([float(r["answered"] and rank(r, "gated") == 1) for r in ans]),
+        # the target among the passages delivered at all (confident and low-confidence: the tail and relief count)
+        "delivered": _mean([float(bool(r["answered"] and rank(r, "gated"))) for r in ans]),
         "hit1_ungated": _mean([float(rank(r, "ungated") == 1) for r in ans]),
         "ndcg_ungated": _mean([float((r.get("ungated") or {}).get("ndcg10") or 0.0) for r in ans]),
         "tokens": _mean([float(r.get("tokens") or 0) for r in ok if r["answered"]]),

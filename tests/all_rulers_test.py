@@ -61,6 +61,7 @@ def test_metrics_of_one_ruler():
     assert m["answered"] == 0.75 and m["silence"] == 0.5
     assert m["mrr"] == pytest.approx((1 + 0.5 + 0) / 3)  # over the 3 answered, not the 4 answerable
     assert m["hit1_gated"] == 0.25 and m["hit1_ungated"] == 0.5
+    assert m["delivered"] == 0.5  # ranks 1 and 2 delivered; the third answered case's target was not among its passages
     assert m["ndcg_ungated"] == pytest.approx(2.5 / 4)
     assert m["tokens"] == pytest.approx((100 + 300 + 200 + 400) / 4)  # every answered case, the unanswerable one too
 
@@ -78,7 +79,7 @@ def test_macro_weighs_rulers_equally_and_pooled_weighs_cases():
     assert macro["mrr"] == pytest.approx(((1.5 / 3) + 1.0) / 2)
     assert macro["silence"] == 0.5  # b has no unanswerable case: a's figure alone
     text = table.table(ROWS, "all")
-    assert "| ruler a | 4 / 2 | 0.750 | 0.500 | 0.500 | 0.250 | 0.500 | 0.625 | 250 |" in text
+    assert "| ruler a | 4 / 2 | 0.750 | 0.500 | 0.500 | 0.250 | 0.500 | 0.500 | 0.625 | 250 |" in text
     assert "| **all, rulers weighted equally** | 6 / 2 (2 rulers) | 0.875 |" in text
     assert "| language go | 2 / 0 |" in text
 
