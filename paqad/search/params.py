@@ -79,6 +79,11 @@ KNOBS: dict[str, Knob] = {
     "shape.REPORT_VARIABLE_CALLS": Knob(False, "no calls on variables read from a report"),
     "shape.TOP_FILE_MIN_WORDS": Knob(100_000, "no query is a report"),
     "pipeline.DROP_CONTAINERS": Knob(False, _OFF),
+    # query expansion from the repository's vocabulary (issue 32, item 4; off by default)
+    "expand.WEIGHT": Knob(0.0, "no expansion"),
+    "expand.PROSE": Knob(False, "only words the index lacks are expanded"),
+    "expand.MIN_COSINE": Knob(1.01, "no neighbour is close enough"),
+    "expand.PER_WORD": Knob(0, "no neighbour taken"),
     # the vector side: blend, vector evidence, calibrated score, delivery floor
     "fusion.BLEND_LEXICAL": Knob(1.0, "the lexical order alone (vectors only add candidates)"),
     "fusion.WEAK_COVERAGE": Knob(0.0, "one blend whatever the lexical coverage"),
