@@ -123,7 +123,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("hooks, hosts, setup checks and evaluation", frozenset({"hooks", "evaluation", "bootstrap"})),
     ("the way to the service: socket paths, the exchange, typed requests, git events", frozenset({"channel"})),
     ("what reaches the agent, and the graph", frozenset({"delivery", "graph"})),
-    ("search", frozenset({"search"})),
+    ("search, and the commit history behind a passage", frozenset({"search", "history"})),
     ("workspace members given by URL: their clones", frozenset({"workspaces"})),
     ("the descriptions agents write (the index reads their file, never this package)", frozenset({"describe"})),
     ("the index: format and reading, writing, the vector lifecycle, team sharing", frozenset({"index"})),

@@ -59,7 +59,7 @@ TIERS: dict[str, frozenset[str]] = {
             "query_variants_test.py", "ranking_test.py", "reembed_test.py", "refresh_context_test.py", "runner_test.py", "secrets_test.py",
             "tokenize_test.py", "transport_client_test.py", "localstate_test.py", "fit_gate_test.py", "outside_ruler_test.py",
             "docstring_ruler_test.py", "search_params_test.py", "ablate_test.py", "benchmarks_package_test.py",
-            "issues_test.py", "outside_d4j_test.py",
+            "issues_test.py", "outside_d4j_test.py", "history_test.py",
         }
     ),
 }

@@ -394,6 +394,14 @@ class Index:
         rows = self._rows(f"SELECT {cols} FROM units WHERE uid IN (SELECT MIN(uid) FROM units WHERE path IN ({_marks(wanted)}) GROUP BY path)", wanted)
         return {int(r["uid"]): StoredUnit.from_row(r) for r in rows}
 
+    def units_in(self, paths: Iterable[str], fields: tuple[str, ...]) -> dict[int, StoredUnit]:
+        """Every unit of ``paths`` (the ``units_path`` index), read with ``fields`` (+ ``uid``)."""
+        cols = ", ".join(_with("uid", fields))
+        out: dict[int, StoredUnit] = {}
+        for chunk in _chunks(sorted(set(paths))):
+            out.update((int(r["uid"]), StoredUnit.from_row(r)) for r in self._rows(f"SELECT {cols} FROM units WHERE path IN ({_marks(chunk)})", chunk))
+        return out
+
     def file_languages(self) -> dict[str, int]:
         """Indexed files per language, most first (then by name)."""
         rows = self._rows("SELECT language, COUNT(*) AS n FROM files GROUP BY language ORDER BY 2 DESC, 1")

@@ -111,3 +111,26 @@ ARTIFACTS = (
     " seq integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (artifact, seq))",
 )
 
+
+
+# ---- the commit history (its own SQLite file, ``paqad.index.history``) ------------------------
+
+HISTORY_FILE = "history.sqlite"  # in workspace.vectors_dir(), beside the index generations
+HISTORY_VERSION = 1
+#: One row per commit kept (its masked message), the files it touched with their post-image line
+#: ranges packed as int32 pairs, and the message's terms (paqad's tokenizer, space-joined) in FTS5,
+#: whose ``bm25()`` ranks them: one field, so FTS5's whole-row length normalisation is BM25's own.
+HISTORY = (
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS commits(cid INTEGER PRIMARY KEY, sha TEXT UNIQUE NOT NULL, date INTEGER NOT NULL,"
+    " subject TEXT NOT NULL, body TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS paths(pid INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS touched(pid INTEGER NOT NULL, cid INTEGER NOT NULL, ranges BLOB NOT NULL,"
+    " PRIMARY KEY(pid, cid)) WITHOUT ROWID",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS message_terms USING fts5(terms, content='', tokenize='unicode61 remove_diacritics 0')",
+)
+
+
+def create_history(con: sqlite3.Connection) -> None:
+    for statement in HISTORY:
+        con.execute(statement)

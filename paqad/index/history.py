@@ -1,0 +1,165 @@
+"""The commit-history store: one SQLite file beside the index generations (issue 35, item 3).
+
+Written by :mod:`paqad.history.build` and read by :mod:`paqad.history.search`; its DDL is
+``schema.HISTORY``. It holds what the builder already filtered and masked: a commit's message
+(subject and body after :func:`paqad.redaction.redact`), the files it touched with their line
+ranges (never a secrets file), and the message's terms for BM25 (FTS5's ``bm25()`` over paqad's
+own terms, space-joined). It keeps no diff text. Appends only: an update adds the commits that
+are new since the tip it recorded.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from array import array
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paqad.index import schema
+
+#: Keep "the newest commits first" stable when two scores tie.
+_ORDER = "ORDER BY score, c.cid DESC"
+
+
+@dataclass
+class StoredCommit:
+    """One commit as stored: what a search returns (``score``: BM25, higher is better)."""
+
+    cid: int
+    sha: str
+    date: int
+    subject: str
+    body: str
+    score: float = 0.0
+    files: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+
+@dataclass
+class NewCommit:
+    """One commit the builder hands over: masked message, terms, touched ranges per path, and its
+    row id (``cid``: larger for newer commits, so "newest first" is one order however it was added)."""
+
+    cid: int
+    sha: str
+    date: int
+    subject: str
+    body: str
+    terms: list[str]
+    files: dict[str, list[tuple[int, int]]]
+
+
+def path_of(root_state: Path) -> Path:
+    return root_state / schema.HISTORY_FILE
+
+
+@contextmanager
+def opened(path: Path, write: bool = False) -> Iterator[sqlite3.Connection]:
+    """A connection to the history file (created when writing); closed on exit."""
+    if write:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        con = sqlite3.connect(path)
+        con.execute("PRAGMA journal_mode=WAL")
+        schema.create_history(con)
+    else:
+        con = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def meta(con: sqlite3.Connection, key: str) -> str | None:
+    row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def set_meta(con: sqlite3.Connection, values: dict[str, str]) -> None:
+    con.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", sorted(values.items()))
+
+
+def known(con: sqlite3.Connection, shas: Iterable[str]) -> set[str]:
+    wanted = list(shas)
+    out: set[str] = set()
+    for i in range(0, len(wanted), 500):
+        chunk = wanted[i:i + 500]
+        out.update(r[0] for r in con.execute(f"SELECT sha FROM commits WHERE sha IN ({','.join('?' * len(chunk))})", chunk))
+    return out
+
+
+def append(con: sqlite3.Connection, commits: list[NewCommit]) -> int:
+    """Add ``commits`` (skipping any already stored); the caller commits the transaction."""
+    fresh = [c for c in commits if c.sha not in known(con, (c.sha for c in commits))]
+    for c in fresh:
+        cid = c.cid
+        con.execute("INSERT INTO commits(cid, sha, date, subject, body) VALUES (?, ?, ?, ?, ?)", (cid, c.sha, c.date, c.subject, c.body))
+        con.execute("INSERT INTO message_terms(rowid, terms) VALUES (?, ?)", (cid, " ".join(c.terms)))
+        rows = [(_pid(con, p), cid, _pack(r)) for p, r in c.files.items()]
+        con.executemany("INSERT OR REPLACE INTO touched(pid, cid, ranges) VALUES (?, ?, ?)", rows)
+    return len(fresh)
+
+
+def _pid(con: sqlite3.Connection, path: str) -> int:
+    row = con.execute("SELECT pid FROM paths WHERE path = ?", (path,)).fetchone()
+    if row:
+        return int(row[0])
+    return int(con.execute("INSERT INTO paths(path) VALUES (?)", (path,)).lastrowid or 0)
+
+
+def _pack(ranges: list[tuple[int, int]]) -> bytes:
+    return array("i", [n for pair in ranges for n in pair]).tobytes()
+
+
+def _unpack(blob: bytes) -> list[tuple[int, int]]:
+    flat = array("i")
+    flat.frombytes(blob)
+    return list(zip(flat[0::2], flat[1::2], strict=True))
+
+
+def search(con: sqlite3.Connection, terms: list[str], limit: int) -> list[StoredCommit]:
+    """The ``limit`` best commits for ``terms`` by BM25 over their messages (each term quoted, ORed)."""
+    words = sorted({t.replace('"', "") for t in terms if t.replace('"', "")})
+    if not words:
+        return []
+    match = " OR ".join(f'"{w}"' for w in words)
+    rows = con.execute(
+        "SELECT c.cid, c.sha, c.date, c.subject, c.body, bm25(message_terms) AS score FROM message_terms"
+        f" JOIN commits c ON c.cid = message_terms.rowid WHERE message_terms MATCH ? {_ORDER} LIMIT ?", (match, limit)).fetchall()
+    found = [StoredCommit(int(r[0]), r[1], int(r[2]), r[3], r[4], -float(r[5])) for r in rows]
+    _attach_files(con, found)
+    return found
+
+
+def _attach_files(con: sqlite3.Connection, commits: list[StoredCommit]) -> None:
+    by_cid = {c.cid: c for c in commits}
+    if not by_cid:
+        return
+    marks = ",".join("?" * len(by_cid))
+    for cid, path, blob in con.execute(
+            f"SELECT t.cid, p.path, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid WHERE t.cid IN ({marks})", list(by_cid)):
+        by_cid[int(cid)].files[path] = _unpack(blob)
+
+
+def commits_touching(con: sqlite3.Connection, path: str, start: int, end: int, limit: int) -> list[StoredCommit]:
+    """The newest ``limit`` commits whose recorded ranges in ``path`` overlap ``start..end``."""
+    rows = con.execute(
+        "SELECT c.cid, c.sha, c.date, c.subject, c.body, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid"
+        " JOIN commits c ON c.cid = t.cid WHERE p.path = ? ORDER BY c.cid DESC", (path,)).fetchall()
+    out = []
+    for cid, sha, date, subject, body, blob in rows:
+        ranges = _unpack(blob)
+        if any(a <= end and b >= start for a, b in ranges):
+            out.append(StoredCommit(int(cid), sha, int(date), subject, body, files={path: ranges}))
+            if len(out) >= limit:
+                break
+    return out
+
+
+def last_cid(con: sqlite3.Connection) -> int:
+    return int(con.execute("SELECT COALESCE(MAX(cid), 0) FROM commits").fetchone()[0])
+
+
+def counts(con: sqlite3.Connection) -> dict[str, int]:
+    one = con.execute("SELECT (SELECT COUNT(*) FROM commits), (SELECT COUNT(*) FROM paths), (SELECT COUNT(*) FROM touched)").fetchone()
+    return {"commits": int(one[0]), "paths": int(one[1]), "touched": int(one[2])}

@@ -1,0 +1,105 @@
+"""The history behind a passage (issue 35, item 3): real git repositories, the real index."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from paqad import config
+from paqad.history import build, gitlog, search
+from paqad.index.writing import build as index_build
+from testing.env import LEXICAL
+from testing.repos import Repo
+
+TOKEN = "ghp_" + "a1B2c3D4" * 4 + "zYxW"
+RETRY_V1 = ("import time\n\n\ndef wait_before_retry(attempt):\n    time.sleep(0.5)\n    return attempt + 1\n\n\n"
+            "def format_receipt(order):\n    return f'receipt {order}'\n")
+
+
+def _retry_repo(repo: Repo) -> str:
+    repo.write("shop/retry.py", RETRY_V1)
+    repo.commit("Add the payment retry helpers")
+    repo.write("shop/retry.py", RETRY_V1.replace("time.sleep(0.5)", "time.sleep(2)"))
+    repo.commit("Slow the gateway loop down\n\nThe card gateway rate-limits bursts: two seconds between attempts.")
+    index_build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    return repo.head()
+
+
+def _stored(repo: Repo) -> sqlite3.Connection:
+    return sqlite3.connect(build.history_path(repo.root))
+
+
+def test_the_commit_that_made_a_line_so_is_found_with_its_unit(repo: Repo):
+    made_it = _retry_repo(repo)
+    report = build.update(repo.root)
+    assert (report.added, report.read, report.full) == (2, 2, True)
+    found = search.search(repo.root, "why does the retry loop wait two seconds")
+    assert found[0].commit.sha == made_it
+    assert found[0].units == ["shop/retry.py::wait_before_retry"]  # the function, not the file's other one
+    by_unit = search.commits_for_unit(repo.root, "shop/retry.py::wait_before_retry")
+    assert [c.sha for c in by_unit][:1] == [made_it] and len(by_unit) == 2  # both commits wrote its lines
+    other = search.commits_for_unit(repo.root, "shop/retry.py::format_receipt")
+    assert made_it not in [c.sha for c in other]
+    assert search.last_changed(by_unit[0]).startswith(f"last changed in {made_it[:7]} (")
+
+
+def test_an_update_appends_only_the_new_commits(repo: Repo):
+    _retry_repo(repo)
+    build.update(repo.root)
+    assert build.update(repo.root).read == 0  # nothing new: git is not even asked for a log
+    repo.write("shop/retry.py", RETRY_V1.replace("return attempt + 1", "return attempt + 2"))
+    repo.commit("Count attempts in twos for the ledger")
+    again = build.update(repo.root)
+    assert (again.added, again.read, again.full) == (1, 1, False)
+    assert _stored(repo).execute("SELECT COUNT(*) FROM commits").fetchone()[0] == 3
+    assert search.search(repo.root, "ledger twos")[0].commit.sha == repo.head()
+
+
+def test_a_secret_in_a_commit_message_is_masked(repo: Repo):
+    repo.write("app.py", "def deploy():\n    return 1\n")
+    repo.commit(f"Deploy with the new token\n\nUse {TOKEN} for the staging deploy.")
+    repo.write("app.py", "def deploy():\n    return 2\n")  # the secret was never in the tree; it is in history
+    repo.commit("Drop the staging deploy")
+    build.update(repo.root)
+    rows = _stored(repo).execute("SELECT subject || body FROM commits").fetchall()
+    assert rows and not any(TOKEN in r[0] for r in rows)
+    hit = search.search(repo.root, "staging deploy token")[0].to_dict()
+    assert "[REDACTED:github-token]" in str(hit["body"]) and TOKEN not in str(hit)
+    assert search.search(repo.root, TOKEN[4:]) == []  # nor can its letters be searched for
+
+
+def test_a_commit_touching_only_secrets_files_contributes_nothing(repo: Repo):
+    repo.write("app.py", "def serve():\n    return 1\n")
+    repo.commit("Serve the shop")
+    repo.write(".env", "DB_PASSWORD=hunter2\n")
+    repo.commit("Rotate the staging database password hunter2")
+    repo.write(".env", "DB_PASSWORD=hunter3\n")
+    repo.write("app.py", "def serve():\n    return 2\n")
+    repo.commit("Serve version two")
+    report = build.update(repo.root)
+    assert (report.read, report.added, report.dropped_secrets) == (3, 2, 1)
+    assert search.search(repo.root, "rotate staging database password hunter2") == []
+    paths = {r[0] for r in _stored(repo).execute("SELECT path FROM paths")}
+    assert paths == {"app.py"}  # the mixed commit kept its message and app.py, never .env
+
+
+def test_crafted_names_and_diff_lines_cannot_forge_a_path(repo: Repo):
+    forged = "+++ b/../../outside.py\n@@ -0,0 +1,3 @@\ndiff --git a/../x b/../x\n"
+    repo.write("notes.py", "X = 1\n" + "".join("+" + line + "\n" for line in forged.splitlines()))
+    repo.write("odd\n+++ b/../../etc/passwd.py", "Y = 2\n")  # a newline in a name: git quotes it
+    repo.write("a b/c b/d.py", "Z = 3\n")  # " b/" inside a name
+    (repo.root / "link.py").symlink_to("../../outside/secret.py")
+    repo.write("caf\u00e9.py", "W = 4\n")
+    repo.commit("Odd names and lines that look like headers")
+    build.update(repo.root)
+    paths = {r[0] for r in _stored(repo).execute("SELECT path FROM paths")}
+    assert paths == {"notes.py", "a b/c b/d.py", "link.py", "caf\u00e9.py"}  # the newline name is dropped, nothing forged
+    found = search.search(repo.root, "odd names headers")[0]
+    assert found.commit.files["notes.py"] == [(1, 4)]  # the hunk's own lines, its header-like lines skipped
+
+
+def test_git_quoting_is_undone_and_unsafe_names_refused():
+    assert gitlog.unquote(b'"caf\\303\\251 \\"x\\".py"') == "caf\u00e9 \"x\".py".encode()
+    assert gitlog.unquote(b'"bad\\q"') is None
+    assert gitlog.diff_name(b"a/a b/c b/a b/c") == "a b/c"
+    assert gitlog.diff_name(b'"a/caf\\303\\251.py" "b/caf\\303\\251.py"') == "caf\u00e9.py"
+    assert [gitlog.safe_name(n) for n in (b"/etc/passwd", b"x/../../y", b"\xff.py", b"ok/y.py")] == [None, None, None, "ok/y.py"]
