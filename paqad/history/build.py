@@ -55,7 +55,8 @@ def update(root: Path, limit: int | None = None) -> UpdateReport:
     report = UpdateReport(tip=head, path=str(history_path(root)))
     if head is None:
         return report
-    workspace.ensure(root)
+    for folder in (workspace.local_dir(root), workspace.state_dir(root)):  # not ensure(): nothing goes into the work tree
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     with filelock.FileLock(str(workspace.state_dir(root) / LOCK), timeout=LOCK_TIMEOUT_S), \
             store.opened(history_path(root), write=True) as con:
         tip = store.meta(con, "tip") if store.meta(con, "version") == str(schema.HISTORY_VERSION) else None
