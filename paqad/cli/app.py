@@ -59,6 +59,10 @@ class LazyGroup(HelpfulGroup):
             from paqad.cli.refresh_cmd import refresh_context
 
             command.add_command(refresh_context)
+        if cmd_name == "rag" and "history" not in command.commands:
+            from paqad.cli.history_cmd import rag_history  # lazy: only `paqad rag` pays for it
+
+            command.add_command(rag_history)
         return command
 
 
