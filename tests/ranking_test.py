@@ -142,6 +142,7 @@ REPORT = (
 def test_a_report_keeps_the_best_files_next_units_together(store):
     knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     knobs["ranking.COHERENCE_BOOST"] = 0.0
+    knobs["issues.ENABLED"] = False  # the diversified order of a report; an issue's own order: tests/issues_test.py
     assert len(ranking.shape(REPORT).words) >= shape.TOP_FILE_MIN_WORDS > len(ranking.shape("dispatch").words)
     report = [r.path for r in _ask(store.root, REPORT, knobs).results]
     assert report[:3] == ["shop/client.py"] * 3

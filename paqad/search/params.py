@@ -79,6 +79,13 @@ KNOBS: dict[str, Knob] = {
     "shape.REPORT_VARIABLE_CALLS": Knob(False, "no calls on variables read from a report"),
     "shape.TOP_FILE_MIN_WORDS": Knob(100_000, "no query is a report"),
     "pipeline.DROP_CONTAINERS": Knob(False, _OFF),
+    # an issue text delivered files first (issue 32, item 5)
+    "issues.ENABLED": Knob(False, "an issue text is delivered as any report"),
+    "issues.MIN_LINES": Knob(100_000, "only traces, code blocks and report phrases make an issue"),
+    "issues.FILE_DECAY": Knob(0.0, "a file scores its best unit alone"),
+    "issues.PER_FILE": Knob(1, "one unit of each file before any second one"),
+    "issues.AUX_PRIOR": Knob(1.0, _NO_PRIOR),
+    "issues.POOL": Knob(0, "the pipeline's own pool"),
     # query expansion from the repository's vocabulary (issue 32, item 4; off by default)
     "expand.WEIGHT": Knob(0.0, "no expansion"),
     "expand.PROSE": Knob(False, "only words the index lacks are expanded"),

@@ -21,6 +21,7 @@ from paqad.index.reader import Index
 from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
 from paqad.search import evidence as evidence_mod
 from paqad.search import expand, fusion, lexical, params, ranking, vector
+from paqad.search import issues as issues_mod
 from paqad.search import query as query_mod
 from paqad.search import rerank as rerank_mod
 from paqad.search.live import LiveFiles
@@ -184,7 +185,7 @@ def _search(
         # Reranking reorders the deduplicated pool (the same passages the fused order would show, and
         # more when the pool is larger than top_n), then the floor decides on the kept scores.
         pool = rerank.pool if rerank is not None and rerank.mode != "off" else top_n
-        top = _dedupe_parts(index, ranked, max(top_n * ranking.DIVERSITY_WIDEN, pool))
+        top = _dedupe_parts(index, ranked, max(top_n * ranking.DIVERSITY_WIDEN, pool, issues_mod.pool(text)))
         top = _diversify(index, top, text)
         top, rerank_scores, outcome = rerank_mod.apply(rerank, text, top, lambda c: c.uid, lambda uids: _rerank_texts(index, uids))
         top = top[:top_n]
@@ -320,6 +321,8 @@ def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
 def _diversify(index: Index, top: list[fusion.Fused], text: str) -> list[fusion.Fused]:
     """The deduplicated pool in delivery order: further passages of one file behind other files'
     (``ranking.diversify``); scores unchanged."""
+    if issues_mod.speaks(text):  # an issue text: its files first, then the functions inside them
+        return issues_mod.order(index, top, text)
     if ranking.P.DIVERSITY >= 1.0:
         return top
     paths = index.units([c.uid for c in top], ("uid", "path"))
