@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paqad.index import status as status_mod
 from paqad.index.reader import Index
@@ -28,6 +28,9 @@ from paqad.search.live import LiveFiles
 from paqad.search.params import SearchParams, Stage
 from paqad.search.request import DEFAULT_RELIEF_FLOOR, DEFAULT_THRESHOLD, SearchRequest
 from paqad.settings import SEARCH_BUDGET_CHARS
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
@@ -254,8 +257,8 @@ def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: fl
     return fusion.fuse(lex, hits.ranked(vector.POOL), hits.by_uid([u for u, _, _ in lex]), lexical_weight=fusion.blend_weight(coverage, report))
 
 
-def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None = None, vector_ok: bool = False) -> dict:
-    out: dict[str, Any] = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
+def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None = None, vector_ok: bool = False) -> JSONObject:
+    out: JSONObject = {"passed": ev.passed, "reason": ev.reason, "coverage": ev.coverage, "concentration": ev.concentration, "long_query": ev.long_query}
     if ev.declared:
         out["declared"] = ev.declared
     if hits is not None:
@@ -263,7 +266,7 @@ def _evidence_summary(ev: evidence_mod.Evidence, hits: vector.VectorHits | None 
     return out
 
 
-def _vector_summary(hits: vector.VectorHits, vector_ok: bool, coverage: float) -> dict:
+def _vector_summary(hits: vector.VectorHits, vector_ok: bool, coverage: float) -> JSONObject:
     """The vector-side test's figures and the bars that applied (the top bar depends on the query's
     lexical coverage: ``fusion.VectorBars.top_for``)."""
     return {
@@ -273,7 +276,7 @@ def _vector_summary(hits: vector.VectorHits, vector_ok: bool, coverage: float) -
     }
 
 
-def _diagnosis(ev: evidence_mod.Evidence, hits: vector.VectorHits | None, vector_ok: bool, best_score: float, below_floor: bool = False) -> dict:
+def _diagnosis(ev: evidence_mod.Evidence, hits: vector.VectorHits | None, vector_ok: bool, best_score: float, below_floor: bool = False) -> JSONObject:
     """Why search stayed silent: the evidence figures, the vector test, and the best calibrated score."""
     data = ev.diagnosis()
     if hits is not None:
