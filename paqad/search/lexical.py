@@ -19,8 +19,9 @@ from __future__ import annotations
 import bisect
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from paqad.index.fields import FIELD_CREDIT, FIELDS, best_field
 from paqad.search import query as query_mod
@@ -223,7 +224,14 @@ def _mark_prose(scored: list[QueryTerm], counts: dict[str, tuple[int, int]]) -> 
             qt.status = "prose"
 
 
-def fill_matched(ranked: list[Candidate], scored: list[QueryTerm], postings: dict) -> None:
+class Matchable(Protocol):
+    """A ranked unit whose matched terms are filled for output (a lexical ``Candidate`` or a ``fusion.Fused``)."""
+
+    uid: int
+    matched: dict[str, str]
+
+
+def fill_matched(ranked: Sequence[Matchable], scored: list[QueryTerm], postings: dict) -> None:
     """Which query terms each shown candidate matched, and in which best field (for output).
     Posting lists are sorted by unit id (numpy arrays or ``array``s alike): a binary search each."""
     wanted = [c.uid for c in ranked]

@@ -291,11 +291,11 @@ def _diagnosis(ev: evidence_mod.Evidence, hits: vector.VectorHits | None, vector
 DROP_CONTAINERS = True
 
 
-def _dedupe_parts(index: Index, ranked: list[Any], top_n: int) -> list[Any]:
+def _dedupe_parts(index: Index, ranked: list[fusion.Fused], top_n: int) -> list[fusion.Fused]:
     """Keep the best-scoring part of a split unit, and drop a container (a class, a module part)
     ranked below a unit it contains: its text would repeat a passage already delivered.
     A more specific unit ranked below its container is kept: it is the sharper passage."""
-    out: list[Any] = []
+    out: list[fusion.Fused] = []
     seen: set[object] = set()
     spans: dict[str, list[tuple[int, int]]] = {}
     units: dict[int, StoredUnit] = {}
