@@ -26,6 +26,8 @@ from typing import Any
 
 from mcp import types
 
+from paqad.delivery import freshness
+
 # ---- compact objects ----------------------------------------------------------------------------
 
 FRESHNESS_KEYS = ("indexed_commit", "head", "behind", "uncommitted_covered", "age_seconds", "stale")
@@ -119,8 +121,6 @@ def fence(text: str) -> str:
 def search_text(c: dict) -> str:
     text = _search_text(c)
     if c.get("freshness"):
-        from paqad.delivery import freshness
-
         text += "\n\n" + freshness.line(c["freshness"])
     return text
 

@@ -13,8 +13,8 @@ Action = Callable[[Path], "str | None"]
 
 def _rag_update(root: Path) -> str:
     """Re-index the files whose content changed; a no-op while retrieval is off."""
-    from paqad import config
-    from paqad.index.writing import build
+    from paqad import config  # lazy: the post-commit burst process imports the actions; settings (109 modules) only for an action that runs
+    from paqad.index.writing import build  # lazy: the index writer (211 modules), only for the update action
 
     cfg = config.load(root)
     if not cfg.rag_enabled:
@@ -25,14 +25,14 @@ def _rag_update(root: Path) -> str:
 
 def _refresh_context(root: Path) -> str:
     """Sync the index, query with the recorded prompt or the working set, deliver the context."""
-    from paqad import config
-    from paqad.delivery import refresh
+    from paqad import config  # lazy: the post-commit burst process imports the actions; settings (109 modules) only for an action that runs
+    from paqad.delivery import refresh  # lazy: the search stack (240 modules), only for refresh-context
 
     cfg = config.load(root)
     if not cfg.rag_enabled:
         return "skipped: retrieval is off here (paqad rag init)"
     report = refresh.refresh(root, cfg)
-    from paqad.delivery import drift
+    from paqad.delivery import drift  # lazy: 98 modules, only for the drift action
 
     moved = drift.check(root, cfg, files=(report.working_set or {}).get("files"))
     return f"{report.case}: depth {report.depth.get('level')}, {report.results} results for the {report.query_source}; base drift {moved.status}"

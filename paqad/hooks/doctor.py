@@ -38,9 +38,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from paqad import workspace
-from paqad.hooks import hosts, runner, tally
-from paqad.hooks.hosts import base, launcher
+from paqad import config, trust, workspace
+from paqad.channel import paths
+from paqad.errors import IndexMissingError, PaqadError
+from paqad.evaluation import questions as qmod
+from paqad.hooks import hosts, mcp_install, runner, tally
+from paqad.hooks.hosts import base, cline, gemini, launcher, turns
+from paqad.index.reader import Index
 
 PROBE_PROMPT = "where is the configuration of this project loaded"  # asked when the index has nothing to ask about
 PROBE_SESSION = "paqad-doctor"
@@ -110,10 +114,6 @@ def probe(root: Path) -> tuple[Probe, list[Finding]]:
     identifiers taken out (:mod:`paqad.evaluation.questions`), first in a fixed seeded order so
     runs over one index ask the same; else "where is NAME defined" for a code unit. An index that is
     absent, empty or unreadable gives :data:`PROBE_PROMPT` and a warning with the fix."""
-    from paqad.errors import IndexMissingError, PaqadError
-    from paqad.evaluation import questions as qmod
-    from paqad.index.reader import Index
-
     try:
         index = Index.open(root)
         try:
@@ -154,8 +154,6 @@ def tally_findings(root: Path, window: int = tally.DEFAULT_WINDOW) -> list[Findi
 def trust_findings(root: Path) -> list[Finding]:
     """Where this work tree's per-developer files are; what under ``.paqad/`` paqad ignores (tracked
     per-developer files, symlinks: a commit's attempt to reach this machine); a launcher that is not paqad's."""
-    from paqad import trust
-
     local = workspace.local_dir(root)
     out = [Finding("-", "ok", f"per-developer files (settings, keys, index, logs) in {local}" if local.is_dir() else f"paqad is not set up in this work tree ({local} does not exist)")]
     for found in trust.findings(root):
@@ -170,8 +168,6 @@ def trust_findings(root: Path) -> list[Finding]:
 def runtime_findings(root: Path) -> list[Finding]:
     """A refused runtime folder (another user's, open to others, a symlink): refused correctly,
     but otherwise silent, and with none usable the resident service is off (issue 31)."""
-    from paqad.channel import paths
-
     refused = paths.refused_problem(root)
     return [Finding("-", "warn", refused[0], refused[1])] if refused else []
 
@@ -201,8 +197,6 @@ def _host_findings(root: Path, name: str, home: Path, asked: Probe) -> list[Find
     if name == "codex":
         out.extend(_codex_trust(root, home))
     if name == "gemini":
-        from paqad.hooks.hosts import gemini
-
         off = gemini.disabled_in(root, home)
         if off and not state.note:
             out.append(Finding(name, "error", f"hooksConfig.enabled is false in {off}: Gemini CLI runs no hooks", 'set "hooksConfig": {"enabled": true}'))
@@ -243,8 +237,6 @@ def _codex_trust(root: Path, home: Path) -> list[Finding]:
 
 
 def _mcp_findings(root: Path) -> list[Finding]:
-    from paqad.hooks import mcp_install
-
     registered = [name for name, cfg in mcp_install.HOSTS.items() if base.registers_paqad(cfg, root)]
     missing = mcp_install.cannot_start() if registered else None
     if missing:
@@ -258,8 +250,6 @@ def _mcp_findings(root: Path) -> list[Finding]:
 
 def _replay(root: Path, name: str, event: str, asked: Probe) -> Finding:
     """Run the installed command for ``event`` with the host's recorded input; judge the output."""
-    from paqad.hooks.hosts import turns
-
     command = _command(root, name, event)
     if command is None:
         return Finding(name, "error", f"no installed command for {event}", f"paqad hooks install --agents {name}")
@@ -320,8 +310,6 @@ def _judge_answer(root: Path, name: str, event: str, done: subprocess.CompletedP
 
 def _why_nothing(root: Path, line: dict | None) -> tuple[str, str]:
     """Why a prompt replay delivered nothing, and the fix, from its ``hooks.log`` line (or its absence)."""
-    from paqad import config
-
     log = runner.log_path(root)
     if line is None:
         try:
@@ -380,8 +368,6 @@ def _is_paqads(root: Path, name: str, command: str) -> bool:
     so a command that merely mentions ``paqad hook run`` may carry anything else, and doctor runs
     what it replays. Cline's hook is a file: it must be a regular file with paqad's exact text."""
     if name == "cline":
-        from paqad.hooks.hosts import cline
-
         path = Path(command)
         if path.is_symlink() or workspace.linked_part(root, path) is not None:
             return False

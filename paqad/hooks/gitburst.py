@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from paqad.channel import gitevents
+from paqad.hooks import runner
 
 QUIET_S = 1.0  # a commit loop's commits come well inside this; a human's next commit well outside
 LAST_LOOK_S = 0.2  # after removing the pid file: a shim that had read it has appended by then
@@ -39,8 +40,6 @@ def _release(root: Path) -> None:
 def run(root: Path, event: str, quiet: float = QUIET_S) -> None:
     """Run ``event``'s actions, then those of every event the shims leave until ``quiet`` seconds
     pass without one; never raises (the runner logs each run)."""
-    from paqad.hooks import runner
-
     try:
         os.setsid()
     except OSError:  # already a session leader

@@ -30,6 +30,7 @@ registers every one.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -85,8 +86,6 @@ def cannot_start(path_env: str | None = None) -> str | None:
     that runs paqad, the one the ``paqad`` on PATH (``path_env``, default this process's) starts
     (its console script's ``#!`` line), which may be another installation. Each message ends with
     the fix, a command that works as printed (paqad's own install source, :mod:`paqad.origin`)."""
-    import importlib.util
-
     if importlib.util.find_spec("mcp") is None:
         return f"not registered: `paqad mcp` cannot start without the MCP SDK ({sys.executable}); {origin.pip_install('mcp')}, then run this again"
     exe, how = launcher.resolve(path_env)

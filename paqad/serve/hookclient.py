@@ -87,10 +87,10 @@ def git_burst_main(argv: list[str] | None = None) -> int:
     if route.git_event(root, calls.GitEvent(args[2]), here=False):
         return 0
     try:
-        from pathlib import Path
+        from pathlib import Path  # lazy: the thin client: pathlib is 26 modules, for the fallback only
 
-        from paqad import git
-        from paqad.hooks import gitburst
+        from paqad import git  # lazy: the thin client: 60 modules, for the burst fallback only
+        from paqad.hooks import gitburst  # lazy: the thin client: 108 modules, for the burst fallback only
 
         clean = git.no_git_env()  # GIT_DIR, GIT_INDEX_FILE ... from the hook would point git elsewhere
         os.environ.clear()
@@ -167,9 +167,9 @@ def _budget_from_ack(ack: dict) -> None:
 
 def _log_stop(root: str, event: str, host: str) -> None:
     """The watchdog's ``hooks.log`` line (it runs in the watchdog's bounded side thread)."""
-    from pathlib import Path
+    from pathlib import Path  # lazy: the thin client: pathlib is 26 modules, for the fallback only
 
-    from paqad.hooks import runner
+    from paqad.hooks import runner  # lazy: the thin client: 145 modules, for the watchdog's log line only
 
     detail = f"stopped at the hard limit (budget + {hookclock.MARGIN_S:g} s, from process start); nothing more printed"
     runner.log_result(Path(root), runner.RunResult(event, f"context:{host}", "foreground", runner.RunStatus.TIMEOUT, 0, round(hookclock.elapsed(), 3), detail=detail))

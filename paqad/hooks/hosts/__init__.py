@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paqad import config, workspace
+from paqad.channel import paths
 from paqad.delivery import context
+from paqad.hooks import runner
 from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
 
 HOSTS: dict[str, base.AgentHost] = {
@@ -78,8 +80,6 @@ def handle(host: base.AgentHost, event: base.Event, root: Path, cfg: config.Conf
 def _log_failure(host: base.AgentHost, event: base.Event, root: Path, exc: Exception, mode: str) -> None:
     """One ``hooks.log`` line for a hook answer that failed; best effort, never raises."""
     try:
-        from paqad.hooks import runner
-
         if workspace.is_set_up(root):
             error = f"{type(exc).__name__}: {exc}"[: runner.ERROR_MAX_CHARS]
             runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", mode, "error", 1, error=error))
@@ -123,7 +123,7 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path, cfg: config.Con
 
 def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Event, started: float, door: Door) -> str:
     """This prompt's context: the user's own words only, once per turn (:mod:`turns`)."""
-    from paqad.delivery import prompt
+    from paqad.delivery import prompt  # lazy: the search stack (97 modules), only for the events that deliver
 
     text, note = clean_prompt(event.prompt or "")
     text, cut = turns.strip_own(text)
@@ -146,8 +146,6 @@ def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Ev
 
 
 def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, started: float, detail: str, door: Door) -> None:
-    from paqad.hooks import runner
-
     hint = event.kind if event.kind in ("session-start", "subagent-start") else "prompt-submit"
     seconds = round(time.perf_counter() - started, 3)
     if door.age > 0:  # what the host waited so far, not just this call
@@ -162,9 +160,6 @@ def _note_refused_runtime(root: Path) -> None:
     to others, a symlink): one ``hooks.log`` error line saying so and how to fix it, then nothing
     until the reason changes. The hook's output says nothing (``paqad doctor`` and ``paqad serve
     status`` do). Best effort."""
-    from paqad.channel import paths
-    from paqad.hooks import runner
-
     refused = paths.refused_problem(root)
     if refused is None:
         return
@@ -188,7 +183,7 @@ def _has_mcp(root: Path, host: base.AgentHost) -> bool:
 
 
 def _record_and_refresh(root: Path, host: base.AgentHost, event: base.Event, text: str, door: Door) -> None:
-    from paqad.delivery import depth, refresh
+    from paqad.delivery import depth, refresh  # lazy: the search stack (96 modules), only for the events that deliver
 
     if not depth.is_trivial(text):
         refresh.record_prompt(root, text, host.NAME, event.session_id)
@@ -245,7 +240,7 @@ def _mark_delivered(root: Path, host: base.AgentHost, event: base.Event, generat
 
 
 def _recorded(root: Path) -> dict:
-    from paqad.delivery import refresh
+    from paqad.delivery import refresh  # lazy: the search stack (96 modules), only for the events that deliver
 
     try:
         data = json.loads(refresh.prompt_path(root).read_text(encoding="utf-8"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -64,8 +65,6 @@ MCP_SERVER = "paqad"
 
 def registers_paqad(config: McpConfig, root: Path) -> bool:
     """Whether the host's project MCP config has a server named paqad (unreadable: no)."""
-    import tomllib
-
     try:
         text = (root / config.rel).read_text(encoding="utf-8")
         data = tomllib.loads(text) if config.toml else json.loads(text)

@@ -42,9 +42,11 @@ paqad's hooks steps aside, with the reason in the hook log.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
-from paqad.hooks.hosts import base
+from paqad.hooks.hosts import base, copilot
 
 NAME = "claude"
 LIMIT = 10_000
@@ -143,11 +145,6 @@ def _project_hooks(cwd: str | None) -> bool:
 def _copilot_running_claude_hooks(stdin: str) -> bool:
     """Copilot's input (``timestamp``, no ``hook_event_name``) without Claude Code's environment,
     in a repository where paqad's Copilot hooks answer the same prompt."""
-    import json
-    import os
-
-    from paqad.hooks.hosts import copilot
-
     if os.environ.get("CLAUDE_PROJECT_DIR"):
         return False
     try:
