@@ -10,16 +10,17 @@ import click
 
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json
 from paqad.errors import PaqadError, UsageError
+from paqad.serve import route
 
 if TYPE_CHECKING:
-    from paqad.agent.ops import Session
+    from paqad.agent.ops import Session  # lazy: the search stack (131 modules), not for `mcp install`
 
 ROOT_OPT = click.option("--root", "root_opt", metavar="DIR", default=None, help="Repository to serve (default: the global --root, else the git work tree around the current folder).")
 
 
 def mcp_missing() -> str:
     """What to run when the MCP SDK is missing: commands for this interpreter and paqad's install source."""
-    from paqad import origin
+    from paqad import origin  # lazy: 38 modules, only for the MCP registration's launcher
 
     sdk = next(iter(origin.extra_requirements("mcp")), "mcp>=2.3,<3")
     return f"paqad mcp needs the MCP Python SDK: {origin.pip_install('mcp')} (or: {origin.pip_command(sdk)})"
@@ -30,8 +31,7 @@ def _session(app: AppContext, root_opt: str | None) -> Session:
     (one line, exit 2). The settings are not checked here: once the session runs, a broken
     configuration is an in-band ``config_error`` reply per request, so fixing the file mends a
     running session."""
-    from paqad.agent.ops import Session
-    from paqad.serve import route
+    from paqad.agent.ops import Session  # lazy: the search stack (131 modules), not for `mcp install`
 
     session = Session(AppContext(root_opt or app.root_option, app.overrides).locate(), app.overrides)
     session.remote = route.agent_remote(session.root, app.overrides)  # the warm service first, when there is one
@@ -57,7 +57,7 @@ def agent(ctx: click.Context, root_opt: str | None) -> None:
 
     Example: echo '{"id": 1, "action": "search", "query": "where are retries scheduled"}' | paqad agent
     """
-    from paqad.agent import protocol
+    from paqad.agent import protocol  # lazy: the search stack (132 modules), not for `mcp install`
 
     session = _session(ctx.obj, root_opt)
     ctx.exit(protocol.serve(session, sys.stdin.buffer, _protect_stdout()))
@@ -77,13 +77,12 @@ def mcp_group(ctx: click.Context, root_opt: str | None, hook_tool: bool) -> None
     if ctx.invoked_subcommand is not None:
         return
     try:
-        from paqad.agent import mcp_server
+        from paqad.agent import mcp_server  # lazy: the MCP SDK (552 modules), only for `paqad mcp`
     except ImportError as exc:
         raise UsageError(mcp_missing()) from exc
     session = _session(ctx.obj, root_opt)
     # No stdout guard here: the SDK's stdio transport serves the wire from a private duplicate
     # of fd 1 and points fd 1 itself at stderr while it runs.
-    from paqad.serve import route
 
     ctx.exit(mcp_server.serve(session, route.prompt_context if hook_tool else None))
 
@@ -128,8 +127,8 @@ def mcp_install(ctx: click.Context, hosts: str | None, as_json: bool) -> None:
 
     Example: paqad mcp install --host claude,cursor
     """
-    from paqad.hooks import mcp_install as inst
-    from paqad.hooks.hosts import launcher
+    from paqad.hooks import mcp_install as inst  # lazy: 79 modules, only for `mcp install/uninstall`
+    from paqad.hooks.hosts import launcher  # lazy: 40 modules, only for `mcp install`
 
     root = _root(ctx)
     names = inst.host_names(hosts) if hosts is not None else list(inst.HOSTS)
@@ -163,7 +162,7 @@ def mcp_uninstall(ctx: click.Context, hosts: str | None, as_json: bool) -> None:
 
     Example: paqad mcp uninstall --host all
     """
-    from paqad.hooks import mcp_install as inst
+    from paqad.hooks import mcp_install as inst  # lazy: 79 modules, only for `mcp install/uninstall`
 
     root = _root(ctx)
     names = inst.host_names(hosts or "all")

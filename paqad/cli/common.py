@@ -98,8 +98,8 @@ def migrate_setup(root: Path) -> None:
     """Move an older setup's per-developer files out of the work tree and rewrite paqad's git shims
     an older version wrote; each thing done is one ``paqad:`` line on stderr, said once (what moved
     is not there the next time). ``hooks install``, ``rag init`` and ``rag update`` call it."""
-    from paqad import trust
-    from paqad.hooks import gitshims
+    from paqad import trust  # lazy: only when a setup is migrated (a first run after an upgrade)
+    from paqad.hooks import gitshims  # lazy: 17 modules, only when a setup is migrated
 
     for line in trust.migrate(root):
         click.echo(f"paqad: {line}", err=True)

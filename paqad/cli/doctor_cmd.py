@@ -7,6 +7,7 @@ import sys
 import click
 
 from paqad.cli.common import AppContext, emit_json
+from paqad.hooks import doctor as doctor_mod
 
 
 @click.command("doctor")
@@ -21,8 +22,6 @@ def doctor(app: AppContext, as_json: bool) -> None:
 
     Exits 1 when something is broken. Example: paqad doctor --json
     """
-    from paqad.hooks import doctor as doctor_mod
-
     findings = doctor_mod.check(app.root())
     data = doctor_mod.to_json(findings)
     if as_json:

@@ -195,9 +195,9 @@ def _masked_value(arg: str, redact: Callable[[str], str]) -> str:
 def crash_report(exc: BaseException) -> str:
     """Versions, the command and the traceback, as Markdown for an issue."""
     import platform  # crash-report only
-    import sqlite3
+    import sqlite3  # lazy: every command loads this module; sqlite3 (a C extension) only to phrase a crash
 
-    from paqad import redaction
+    from paqad import redaction  # lazy: 7 modules, only to phrase a crash
 
     tb = redaction.redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     return (

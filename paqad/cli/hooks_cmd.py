@@ -10,12 +10,16 @@ from pathlib import Path
 import click
 
 from paqad import git, workspace
+from paqad.channel import calls
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json, migrate_setup
 from paqad.cli.errors import one_line
 from paqad.errors import ConfigError, PaqadError, UsageError
 from paqad.git import no_git_env
 from paqad.hooks import gitshims as githooks
-from paqad.hooks import runner, tally
+from paqad.hooks import precommit, runner, tally
+from paqad.hooks.hosts import HOSTS, NAMES, detected, found, launcher
+from paqad.hooks.hosts.base import HostState
+from paqad.serve import hookclient, route
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 
@@ -47,8 +51,6 @@ AGENTS_OPT = click.option("--agents", default=None, metavar="LIST", help=AGENTS_
 
 def agent_names(value: str | None, default: list[str]) -> list[str]:
     """Parse ``--agents``; an unknown name is a usage error naming the choices."""
-    from paqad.hooks.hosts import NAMES
-
     if value is None:
         return default
     names = [v.strip().lower() for v in value.split(",") if v.strip()]
@@ -66,9 +68,6 @@ def agent_names(value: str | None, default: list[str]) -> list[str]:
 
 def _agents(root: Path, names: list[str], verb: str) -> list[dict]:
     """Install or uninstall each host; one host's broken config never stops the others."""
-    from paqad.hooks.hosts import HOSTS
-    from paqad.hooks.hosts.base import HostState
-
     out = []
     for name in names:
         try:
@@ -79,8 +78,6 @@ def _agents(root: Path, names: list[str], verb: str) -> list[dict]:
 
 
 def _install(root: Path, agents: str | None) -> dict:
-    from paqad.hooks.hosts import detected, found, launcher
-
     githooks.hooks_dir(root)  # outside git: fail before writing anything
     runner.load_config(root)  # a broken hooks.yaml is reported now, not silently at every commit
     names = agent_names(agents, detected(root))
@@ -107,7 +104,7 @@ def _render_agents(agents: list[dict]) -> None:
 def _install_mcp(root: Path, agents: list[dict]) -> list[dict]:
     """``--mcp``: register ``paqad mcp`` with the same hosts (those that read a project MCP config),
     only when the server can start here (the MCP SDK importable by this paqad)."""
-    from paqad.hooks import mcp_install
+    from paqad.hooks import mcp_install  # lazy: 71 modules, only with --mcp
 
     names = [mcp_install.FROM_HOOK_HOSTS[a["host"]] for a in agents if a["host"] in mcp_install.FROM_HOOK_HOSTS]
     missing = mcp_install.cannot_start()
@@ -150,14 +147,10 @@ def _render_found(data: dict) -> None:
     for f in data["elsewhere"]:
         click.echo(f"{f['host']:<14} not wired  found {f['found']}; add it: {f['command']}")
     if not data["agents"] and not data["elsewhere"]:
-        from paqad.hooks.hosts import NAMES
-
         click.echo(f"no agent host found here or on this machine; name one: paqad hooks install --agents {','.join(NAMES[:3])}")
 
 
 def _uninstall(root: Path, agents: str | None) -> dict:
-    from paqad.hooks.hosts import NAMES
-
     names = agent_names(agents, list(NAMES))
     return {"hooks": [s.to_dict() for s in githooks.uninstall(root)], "agents": _agents(root, names, "uninstall")}
 
@@ -194,8 +187,6 @@ def _status(root: Path) -> dict:
 
 
 def _host_names() -> tuple[str, ...]:
-    from paqad.hooks.hosts import NAMES
-
     return NAMES
 
 
@@ -300,9 +291,6 @@ def _agent_hook(app: AppContext, event: str, host_name: str) -> None:
     client leaves to it): the same request, through the same seam (:func:`paqad.serve.route.hook`;
     with overrides it is answered in this process, the settings loaded once with them); prints the
     answer and exits 0 at once."""
-    from paqad.channel import calls
-    from paqad.serve import hookclient, route
-
     raw = hookclient._read_stdin()
     try:
         root = str(app.locate()) if app.root_option else hookclient.find_root(hookclient._start_dir(raw))
@@ -336,8 +324,6 @@ def hook_run(app: AppContext, event: str | None, hook_args: tuple[str, ...], fro
         if from_pre_commit or not event:
             event = pre_commit_stage(dict(os.environ))
         if from_pre_commit:
-            from paqad.hooks import precommit
-
             precommit.switch_on_first_use(app.root())  # adding the hook is the opt-in: no separate install to run `rag init`
         for result in runner.run_event(app.root(), event):
             if result.status == runner.RunStatus.ERROR and result.exit == 2:  # a broken hooks.yaml: say so, once

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 
+from paqad import localstate
+
 TYPE_CHECKING = False  # no ``typing`` import at run time (~8 ms of a hook's budget)
 if TYPE_CHECKING:
     from typing import Any
@@ -19,23 +21,21 @@ if TYPE_CHECKING:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns the exit code (0 ok, 2 usage/config, 1 other, 130 ^C)."""
-    from paqad import localstate
-
     localstate.one_blas_thread()  # before anything loads numpy (localstate is stdlib only)
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:2] == ["hook", "run"]:
-        from paqad.serve import hookclient
+        from paqad.serve import hookclient  # lazy: 11 modules, only for `hook run` (the rest of the CLI never loads it)
 
         if hookclient.handles(args):
             return hookclient.main(args)
-    from paqad.cli import app
+    from paqad.cli import app  # lazy: click and the command registry: a hook the service answers never loads them
 
     return app.main(argv)
 
 
 def __getattr__(name: str) -> Any:
     if name in ("cli", "COMMANDS", "LazyGroup"):
-        from paqad.cli import app
+        from paqad.cli import app  # lazy: click and the command registry: a hook the service answers never loads them
 
         return getattr(app, name)
     raise AttributeError(name)

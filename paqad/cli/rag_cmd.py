@@ -14,16 +14,18 @@ from paqad import config as config_mod
 from paqad import localstate, workspace
 from paqad.cli import render
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json, migrate_setup
-from paqad.errors import UsageError
+from paqad.cli.errors import write_crash_log
+from paqad.errors import PaqadError, UsageError
+from paqad.index import timeline
+from paqad.serve import route
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
 # The index builder (tree-sitter, the parsers) and the search stack (numpy) are imported inside the
 # commands that use them: a fresh `rag search` or `rag update` process pays only for its own path.
 if TYPE_CHECKING:
-    from paqad.eligibility import collect
+    from paqad.eligibility import collect  # lazy: each rag command loads only its own stack: the eligibility rules, 51 modules
     from paqad.evaluation.compare import EvalReport
-    from paqad.index import timeline
-    from paqad.index.writing import build
+    from paqad.index.writing import build  # lazy: each rag command loads only its own stack: the index writer, 89 modules
     from paqad.search import pipeline
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
@@ -48,7 +50,7 @@ def _build_output(report: build.BuildReport, as_json: bool, extra: dict[str, Any
 
 def _warn_unnamed(report: build.BuildReport) -> None:
     """One line on stderr for the files skipped because their names are not UTF-8 (``index.guard``)."""
-    from paqad.index import guard
+    from paqad.index import guard  # lazy: each rag command loads only its own stack: 14 modules
 
     if report.unnamed:
         click.echo(guard.skipped_line(report.unnamed), err=True)
@@ -57,9 +59,8 @@ def _warn_unnamed(report: build.BuildReport) -> None:
 def _with_progress(full: bool, root: Path, cfg: config_mod.Config, kind: str = "rebuild") -> build.BuildReport:
     """Run a full build (``full``: the stage line says what works as it happens) or an update
     (the embedding progress bar, on a terminal only); both on stderr."""
-    from paqad.cli import progress
-    from paqad.index import timeline
-    from paqad.index.writing import build
+    from paqad.cli import progress  # lazy: each rag command loads only its own stack: the stage line, 1 module
+    from paqad.index.writing import build  # lazy: each rag command loads only its own stack: the index writer, 89 modules
 
     if not full:
         bar = render.ProgressBar()
@@ -123,8 +124,6 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
 
 
 def _timeline(root: Path) -> timeline.Described | None:
-    from paqad.index import timeline
-
     return timeline.describe(root)
 
 
@@ -132,7 +131,7 @@ def _adopt_shared(root: Path, cfg: config_mod.Config) -> Any:
     """With ``rag_shared_index``: the index artifact of HEAD or its nearest ancestor made live
     (``paqad.index.team.artifacts.adopt``; the update after it indexes what differs). A refused artifact
     or an unavailable store is one line on stderr, and the caller builds locally. None when off."""
-    from paqad.index.team import artifacts
+    from paqad.index.team import artifacts  # lazy: each rag command loads only its own stack: team sharing, 93 modules
 
     if not artifacts.enabled(cfg):
         return None
@@ -149,10 +148,9 @@ def _init_in_background(root: Path, cfg: config_mod.Config, adopted: bool = Fals
     build's timeline on. The update takes the writer lock, so a git hook's update meanwhile waits
     or coalesces; a killed fill resumes. ``adopted``: a shared index is live already, so the
     lexical step is an update of what differs."""
-    from paqad.cli import progress
-    from paqad.hooks import runner
-    from paqad.index import timeline
-    from paqad.index.writing import build
+    from paqad.cli import progress  # lazy: each rag command loads only its own stack: the stage line, 1 module
+    from paqad.hooks import runner  # lazy: each rag command loads only its own stack: the detached update, 6 modules
+    from paqad.index.writing import build  # lazy: each rag command loads only its own stack: the index writer, 89 modules
 
     line = progress.StageLine(root)
     if adopted:
@@ -180,8 +178,7 @@ def rag_publish(app: AppContext, as_json: bool) -> None:
 
     Example: PAQAD_RAG_SHARED_STORE=postgresql://ci@db/paqad PAQAD_RAG_SHARED_INDEX=true paqad rag publish
     """
-    from paqad.errors import PaqadError
-    from paqad.index.team import artifacts
+    from paqad.index.team import artifacts  # lazy: each rag command loads only its own stack: team sharing, 93 modules
 
     root, cfg = app.root(), app.config()
     try:
@@ -236,8 +233,7 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     from paqad.search.request import SearchRequest  # lazily: numpy and the search stack only when searching
 
     root = app.root()
-    from paqad.delivery import freshness
-    from paqad.serve import route
+    from paqad.delivery import freshness  # lazy: each rag command loads only its own stack: 92 modules
 
     request = SearchRequest.from_settings(cfg, root, query, top_n=top_n, budget_chars=budget, gate=gate, rerank=rerank)
     fresh = freshness.before_answer(root, cfg)  # first: rag_stale_policy refresh updates a stale index before the search
@@ -280,7 +276,7 @@ def rag_search(
     if across_workspace:
         if not query.strip():
             raise UsageError("the query is empty; ask a question, e.g. paqad rag search --workspace \"where are invoices parsed\"")
-        from paqad.search import across
+        from paqad.search import across  # lazy: each rag command loads only its own stack: the workspace search, 118 modules
 
         app.config()  # this repository's settings are checked first, as by every command
         resp = across.search(app.root(), query, top_n=top_n, budget_chars=budget)
@@ -302,16 +298,16 @@ def rag_search(
 
 
 def _evidence_words(root: Path, query: str) -> dict[str, str]:
-    from paqad.index.reader import Index
-    from paqad.search import lexical
+    from paqad.index.reader import Index  # lazy: each rag command loads only its own stack: the index reader, 27 modules
+    from paqad.search import lexical  # lazy: each rag command loads only its own stack: 10 modules
 
     return lexical.evidence_words(Index.shared(root), query)
 
 
 def _expand(root: Path, resp: pipeline.SearchResponse, hops: int, budget: int) -> list[dict]:
     """Graph neighbours of the delivered results (none when search stayed silent)."""
-    from paqad import graph
-    from paqad.index.reader import Index
+    from paqad import graph  # lazy: each rag command loads only its own stack: the code graph, only with --expand
+    from paqad.index.reader import Index  # lazy: each rag command loads only its own stack: the index reader, 27 modules
 
     return graph.expand(Index.shared(root), [(r.id, r.score) for r in resp.results], hops, budget)
 
@@ -329,8 +325,8 @@ def rag_neighbors(app: AppContext, unit_id: str, hops: int, direction: str, budg
 
     Example: paqad rag neighbors "src/app.py::App.run" --hops 2 --direction in
     """
-    from paqad import graph
-    from paqad.index.reader import Index
+    from paqad import graph  # lazy: each rag command loads only its own stack: the code graph
+    from paqad.index.reader import Index  # lazy: each rag command loads only its own stack: the index reader, 27 modules
 
     found = graph.neighbors(Index.shared(app.root()), unit_id, hops, direction, budget)
     if as_json:
@@ -363,9 +359,9 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     """
     root = app.root()
     cfg = app.config()
-    from paqad.delivery import freshness
-    from paqad.index import status as status_mod
-    from paqad.index import timeline
+    from paqad.cli import progress  # lazy: each rag command loads only its own stack: the stage line, 1 module
+    from paqad.delivery import freshness  # lazy: each rag command loads only its own stack: 92 modules
+    from paqad.index import status as status_mod  # lazy: each rag command loads only its own stack: 28 modules
 
     idx = status_mod.status(root)
     fresh = freshness.describe(root, cfg) if idx["built"] else None  # what every answer says of the index
@@ -381,8 +377,6 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     click.echo(f"index: {idx['files']} files, {idx['units']} units, {idx['index_bytes'] // 1024} KiB ({idx['index_file']})")
     click.echo(f"built {idx['built_at']}, updated {idx['updated_at']}; vectors: {idx['vectors']}")
     if built is not None:
-        from paqad.cli import progress
-
         click.echo(f"last {built['kind']} ({built['started_at']}): {progress.stages_text(built)}")
     click.echo(freshness.line(fresh or {}))
     click.echo("languages: " + ", ".join(f"{k} {v}" for k, v in idx["units_by_language"].items()))
@@ -422,7 +416,7 @@ def _relative(root: Path, path: str) -> str:
 def _explain(root: Path, rel: str, app: AppContext) -> collect.Decision:
     if not (root / rel).exists() and not (root / rel).is_symlink():
         raise UsageError(f"{rel}: no such file in {root}")
-    from paqad.eligibility import collect
+    from paqad.eligibility import collect  # lazy: each rag command loads only its own stack: the eligibility rules, 51 modules
 
     elig = collect.Eligibility(root, app.config().rag_max_file_size)
     decision, _ = elig.decide(rel)
@@ -464,7 +458,7 @@ def rag_eval(ctx: click.Context, mode: str, limit: int, seed: int, as_json: bool
 
     Example: paqad rag eval --json
     """
-    from paqad.evaluation import report
+    from paqad.evaluation import report  # lazy: each rag command loads only its own stack: the evaluation's report
 
     rep = _run_eval(ctx.obj, mode, limit, seed)
     emit_json({**rep.to_dict(), "exit_code": rep.exit_code}) if as_json else click.echo(report.render_text(rep))
@@ -473,9 +467,7 @@ def rag_eval(ctx: click.Context, mode: str, limit: int, seed: int, as_json: bool
 
 def _run_eval(app: AppContext, mode: str, limit: int, seed: int) -> EvalReport:
     """``compare.run``; an unexpected failure is logged and becomes EvalCannotRun (exit 3), never 1."""
-    from paqad.cli.errors import write_crash_log
-    from paqad.errors import PaqadError
-    from paqad.evaluation import EvalCannotRun, compare
+    from paqad.evaluation import EvalCannotRun, compare  # lazy: each rag command loads only its own stack: the evaluation, 141 modules
 
     root = app.root()
     try:

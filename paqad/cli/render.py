@@ -38,7 +38,7 @@ def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str]
     text = _results_text(resp, probe, words, shown)
     fresh = resp.freshness
     if fresh and fresh.get("stale"):
-        from paqad.delivery import freshness
+        from paqad.delivery import freshness  # lazy: 92 modules, only for a stale search's line
 
         if freshness.shown(fresh):
             text += "\n" + click.style(freshness.line(fresh), fg="yellow")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
 from paqad.cli.common import AppContext, HelpfulGroup, emit_json
@@ -27,8 +29,8 @@ def workspace_add(app: AppContext, path: str) -> None:
 
     Example: paqad workspace add ../billing-service   (or: paqad workspace add https://git.example.com/team/shared-lib.git)
     """
-    from paqad.search import across
-    from paqad.workspaces import cloned
+    from paqad.search import across  # lazy: the search stack (118 modules), not for `workspace add/remove/list`
+    from paqad.workspaces import cloned  # lazy: 91 modules, only for a member given by URL
 
     app.config()  # the settings are checked first, as by every command
     remote = cloned.is_remote(path)
@@ -46,10 +48,8 @@ def workspace_fetch(app: AppContext, name: str | None, as_json: bool) -> None:
 
     Example: paqad workspace fetch shared-lib
     """
-    import dataclasses
-
-    from paqad.search import across
-    from paqad.workspaces import cloned
+    from paqad.search import across  # lazy: the search stack (118 modules), not for `workspace add/remove/list`
+    from paqad.workspaces import cloned  # lazy: 91 modules, only for a member given by URL
 
     app.config()
     done = cloned.fetch(across.sources(app.root()), name)
@@ -75,7 +75,7 @@ def workspace_remove(app: AppContext, path: str) -> None:
 
     Example: paqad workspace remove shared-lib
     """
-    from paqad.search import across
+    from paqad.search import across  # lazy: the search stack (118 modules), not for `workspace add/remove/list`
 
     app.config()
     click.echo(f"removed {across.remove(app.root(), path)}")
@@ -89,7 +89,7 @@ def workspace_list(app: AppContext, as_json: bool) -> None:
 
     Example: paqad workspace list --json
     """
-    from paqad.search import across
+    from paqad.search import across  # lazy: the search stack (118 modules), not for `workspace add/remove/list`
 
     app.config()
     rows = across.describe(app.root())
