@@ -103,3 +103,20 @@ def test_git_quoting_is_undone_and_unsafe_names_refused():
     assert gitlog.diff_name(b"a/a b/c b/a b/c") == "a b/c"
     assert gitlog.diff_name(b'"a/caf\\303\\251.py" "b/caf\\303\\251.py"') == "caf\u00e9.py"
     assert [gitlog.safe_name(n) for n in (b"/etc/passwd", b"x/../../y", b"\xff.py", b"ok/y.py")] == [None, None, None, "ok/y.py"]
+
+
+def test_the_history_ruler_asks_a_pull_requests_title_without_its_identifiers(repo: Repo):
+    from benchmarks.history_ruler import cases, question_of
+
+    assert question_of("[GSoC] manualintegrate: add OwenT integral rule (#123)") == "add integral rule"
+    repo.write("a.py", "A = 1\n")
+    repo.commit("start")
+    for branch, title, subject in (("slow", "Make the gateway retry wait longer", "Sleep two seconds in wait_before_retry"),
+                                   ("same", "Fix the receipt total", "Fix the receipt total")):
+        repo.git("checkout", "-q", "-b", branch)
+        repo.write(f"{branch}.py", "B = 2\n")
+        repo.commit(subject)
+        repo.git("checkout", "-q", "main")
+        repo.git("merge", "-q", "--no-ff", branch, "-m", f"Merge pull request #7 from someone/{branch}\n\n{title}")
+    found = cases(repo.root, 100)
+    assert [(c["question"], len(c["answers"])) for c in found] == [("Make the gateway retry wait longer", 1)]  # a title equal to its commit's subject is no case
