@@ -120,3 +120,16 @@ def test_the_history_ruler_asks_a_pull_requests_title_without_its_identifiers(re
         repo.git("merge", "-q", "--no-ff", branch, "-m", f"Merge pull request #7 from someone/{branch}\n\n{title}")
     found = cases(repo.root, 100)
     assert [(c["question"], len(c["answers"])) for c in found] == [("Make the gateway retry wait longer", 1)]  # a title equal to its commit's subject is no case
+
+
+def test_the_hook_action_appends_new_commits_only_once_the_history_exists(repo: Repo):
+    from paqad.hooks.actions import ACTIONS
+
+    repo.write("a.py", "A = 1\n")
+    repo.commit("one")
+    assert ACTIONS["history-update"](repo.root).startswith("skipped")  # opt-in: nothing is built by a commit
+    assert not build.history_path(repo.root).exists()
+    build.update(repo.root)
+    repo.write("a.py", "A = 2\n")
+    repo.commit("two")
+    assert ACTIONS["history-update"](repo.root).startswith("history: 1 commits added (1 read)")

@@ -38,5 +38,16 @@ def _refresh_context(root: Path) -> str:
     return f"{report.case}: depth {report.depth.get('level')}, {report.results} results for the {report.query_source}; base drift {moved.status}"
 
 
+def _history_update(root: Path) -> str:
+    """Append the new commits to the commit history (issue 35, item 3); a no-op until ``paqad rag
+    history`` built it once. Listed by no default: a team adds it to ``.paqad/hooks.yaml``."""
+    from paqad.history import build as history  # lazy: only for the history action
+
+    if not history.history_path(root).is_file():
+        return "skipped: no commit history here (paqad rag history)"
+    report = history.update(root)
+    return f"history: {report.added} commits added ({report.read} read) in {report.seconds} s"
+
+
 # The registry: dispatch and validation both read it. A new action is one function and one line.
-ACTIONS: dict[str, Action] = {"rag-update": _rag_update, "refresh-context": _refresh_context}
+ACTIONS: dict[str, Action] = {"rag-update": _rag_update, "refresh-context": _refresh_context, "history-update": _history_update}
