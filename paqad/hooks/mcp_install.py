@@ -40,12 +40,15 @@ import sys
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paqad import origin, workspace
 from paqad.errors import ConfigError, UsageError
 from paqad.hooks import hosts
 from paqad.hooks.hosts import base, found, launcher
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 SERVER = base.MCP_SERVER
 
@@ -66,7 +69,7 @@ class InstallState:
     action: str  # installed | unchanged | kept | skipped | error | removed | restored
     note: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -153,12 +156,12 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 
 
-def _old_core(host: base.McpConfig) -> dict[str, Any]:
+def _old_core(host: base.McpConfig) -> JSONObject:
     """The command and arguments an older paqad wrote for this host (``paqad`` from PATH)."""
     return base.MCP_OLD_WORKSPACE if "${workspaceFolder}" in host.entry["args"] else base.MCP_OLD_PLAIN
 
 
-def _older_entry(host: base.McpConfig, entry: Any) -> bool:
+def _older_entry(host: base.McpConfig, entry: object) -> bool:
     """An entry an older paqad wrote: ``paqad`` from PATH, or ours without the keys added since
     (such as ``alwaysLoad``); its other keys are ours."""
     if not isinstance(entry, dict) or entry == host.entry:

@@ -32,7 +32,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import filelock
 import yaml
@@ -43,6 +43,9 @@ from paqad.errors import ConfigError
 from paqad.git import no_git_env
 from paqad.hooks.actions import ACTIONS
 from paqad.textsafe import quote
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 GIT_EVENTS = calls.GIT_EVENTS  # named in the channel: the thin hook client reads them without this module
 AGENT_EVENTS = ("prompt-submit", "session-start")
@@ -132,7 +135,7 @@ def load_config(root: Path) -> dict[str, tuple[ActionSpec, ...]]:
     return {**DEFAULTS, **parse_config(data, str(path))}
 
 
-def parse_config(data: Any, origin: str) -> dict[str, tuple[ActionSpec, ...]]:
+def parse_config(data: object, origin: str) -> dict[str, tuple[ActionSpec, ...]]:
     """Validate the parsed YAML of a hooks file; unknown keys and bad values are errors, never defaults.
 
     The file is committed, so untrusted: a name or value from it reaches an error message (and so
@@ -150,7 +153,7 @@ def parse_config(data: Any, origin: str) -> dict[str, tuple[ActionSpec, ...]]:
     return out
 
 
-def _parse_event(event: str, items: Any, origin: str) -> tuple[ActionSpec, ...]:
+def _parse_event(event: str, items: object, origin: str) -> tuple[ActionSpec, ...]:
     where = f"{origin}: event {quote(event)}"
     if items is None:
         return ()
@@ -164,7 +167,7 @@ def _parse_event(event: str, items: Any, origin: str) -> tuple[ActionSpec, ...]:
     return specs
 
 
-def _parse_action(item: Any, where: str) -> ActionSpec:
+def _parse_action(item: object, where: str) -> ActionSpec:
     if isinstance(item, str):
         item = {"action": item}
     if not isinstance(item, dict):
@@ -226,7 +229,7 @@ def log_result(root: Path, result: RunResult) -> None:
         pass  # logging must never break a hook
 
 
-def read_log(root: Path) -> list[dict[str, Any]]:
+def read_log(root: Path) -> list[JSONObject]:
     """Every readable line of ``hooks.log``, oldest first; unreadable lines are skipped."""
     try:
         text = log_path(root).read_text(encoding="utf-8", errors="replace")
@@ -246,9 +249,9 @@ def read_log(root: Path) -> list[dict[str, Any]]:
 FINISHED = (RunStatus.OK, RunStatus.FAILED, RunStatus.TIMEOUT)
 
 
-def last_runs(root: Path) -> dict[str, dict[str, Any]]:
+def last_runs(root: Path) -> dict[str, JSONObject]:
     """The last finished run (ok, failed or timeout) of each action, from the log."""
-    return {e["action"]: e for e in read_log(root) if e.get("status") in FINISHED and "action" in e}
+    return {str(e["action"]): e for e in read_log(root) if e.get("status") in FINISHED and "action" in e}
 
 
 # ---- state: single-flight lock, rerun flag, last start ----------------------------------------

@@ -33,11 +33,15 @@ prompts the hook tried to answer (:attr:`HostTally.answered`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paqad.hooks import runner
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 DEFAULT_WINDOW = 50  # prompt-hook lines: about a day of one developer's prompts
 PROMPT_EVENTS = ("prompt-submit", "session-start", "prompt")
@@ -49,7 +53,7 @@ WEAK_CASES = ("low-confidence", "dark")
 NO_EARLIER = "no earlier context to hand over"
 
 
-def bucket(entry: dict[str, Any]) -> str | None:
+def bucket(entry: Mapping[str, object]) -> str | None:
     """The bucket of one ``hooks.log`` line (see the module docstring); None when it is no prompt's."""
     action, status = str(entry.get("action") or ""), str(entry.get("status") or "")
     if not action.startswith("context:") or entry.get("event") not in PROMPT_EVENTS or status in NOT_PROMPTS:
@@ -88,7 +92,7 @@ class HostTally:
     def summary(self) -> str:
         return summary(self.to_dict())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"host": self.host, **self.counts, "answered": self.answered, "missed": self.missed, "first": self.first, "last": self.last}
 
 
@@ -101,7 +105,7 @@ class Tally:
     hosts: dict[str, HostTally]
     log: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"window": self.window, "lines": self.lines, "log": self.log, "hosts": {n: t.to_dict() for n, t in self.hosts.items()}}
 
 
@@ -120,7 +124,7 @@ def count(root: Path, window: int = DEFAULT_WINDOW) -> Tally:
     return Tally(window, len(rows), dict(sorted(hosts.items())), str(runner.log_path(root)))
 
 
-def summary(counts: dict[str, Any]) -> str:
+def summary(counts: Mapping[str, object]) -> str:
     """One host's line from its :meth:`HostTally.to_dict`: ``12 live, 1 weak, 3 stale, 0 nothing,
     0 failed, 2 skipped (FIRST to LAST)``; skipped and recorded only when there are any."""
     shown = ", ".join(f"{counts[b]} {b}" for b in ANSWERED)

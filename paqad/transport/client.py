@@ -27,8 +27,9 @@ import ssl
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Mapping
+from email.message import Message
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from paqad import __version__
 from paqad.errors import RemoteError
@@ -36,6 +37,9 @@ from paqad.secrets import redact
 from paqad.transport.keys import ApiKey
 from paqad.transport.retry import RETRY_STATUS, RetryPolicy, retry_after
 from paqad.transport.urls import check_url, is_loopback
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSON
 
 #: A response body larger than this is refused (2048 vectors of 3072 floats as JSON is ~130 MB).
 MAX_RESPONSE_BYTES = 256 << 20
@@ -105,8 +109,9 @@ class JsonClient:
 
     # -- requests -------------------------------------------------------------------------------
 
-    def post(self, body: Any) -> Any:
-        """Send ``body`` as JSON, retrying as the policy allows; the decoded answer of a 2xx."""
+    def post(self, body: Mapping[str, object]) -> JSON:
+        """Send ``body`` as JSON, retrying as the policy allows; the decoded answer of a 2xx (unchecked:
+        the caller reads it as the service's answer format)."""
         key = self.key.get()
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": f"paqad/{__version__}"}
@@ -149,7 +154,7 @@ class JsonClient:
         https = urllib.request.HTTPSHandler(context=ssl.create_default_context())
         return urllib.request.build_opener(proxies, https, _NoRedirect())
 
-    def _send(self, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, Any, bytes]:
+    def _send(self, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, Message | None, bytes]:
         """One try: (status, headers, body), or ``_Transient`` when no status came back."""
         request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
         try:
@@ -176,13 +181,13 @@ class JsonClient:
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
             raise _Transient(f"connection to {self.host} failed ({_reason(exc)})") from None
 
-    def _read(self, response: Any) -> bytes:
+    def _read(self, response: BinaryIO) -> bytes:
         raw: bytes = response.read(MAX_RESPONSE_BYTES + 1)
         if len(raw) > MAX_RESPONSE_BYTES:
             raise RemoteError(f"{self.label} sent more than {MAX_RESPONSE_BYTES >> 20} MB; refusing it.")
         return raw
 
-    def _decode(self, raw: bytes, status: int) -> Any:
+    def _decode(self, raw: bytes, status: int) -> JSON:
         try:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError):
@@ -208,7 +213,7 @@ class JsonClient:
             head = f"{self.label} {verb} ({status}); set {name}, or put it in paqad's secrets.env (the key used came from {secret.source})"
         return RemoteError(self.redact(head + (f". The service said: {detail}" if detail else "")), status, self.redact(detail))
 
-    def _refused(self, status: int, detail: str, headers: Any) -> RemoteError:
+    def _refused(self, status: int, detail: str, headers: Message | None) -> RemoteError:
         if 300 <= status < 400:
             location = headers.get("Location", "?") if headers is not None else "?"
             what = f"redirected the request ({status}) to {location}; paqad does not follow redirects (the key would go along). Set the URL to the final address"
@@ -242,7 +247,7 @@ def error_detail(raw: bytes) -> str:
     return text
 
 
-def _reason(reason: Any) -> str:
+def _reason(reason: object) -> str:
     if isinstance(reason, BaseException):
         text = getattr(reason, "strerror", None) or str(reason) or type(reason).__name__
         return redact(str(text))

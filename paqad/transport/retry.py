@@ -14,7 +14,7 @@ import email.utils
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
+from email.message import Message
 
 #: Statuses worth another try.
 RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
@@ -39,9 +39,9 @@ class RetryPolicy:
         return step / 2 + rng.uniform(0, step / 2)
 
 
-def retry_after(headers: Any) -> float | None:
+def retry_after(headers: Message | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date); None if
-    absent or unreadable. ``headers`` is anything with ``.get`` (``http.client.HTTPMessage``)."""
+    absent or unreadable. ``headers``: a response's (``http.client.HTTPMessage``)."""
     if headers is None:
         return None
     millis = headers.get("retry-after-ms")

@@ -20,11 +20,14 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paqad import workspace
 from paqad.errors import PaqadError
 from paqad.hooks.hosts import launcher
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 MARK = "paqad hook run"
 HOOK_TIMEOUT_S = 10  # what the host waits at most; the hook itself answers within its budget
@@ -76,13 +79,13 @@ def registers_paqad(config: McpConfig, root: Path) -> bool:
 #: (``launcher.SERVE``, the Claude Code plugin's command; a committed file names no machine path).
 #: Claude Code, Codex and the others start project servers in the project, where ``paqad mcp``
 #: finds the repository.
-MCP_PLAIN: dict[str, Any] = {"command": "sh", "args": ["-c", launcher.SERVE]}
+MCP_PLAIN: JSONObject = {"command": "sh", "args": ["-c", launcher.SERVE]}
 #: Cursor and VS Code interpolate ``${workspaceFolder}``, so their entry names the repository (an
 #: argument after the script: ``"$@"``, which no host substitutes).
-MCP_WORKSPACE: dict[str, Any] = {"command": "sh", "args": ["-c", launcher.SERVE + ' "$@"', "paqad-mcp", "--root", "${workspaceFolder}"]}
+MCP_WORKSPACE: JSONObject = {"command": "sh", "args": ["-c", launcher.SERVE + ' "$@"', "paqad-mcp", "--root", "${workspaceFolder}"]}
 #: What older paqad versions wrote (``paqad`` from PATH); ``paqad mcp install`` rewrites them.
-MCP_OLD_PLAIN: dict[str, Any] = {"command": "paqad", "args": ["mcp"]}
-MCP_OLD_WORKSPACE: dict[str, Any] = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
+MCP_OLD_PLAIN: JSONObject = {"command": "paqad", "args": ["mcp"]}
+MCP_OLD_WORKSPACE: JSONObject = {"command": "paqad", "args": ["mcp", "--root", "${workspaceFolder}"]}
 
 
 @dataclass
@@ -95,7 +98,7 @@ class HostState:
     action: str | None = None  # installed | updated | unchanged | removed | restored | refused
     note: str | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> JSONObject:
         return asdict(self)
 
 
@@ -142,11 +145,11 @@ def parse_json(stdin: str) -> dict[str, Any]:
     return data
 
 
-def text_or_none(value: Any) -> str | None:
+def text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def is_ours(entry: Any) -> bool:
+def is_ours(entry: object) -> bool:
     """paqad's entry: it runs ``paqad hook run`` through the launcher, or an older version's command."""
     text = entry if isinstance(entry, str) else json.dumps(entry)
     return MARK in text or launcher.COMMAND_MARK in text or launcher.OLD_SHIM_REL in text

@@ -45,8 +45,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad.hooks.hosts import base, copilot
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 NAME = "claude"
 LIMIT = 10_000
@@ -66,14 +70,14 @@ FILE_HOOK_TIMEOUT_S = 5  # the file-change hook only hands the path to the servi
 PLUGIN = "plugin-"
 
 
-def _group(event: str, prefix: str = "") -> dict:
+def _group(event: str, prefix: str = "") -> JSONObject:
     if EVENTS[event] != FILE_CHANGED:
         return {"hooks": [{"type": "command", "command": base.command(prefix + EVENTS[event], NAME), "timeout": base.HOOK_TIMEOUT_S}]}
-    hook = {"type": "command", "command": base.command(FILE_CHANGED, NAME), "timeout": FILE_HOOK_TIMEOUT_S, "async": True}
+    hook: JSONObject = {"type": "command", "command": base.command(FILE_CHANGED, NAME), "timeout": FILE_HOOK_TIMEOUT_S, "async": True}
     return {"matcher": EDIT_TOOLS, "hooks": [hook]} if event == "PostToolUse" else {"hooks": [hook]}
 
 
-def plugin_hooks() -> dict:
+def plugin_hooks() -> JSONObject:
     """The ``hooks`` object of the plugin's ``hooks/hooks.json`` (tests/claude_plugin_test.py keeps
     the committed file equal to it)."""
     return {event: [_group(event, PLUGIN)] for event in EVENTS}

@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad.hooks.hosts import base
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 NAME = "codex"
 LIMIT = 10_000
@@ -38,7 +42,7 @@ TRUST_NOTE = (
 _FLAG = re.compile(r"^\s*(hooks|codex_hooks)\s*=", re.M)
 
 
-def _group(event: str) -> dict:
+def _group(event: str) -> JSONObject:
     return {"hooks": [{"type": "command", "command": base.command(EVENTS[event], NAME), "timeout": base.HOOK_TIMEOUT_S}]}
 
 

@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad.hooks.hosts import base
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 NAME = "cursor"
 LIMIT = 10_000
@@ -26,7 +30,7 @@ KINDS = {"beforeSubmitPrompt": "prompt", "sessionStart": "session-start", "postT
 HINTS = {v: k for k, v in EVENTS.items()}
 
 
-def _group(event: str) -> dict:
+def _group(event: str) -> JSONObject:
     return {"command": base.command(EVENTS[event], NAME)}
 
 

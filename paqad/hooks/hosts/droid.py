@@ -21,8 +21,12 @@ prompt, so a one-shot ``droid exec`` gets the orientation and no block for its p
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad.hooks.hosts import base
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 NAME = "droid"
 LIMIT = 10_000
@@ -34,7 +38,7 @@ EVENTS = {"UserPromptSubmit": "prompt-submit", "SessionStart": "session-start"}
 KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start"}
 
 
-def _group(event: str) -> dict:
+def _group(event: str) -> JSONObject:
     return {"hooks": [{"type": "command", "command": base.command(EVENTS[event], NAME), "timeout": base.HOOK_TIMEOUT_S}]}
 
 

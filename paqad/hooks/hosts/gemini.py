@@ -20,8 +20,12 @@ MCP servers go in the same file under ``mcpServers``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad.hooks.hosts import base
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 NAME = "gemini"
 LIMIT = 10_000
@@ -33,7 +37,7 @@ KINDS = {"BeforeAgent": "prompt", "SessionStart": "session-start"}
 TIMEOUT_MS = base.HOOK_TIMEOUT_S * 1000
 
 
-def _group(event: str) -> dict:
+def _group(event: str) -> JSONObject:
     return {"hooks": [{"name": "paqad", "type": "command", "command": base.command(EVENTS[event], NAME), "timeout": TIMEOUT_MS}]}
 
 

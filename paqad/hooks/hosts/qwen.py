@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad.hooks.hosts import base
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 NAME = "qwen"
 LIMIT = 10_000
@@ -32,7 +36,7 @@ KINDS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start"}
 TIMEOUT_MS = base.HOOK_TIMEOUT_S * 1000
 
 
-def _group(event: str) -> dict:
+def _group(event: str) -> JSONObject:
     return {"hooks": [{"type": "command", "name": "paqad", "command": base.command(EVENTS[event], NAME), "timeout": TIMEOUT_MS}]}
 
 
