@@ -183,6 +183,9 @@ def d4j_raws(files: dict[str, bytes], mirrors: Path | None, clone: bool) -> tupl
             if name not in texts or patch is None:
                 dropped[f"{d4j.RULER}: no report" if name not in texts else f"{d4j.RULER}: no source patch"] += 1
                 continue
+            if not d4j.report_matches(project, bug):
+                dropped[f"{d4j.RULER}: report text is another issue's (Mockito on Google Code)"] += 1
+                continue
             if gdir is None or not has_commit(gdir, commit):
                 dropped[f"{d4j.RULER}: buggy commit not in a git directory"] += 1
                 continue

@@ -38,6 +38,14 @@ LICENCE = ("MIT (Quatrain LICENSE: the collected report texts; Defects4J license
            "patches); the reports were written on the projects' public trackers (Apache JIRA, GitHub, Google Code)")
 
 
+def report_matches(project: str, bug: dict[str, str]) -> bool:
+    """Whether Quatrain's text can be the bug's report. Mockito's bugs reported on Google Code are
+    not: Quatrain has the GitHub issue with the same number there (Mockito-36 and -37, Google Code
+    issue 140, read "Make Mockito JUnit rule easier to use", GitHub's #140; their fixes are about
+    ``callRealMethod()`` on an interface), so they are left out."""
+    return not (project == "Mockito" and "code.google.com" in (bug.get("report.url") or ""))
+
+
 def quatrain_files() -> list[str]:
     return ["LICENSE", *(f"data/BugReport/{p}_bugreport.txt" for p in PROJECTS)]
 

@@ -73,3 +73,11 @@ def test_the_pin_digests_patches_per_project() -> None:
     d = d4j.digests({"LICENSE": b"x"}, {"license.txt": b"y", "framework/projects/Lang/patches/1.src.patch": b"p"})
     assert set(d) == {"LICENSE", "rjust/defects4j:license.txt", *(f"rjust/defects4j:framework/projects/{p}/patches/*.src.patch" for p in d4j.PROJECTS)}
     assert d != d4j.digests({"LICENSE": b"x"}, {"license.txt": b"y", "framework/projects/Lang/patches/1.src.patch": b"q"})
+
+
+def test_mockito_reports_from_google_code_are_left_out() -> None:
+    google = {"bug.id": "36", "report.url": "https://code.google.com/archive/p/mockito/issues/140"}
+    github = {"bug.id": "1", "report.url": "https://github.com/mockito/mockito/issues/188"}
+    assert not d4j.report_matches("Mockito", google)
+    assert d4j.report_matches("Mockito", github) and d4j.report_matches("Closure", google)
+
