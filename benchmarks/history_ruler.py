@@ -113,6 +113,7 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, required=True, help="a clone with its history (e.g. sympy)")
     parser.add_argument("--window", type=int, default=10000, help="the newest commits indexed and searched")
     parser.add_argument("--max-cases", type=int, default=300, help="at most this many cases, newest merges first (0: all)")
+    parser.add_argument("--methods", default="paqad,plain_bm25,git_grep", help="which methods to score, comma-separated")
     args = parser.parse_args()
     repo = args.repo.resolve()
     found = cases(repo, args.window)
@@ -121,7 +122,8 @@ def main() -> None:
         os.environ["PAQAD_DATA_DIR"] = data
         build.update(repo, limit=args.window)
         merges = set(_git(repo, "rev-list", "--merges", f"--max-count={args.window}", "HEAD").split())
-        methods = {"paqad": paqad_search(repo, merges), "plain_bm25": plain_bm25(repo, args.window), "git_grep": git_grep(repo)}
+        makers = {"paqad": lambda: paqad_search(repo, merges), "plain_bm25": lambda: plain_bm25(repo, args.window), "git_grep": lambda: git_grep(repo)}
+        methods = {name: makers[name]() for name in args.methods.split(",")}
         for case in found:
             answers = set(case["answers"])
             case["ranks"] = {}
@@ -129,10 +131,12 @@ def main() -> None:
                 got = ask(case["question"])
                 case["ranks"][name] = next((i + 1 for i, sha in enumerate(got) if sha in answers), None)
     out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load": os.getloadavg(), "repo": str(args.repo), "window": args.window,
-           "scores": {half_: {m: score(found, m, half_) for m in ("paqad", "plain_bm25", "git_grep")} for half_ in ("tune", "report")}}
+           "scores": {half_: {m: score(found, m, half_) for m in methods} for half_ in ("tune", "report")}}
     (HERE / ".cache").mkdir(exist_ok=True)
-    (HERE / ".cache" / "history_ruler.json").write_text(json.dumps({**out, "cases": found}, indent=1))
-    (HERE / "summaries" / "history_ruler.json").write_text(json.dumps(out, indent=1) + "\n")
+    raw = "history_ruler.json" if set(methods) == set(makers) else f"history_ruler-{'-'.join(methods)}.json"
+    (HERE / ".cache" / raw).write_text(json.dumps({**out, "cases": found}, indent=1))
+    if set(methods) == set(makers):  # a partial run leaves the published summary alone
+        (HERE / "summaries" / "history_ruler.json").write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
 
 

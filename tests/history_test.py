@@ -133,3 +133,12 @@ def test_the_hook_action_appends_new_commits_only_once_the_history_exists(repo: 
     repo.write("a.py", "A = 2\n")
     repo.commit("two")
     assert ACTIONS["history-update"](repo.root).startswith("history: 1 commits added (1 read)")
+
+
+def test_a_word_in_most_messages_neither_scores_nor_fills_the_results(repo: Repo):
+    for n, message in enumerate(("Fix the parser", "Fix the printer", "Fix the retry wait", "Speed up the solver")):
+        repo.write("a.py", f"A = {n}\n")
+        repo.commit(message)
+    build.update(repo.root)
+    assert [f.commit.subject for f in search.search(repo.root, "fix the retry")] == ["Fix the retry wait"]
+    assert len(search.search(repo.root, "the")) == 4  # all common: the rarest word is still asked

@@ -127,7 +127,9 @@ HISTORY = (
     "CREATE TABLE IF NOT EXISTS paths(pid INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL)",
     "CREATE TABLE IF NOT EXISTS touched(pid INTEGER NOT NULL, cid INTEGER NOT NULL, ranges BLOB NOT NULL,"
     " PRIMARY KEY(pid, cid)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS touched_cid ON touched(cid)",  # a found commit's files
     "CREATE VIRTUAL TABLE IF NOT EXISTS message_terms USING fts5(terms, content='', tokenize='unicode61 remove_diacritics 0')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS message_vocab USING fts5vocab(message_terms, 'row')",  # each term's document count
 )
 
 
