@@ -10,7 +10,6 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -117,5 +116,6 @@ def parse_overrides(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def emit_json(data: Any) -> None:
+def emit_json(data: object) -> None:
+    """``data`` as indented JSON on stdout (a value JSON cannot hold is written as its text)."""
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import click
 import yaml
@@ -37,7 +37,21 @@ def _candidate_paths(root: Path) -> list[str]:
         return []
 
 
-def _pack_summary(pack: stackpacks.StackPack, detected: set[str], active: set[str]) -> dict[str, Any]:
+class PackSummary(TypedDict):
+    """One row of ``paqad stackpack list`` (its ``--json`` objects)."""
+
+    name: str
+    description: str
+    detected: bool
+    always: bool
+    active: bool
+    languages: list[str]
+    suffixes: list[str]
+    named_files: list[str]
+    origin: str
+
+
+def _pack_summary(pack: stackpacks.StackPack, detected: set[str], active: set[str]) -> PackSummary:
     return {
         "name": pack.name,
         "description": pack.description,
@@ -51,7 +65,7 @@ def _pack_summary(pack: stackpacks.StackPack, detected: set[str], active: set[st
     }
 
 
-def render_list(summaries: list[dict[str, Any]]) -> str:
+def render_list(summaries: list[PackSummary]) -> str:
     """A fixed-width table: name, detected (yes / no / always), languages, suffixes and names."""
     rows = [("NAME", "DETECTED", "LANGUAGES", "FILES")]
     for s in summaries:

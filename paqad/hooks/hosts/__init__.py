@@ -15,12 +15,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paqad import config, workspace
 from paqad.channel import paths
 from paqad.delivery import context
 from paqad.hooks import runner
 from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 HOSTS: dict[str, base.AgentHost] = {
     "claude": claude,
@@ -239,7 +243,7 @@ def _mark_delivered(root: Path, host: base.AgentHost, event: base.Event, generat
     return True
 
 
-def _recorded(root: Path) -> dict:
+def _recorded(root: Path) -> JSONObject:
     from paqad.delivery import refresh  # lazy: the search stack (96 modules), only for the events that deliver
 
     try:
@@ -249,7 +253,7 @@ def _recorded(root: Path) -> dict:
         return {}
 
 
-def _delivered(root: Path) -> dict:
+def _delivered(root: Path) -> JSONObject:
     try:
         data = json.loads((workspace.state_dir(root) / DELIVERED_FILE).read_text(encoding="utf-8"))
         return data if isinstance(data, dict) else {}
