@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp import types
+
+if TYPE_CHECKING:
+    from paqad.jsontypes import JSONObject
 
 from paqad.delivery import freshness
 
@@ -180,9 +183,9 @@ def json_text(value: dict) -> str:
 
 # ---- per tool ------------------------------------------------------------------------------------
 
-_OBJ: dict[str, Any] = {"type": "object"}
-_LINES = {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
-_PASSAGE = {
+_OBJ: JSONObject = {"type": "object"}
+_LINES: JSONObject = {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}
+_PASSAGE: JSONObject = {
     "type": "object",
     "required": ["id", "lines", "kind", "score"],
     "properties": {
@@ -191,7 +194,7 @@ _PASSAGE = {
         "repository": {"type": "string", "description": "workspace search: the repository the passage is in"},
     },
 }
-_SEARCH_PROPS: dict[str, Any] = {
+_SEARCH_PROPS: JSONObject = {
     "query": {"type": "string"}, "answered": {"type": "boolean"}, "mode": {"type": "string"},
     "results": {"type": "array", "items": _PASSAGE}, "omitted_for_budget": {"type": "integer"},
     "not_answered": {"type": "object", "properties": {"reason": {"type": ["string", "null"]}, "hint": {"type": ["string", "null"]}}},
@@ -206,8 +209,8 @@ _SEARCH_PROPS: dict[str, Any] = {
         },
     },
 }
-SEARCH_SCHEMA = {"type": "object", "required": ["query", "answered", "mode", "results"], "properties": _SEARCH_PROPS}
-RESEARCH_SCHEMA = {
+SEARCH_SCHEMA: JSONObject = {"type": "object", "required": ["query", "answered", "mode", "results"], "properties": _SEARCH_PROPS}
+RESEARCH_SCHEMA: JSONObject = {
     "type": "object",
     "required": ["query", "answered", "mode", "results", "related", "expansion"],
     "properties": {
@@ -216,7 +219,7 @@ RESEARCH_SCHEMA = {
         "expansion": {"type": "object", "required": ["stopped"], "properties": {"stopped": {"type": ["string", "null"]}, "missing_terms": {"type": "array", "items": {"type": "string"}}}},
     },
 }
-OPEN_SCHEMA = {
+OPEN_SCHEMA: JSONObject = {
     "type": "object",
     "required": ["path", "start_line", "end_line", "total_lines", "text", "truncated"],
     "properties": {
@@ -224,7 +227,7 @@ OPEN_SCHEMA = {
         "text": {"type": "string"}, "truncated": {"type": "boolean"}, "truncated_by": {"type": ["string", "null"]}, "next_start_line": {"type": ["integer", "null"]},
     },
 }
-_SCHEMAS: dict[str, dict[str, Any]] = {
+_SCHEMAS: dict[str, JSONObject] = {
     "search": SEARCH_SCHEMA, "research": RESEARCH_SCHEMA, "open": OPEN_SCHEMA,
     "neighbors": {"type": "object", "required": ["unit_id", "neighbors"], "properties": {"unit_id": {"type": "string"}, "neighbors": {"type": "array", "items": _OBJ}}},
     "describe_pending": {"type": "object", "required": ["total", "units"], "properties": {"total": {"type": "integer"}, "units": {"type": "array", "items": _OBJ}}},
@@ -252,7 +255,7 @@ def _research(result: dict) -> tuple[dict, str]:
 _RENDER: dict[str, Renderer] = {"search": _search, "research": _research, "open": lambda r: (r, open_text(r))}
 
 
-def output_schema(tool: str) -> dict[str, Any]:
+def output_schema(tool: str) -> JSONObject:
     return _SCHEMAS[tool]
 
 
