@@ -1,11 +1,17 @@
 """Memory of the warm service with 1 and with N work trees open: a process per tree, or one process for all.
 
-    python -m benchmarks serve_trees [--corpus flask-3.1.3] [--trees 10] [--provider local|none] [--json OUT]
+    python -m benchmarks serve_trees [--corpus flask-3.1.3|PATH] [--trees 10] [--provider local|none]
+        [--model minilm-static] [--embed-cache DIR] [--json OUT]
 
 Issue 34's "one warm process per user, not per work tree": a user with ten repositories open
 held ten services of 143-215 MB each. N copies of a corpus (``python benchmarks/corpora.py fetch
 flask``) get ``rag init`` in private data, cache and runtime folders (the embedding cache makes
-copies 2..N cheap to index; the first pays the model). Then, for each work tree, one warm search:
+copies 2..N cheap to index; the first pays the model, unless ``--embed-cache`` names a user cache
+folder that already holds the corpus's vectors). ``--corpus`` is a fetched corpus's name or the
+path of any git work tree (a sympy clone, for a sympy-sized tree); ``--model`` picks the local
+model (``minilm-static`` has MiniLM's 384 dimensions, so a tree's vectors weigh the same, and it
+indexes sympy's 45k units in minutes where MiniLM takes an hour on a loaded machine). Then, for
+each work tree, one warm search:
 
 - ``service``: ``paqad serve`` started for each work tree as the doors start it, ``rag search``
   through it; the resident memory (``VmRSS``) of the distinct service processes after each
@@ -44,7 +50,7 @@ from paqad import Repository
 def rss():
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
-out = {"before": rss(), "after": [], "modes": []}
+out = {"before": rss(), "after": [], "modes": [], "units": 0}
 repos = []
 for root in sys.argv[2:]:
     repo = Repository(root)
@@ -52,6 +58,7 @@ for root in sys.argv[2:]:
     repos.append(repo)
     out["after"].append(rss())
     out["modes"].append(response.mode)
+out["units"] = sum(repos[0].index.counts().units_by_kind.values())  # after the last RSS: not in it
 print(json.dumps(out))
 """
 
@@ -61,14 +68,29 @@ def paqad(root: Path, env: dict[str, str], *args: str, timeout: float = 3600) ->
 
 
 def vm_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    """The resident memory of ``pid``; 0.0 once it is gone (a service past its memory cap exits)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return 0.0
+    for line in text.splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1000
     return 0.0
 
 
+def _serve_log(root: Path, env: dict[str, str]) -> list[str]:
+    """The work tree's ``serve.log`` lines (why a service exited, e.g. past its memory cap)."""
+    from paqad import localstate
+
+    try:
+        return (Path(localstate.tree_dir(root, env)) / "logs" / "serve.log").read_text().splitlines()
+    except OSError:
+        return []
+
+
 def prepare(corpus: str, tmp: Path, n: int, provider: str, env: dict[str, str]) -> tuple[list[Path], list[float]]:
-    source = CORPORA / corpus
+    source = Path(corpus) if os.sep in corpus else CORPORA / corpus
     if not (source / ".git").exists():
         sys.exit(f"{source}: not fetched; run python benchmarks/corpora.py fetch")
     roots, seconds = [], []
@@ -106,11 +128,12 @@ def service(roots: list[Path], env: dict[str, str]) -> dict:
             pids.append(int(status["service"]["pid"]))
             after.append(round(sum(vm_rss_mb(pid) for pid in set(pids)), 1))
     finally:
+        exits = [line for root in roots for line in _serve_log(root, env) if " exited: " in line]
         for root in roots:
             paqad(root, env, "serve", "stop")
     return {
         "processes": len(set(pids)), "rss_mb_after_each": after, "rss_mb_1": after[0], "rss_mb_total": after[-1],
-        "per_extra_tree_mb": round((after[-1] - after[0]) / max(1, len(after) - 1), 1),
+        "per_extra_tree_mb": round((after[-1] - after[0]) / max(1, len(after) - 1), 1), "exits": exits,
     }
 
 
@@ -123,15 +146,18 @@ def shared(roots: list[Path], env: dict[str, str]) -> dict:
     return {
         "rss_mb_before_any": round(data["before"], 1), "rss_mb_after_each": after, "rss_mb_1": after[0], "rss_mb_total": after[-1],
         "per_extra_tree_mb": round((after[-1] - after[0]) / max(1, len(after) - 1), 1), "modes": data["modes"],
+        "units_per_tree": data["units"],
     }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", default="flask-3.1.3")
+    ap.add_argument("--corpus", default="flask-3.1.3", help="a name under benchmarks/.cache/corpora, or a git work tree's path")
     ap.add_argument("--trees", type=int, default=10)
     ap.add_argument("--provider", default="local", choices=("local", "none"))
     ap.add_argument("--mode", default="both", choices=("both", "service", "shared"))
+    ap.add_argument("--model", default="", help="rag_embedding_model for every tree (default: the package's)")
+    ap.add_argument("--embed-cache", type=Path, default=CACHE / "xdg-cache", help="XDG_CACHE_HOME for the runs (the embedding cache's parent)")
     ap.add_argument("--json", dest="out", default=None)
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -141,13 +167,15 @@ def main() -> int:
         runtime.mkdir(mode=0o700)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PAQAD_")}
         env.update({
-            "PAQAD_DATA_DIR": str(tmp / "data"), "XDG_RUNTIME_DIR": str(runtime), "XDG_CACHE_HOME": str(CACHE / "xdg-cache"),
+            "PAQAD_DATA_DIR": str(tmp / "data"), "XDG_RUNTIME_DIR": str(runtime), "XDG_CACHE_HOME": str(args.embed_cache),
             "OPENBLAS_NUM_THREADS": "1",
         })
+        if args.model:
+            env["PAQAD_RAG_EMBEDDING_MODEL"] = args.model
         load_before = list(os.getloadavg())
         roots, init_s = prepare(args.corpus, tmp, args.trees, args.provider, env)
         result: dict = {
-            "benchmark": "serve_trees", "corpus": args.corpus, "trees": args.trees, "provider": args.provider, "init_seconds": init_s,
+            "benchmark": "serve_trees", "corpus": Path(args.corpus).name, "trees": args.trees, "provider": args.provider, "model": args.model or "default", "init_seconds": init_s,
             "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE.parent, capture_output=True, text=True).stdout.strip(),
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_avg_before": load_before,
         }
