@@ -72,7 +72,7 @@ class Repository:
     @property
     def index(self) -> Index:
         """The work tree's index (one per process, reopened when a rebuild published a new one)."""
-        from paqad.index.reader import Index
+        from paqad.index.reader import Index  # lazy: the index reader, which a git event's door never opens
 
         return Index.shared(self.root)
 
@@ -81,8 +81,8 @@ class Repository:
     def search(self, query: str | SearchRequest, cfg: config.Config | None = None, **options: Any) -> SearchResponse:
         """Search the index: ``query`` a question (``options`` as ``SearchRequest.from_settings``:
         ``top_n``, ``budget_chars``, ``gate``, ``rerank`` ...) or a request a door built."""
-        from paqad.search import pipeline
-        from paqad.search.request import SearchRequest
+        from paqad.search import pipeline  # lazy: the search stack, only for a search
+        from paqad.search.request import SearchRequest  # lazy: as above
 
         request = query if isinstance(query, SearchRequest) else SearchRequest.from_settings(cfg or self.settings(), self.root, query, **options)
         return pipeline.run(self.index, request)
@@ -92,7 +92,7 @@ class Repository:
     def hook_event(self, call: calls.Hook) -> tuple[base.AgentHost, base.Event]:
         """The host and its parsed event; raises UsageError (unknown host, input over the cap) or
         the host's own error for unreadable input."""
-        from paqad.hooks import hosts
+        from paqad.hooks import hosts  # lazy: the hook stack, which `rag search` and the agent door never load
 
         host = hosts.HOSTS.get(call.host)
         if host is None:
@@ -111,8 +111,8 @@ class Repository:
         refuses that); once answering it never raises (``hosts.handle`` logs its own failures).
         ``on_budget`` sees the budget before the work starts (the service acknowledges with it);
         ``parsed``: :meth:`hook_event`'s answer when the caller has it already."""
-        from paqad.delivery import prompt
-        from paqad.hooks import hosts
+        from paqad.delivery import prompt  # lazy: the delivery stack, only for a hook
+        from paqad.hooks import hosts  # lazy: the hook stack, as above
 
         host, event = parsed or self.hook_event(call)
         cfg = cfg or self.settings()
@@ -145,7 +145,7 @@ class Repository:
     def agent(self, call: calls.Agent) -> dict[str, Any]:
         """One agent-protocol action through this work tree's session for ``call.overrides``
         (reading the shared ``Index``); raises ``agent.ops.OpError``."""
-        from paqad.agent.ops import Session
+        from paqad.agent.ops import Session  # lazy: the agent protocol's stack, only for its door
 
         key = tuple(sorted(call.overrides.items()))
         session = self._sessions.get(key)
@@ -158,7 +158,7 @@ class Repository:
     def git_event(self, call: calls.GitEvent) -> list[str]:
         """The actions ``.paqad/hooks.yaml`` lists for the event: queued as coalesced jobs in the
         service, else run as the runner runs them (detached, single-flight). The actions' names."""
-        from paqad.hooks import runner
+        from paqad.hooks import runner  # lazy: the git-event runner, only for a git event
 
         if call.event not in runner.GIT_EVENTS:
             raise UsageError(f"not a git event paqad handles: {call.event[:40]!r}")

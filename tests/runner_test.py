@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paqad import workspace
+from paqad import hooklog, workspace
 from paqad.errors import ConfigError
 from paqad.hooks import runner
 
@@ -255,7 +255,7 @@ def test_rag_update_is_a_no_op_while_retrieval_is_off(root):
 
 
 def test_log_rotates_past_its_size_limit(root, monkeypatch):
-    monkeypatch.setattr(runner, "LOG_MAX_BYTES", 200)
+    monkeypatch.setattr(hooklog, "LOG_MAX_BYTES", 200)
     for _ in range(5):
         runner.log_result(root, runner.RunResult("post-commit", "rag-update", "background", "ok", 0))
     assert (workspace.logs_dir(root) / "hooks.log.1").exists()

@@ -25,12 +25,10 @@ seconds, error. Nothing here raises out of ``run_event``: a hook must never fail
 
 from __future__ import annotations
 
-import enum
 import json
-import os
 import subprocess
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +39,13 @@ from paqad import deadline, localstate, workspace, yamlio
 from paqad.channel import calls
 from paqad.errors import ConfigError
 from paqad.git import no_git_env
+from paqad.hooklog import ERROR_MAX_CHARS as ERROR_MAX_CHARS  # re-exported: the log moved to paqad.hooklog
+from paqad.hooklog import LOG_NAME as LOG_NAME
+from paqad.hooklog import RunResult as RunResult
+from paqad.hooklog import RunStatus as RunStatus
+from paqad.hooklog import log_path as log_path
+from paqad.hooklog import log_result as log_result
+from paqad.hooklog import read_log as read_log
 from paqad.hooks.actions import ACTIONS
 from paqad.textsafe import quote
 
@@ -52,9 +57,6 @@ AGENT_EVENTS = ("prompt-submit", "session-start")
 EVENTS = GIT_EVENTS + AGENT_EVENTS
 
 HOOKS_FILE = "hooks.yaml"
-LOG_NAME = "hooks.log"
-LOG_MAX_BYTES = 1_000_000  # rotated to hooks.log.1 beyond this
-ERROR_MAX_CHARS = 500
 TIMEOUT_MAX_S = 86_400.0
 DEBOUNCE_MAX_S = 3_600.0
 
@@ -87,33 +89,6 @@ post-merge: [rag-update]
 post-checkout: [rag-update]
 post-rewrite: [rag-update]
 """
-
-
-class RunStatus(enum.StrEnum):
-    """What became of one action for one event (the ``status`` of a ``hooks.log`` line)."""
-
-    OK = "ok"
-    FAILED = "failed"
-    TIMEOUT = "timeout"  # still running at its timeout; abandoned, never waited for
-    STARTED = "started"  # a detached child took it
-    COALESCED = "coalesced"  # already running: it runs once more when it finishes
-    DEBOUNCED = "debounced"  # started too recently
-    ERROR = "error"  # could not be run at all (a broken hooks.yaml, a spawn failure)
-
-
-@dataclass
-class RunResult:
-    """What happened to one action for one event; also the shape of a ``hooks.log`` line."""
-
-    event: str
-    action: str
-    mode: str  # foreground | background
-    status: str  # a RunStatus (agent hosts log their own AnswerStatus here)
-    exit: int | None = None
-    seconds: float = 0.0
-    error: str | None = None
-    detail: str | None = None
-    ts: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
 # ---- configuration --------------------------------------------------------------------------
@@ -203,47 +178,6 @@ def write_default_config(root: Path) -> bool:
         return False
     workspace.atomic_write_text(path, DEFAULT_YAML, mode=0o644)
     return True
-
-
-# ---- the log ---------------------------------------------------------------------------------
-
-
-def log_path(root: Path) -> Path:
-    return workspace.logs_dir(root) / LOG_NAME
-
-
-def log_result(root: Path, result: RunResult) -> None:
-    """Append one JSON line (a single ``write`` on an O_APPEND file, so concurrent runs never interleave)."""
-    path = log_path(root)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            os.replace(path, path.with_name(LOG_NAME + ".1"))
-        line = json.dumps(asdict(result), ensure_ascii=False) + "\n"
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass  # logging must never break a hook
-
-
-def read_log(root: Path) -> list[JSONObject]:
-    """Every readable line of ``hooks.log``, oldest first; unreadable lines are skipped."""
-    try:
-        text = log_path(root).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    out = []
-    for line in text.splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
 
 
 FINISHED = (RunStatus.OK, RunStatus.FAILED, RunStatus.TIMEOUT)

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from paqad import config, workspace
+from paqad import config, hooklog, workspace
 from paqad.channel import paths
 from paqad.delivery import context
-from paqad.hooks import runner
 from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
 
 if TYPE_CHECKING:
@@ -85,8 +84,8 @@ def _log_failure(host: base.AgentHost, event: base.Event, root: Path, exc: Excep
     """One ``hooks.log`` line for a hook answer that failed; best effort, never raises."""
     try:
         if workspace.is_set_up(root):
-            error = f"{type(exc).__name__}: {exc}"[: runner.ERROR_MAX_CHARS]
-            runner.log_result(root, runner.RunResult(f"{event.kind}", f"context:{host.NAME}", mode, "error", 1, error=error))
+            error = f"{type(exc).__name__}: {exc}"[: hooklog.ERROR_MAX_CHARS]
+            hooklog.log_result(root, hooklog.RunResult(f"{event.kind}", f"context:{host.NAME}", mode, "error", 1, error=error))
     except Exception:  # noqa: BLE001
         pass
 
@@ -156,7 +155,7 @@ def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, start
         seconds = round(seconds + door.age, 3)
         detail += "; seconds from process start"
     detail = f"{detail}; {door.note}" if door.note else detail
-    runner.log_result(root, runner.RunResult(hint, f"context:{host.NAME}", door.mode, status, 0, seconds, detail=detail))
+    hooklog.log_result(root, hooklog.RunResult(hint, f"context:{host.NAME}", door.mode, status, 0, seconds, detail=detail))
 
 
 def _note_refused_runtime(root: Path) -> None:
@@ -167,7 +166,7 @@ def _note_refused_runtime(root: Path) -> None:
     refused = paths.refused_problem(root)
     if refused is None:
         return
-    text = f"{refused[0]} — fix: {refused[1]}"[: runner.ERROR_MAX_CHARS]
+    text = f"{refused[0]} — fix: {refused[1]}"[: hooklog.ERROR_MAX_CHARS]
     marker = workspace.state_dir(root) / RUNTIME_NOTED_FILE
     try:
         if marker.read_text(encoding="utf-8") == text:
@@ -175,7 +174,7 @@ def _note_refused_runtime(root: Path) -> None:
     except OSError:
         pass
     try:
-        runner.log_result(root, runner.RunResult("prompt-submit", "serve", "-", runner.RunStatus.ERROR, None, error=text))
+        hooklog.log_result(root, hooklog.RunResult("prompt-submit", "serve", "-", hooklog.RunStatus.ERROR, None, error=text))
         workspace.atomic_write_text(marker, text, durable=False)
     except OSError:
         pass
