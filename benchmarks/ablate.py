@@ -95,7 +95,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "drop_containers": ("pipeline.DROP_CONTAINERS",),
     # an issue text delivered files first (paqad.search.issues; issue 32, item 5)
     "issues": ("issues.ENABLED",),  # the whole path: with MIN_LINES (what is an issue) and POOL
-    "issue_file_decay": ("issues.FILE_DECAY",),
     "issue_per_file": ("issues.PER_FILE",),
     "issue_aux_prior": ("issues.AUX_PRIOR",),
     # calibrated score and floor (they act on lexical answers too)

@@ -26,18 +26,10 @@ RULERS = ["swebench-sympy", "d4j-reports"]
 GRID: list[tuple[str, dict[str, Any]]] = [
     ("off (today)", {"issues.ENABLED": False}),
     ("shipped", {}),
-    ("FILE_DECAY 0", {"issues.FILE_DECAY": 0.0}),
-    ("FILE_DECAY 0.3", {"issues.FILE_DECAY": 0.3}),
-    ("FILE_DECAY 0.7", {"issues.FILE_DECAY": 0.7}),
     ("PER_FILE 2", {"issues.PER_FILE": 2}),
     ("PER_FILE 5", {"issues.PER_FILE": 5}),
     ("AUX_PRIOR 1", {"issues.AUX_PRIOR": 1.0}),
     ("AUX_PRIOR 0.05", {"issues.AUX_PRIOR": 0.05}),
-    # second round (after the first on the tune halves): PER_FILE around 5, FILE_DECAY at most 0.3
-    ("PER 4 DECAY 0.3", {"issues.PER_FILE": 4, "issues.FILE_DECAY": 0.3}),
-    ("PER 5 DECAY 0", {"issues.PER_FILE": 5, "issues.FILE_DECAY": 0.0}),
-    ("PER 5 DECAY 0.3", {"issues.PER_FILE": 5, "issues.FILE_DECAY": 0.3}),
-    ("PER 8 DECAY 0.3", {"issues.PER_FILE": 8, "issues.FILE_DECAY": 0.3}),
 ]
 
 

@@ -82,16 +82,9 @@ KNOBS: dict[str, Knob] = {
     # an issue text delivered files first (issue 32, item 5)
     "issues.ENABLED": Knob(False, "an issue text is delivered as any report"),
     "issues.MIN_LINES": Knob(100_000, "only traces, code blocks and report phrases make an issue"),
-    "issues.FILE_DECAY": Knob(0.0, "a file scores its best unit alone"),
     "issues.PER_FILE": Knob(1, "one unit of each file before any second one"),
     "issues.AUX_PRIOR": Knob(1.0, _NO_PRIOR),
     "issues.POOL": Knob(0, "the pipeline's own pool"),
-    # query expansion from the repository's vocabulary (issue 32, item 4; off by default)
-    "expand.WEIGHT": Knob(0.0, "no expansion"),
-    "expand.PROSE": Knob(False, "only words the index lacks are expanded"),
-    "expand.MIN_COSINE": Knob(1.01, "no neighbour is close enough"),
-    "expand.PER_WORD": Knob(0, "no neighbour taken"),
-    "expand.CROSS_LINGUAL": Knob(0, "no expansion of a CJK query"),
     # the vector side: blend, vector evidence, calibrated score, delivery floor
     "fusion.BLEND_LEXICAL": Knob(1.0, "the lexical order alone (vectors only add candidates)"),
     "fusion.WEAK_COVERAGE": Knob(0.0, "one blend whatever the lexical coverage"),

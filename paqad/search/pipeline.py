@@ -20,7 +20,7 @@ from paqad.index import status as status_mod
 from paqad.index.reader import Index
 from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
 from paqad.search import evidence as evidence_mod
-from paqad.search import expand, fusion, lexical, params, ranking, vector
+from paqad.search import fusion, lexical, params, ranking, vector
 from paqad.search import issues as issues_mod
 from paqad.search import query as query_mod
 from paqad.search import rerank as rerank_mod
@@ -158,7 +158,7 @@ def _search(
         resp = SearchResponse(query=text, answered=False, evidence=_evidence_summary(early), diagnosis=_diagnosis(early, None, False, 0.0))
         resp.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)
         return resp
-    scored = lexical.score(index, expand.expanded(index, analyzed, where))
+    scored = lexical.score(index, analyzed)
     ev = evidence_mod.assess(analyzed, scored, index)
     if found and ranking.shape(text).symbols and not ranking.shape(text).embedded:
         evidence_mod.declared(ev, sorted({u.name for u in found.values()}))
