@@ -57,6 +57,7 @@ ARGS: dict[tuple[str, ...], list[list[str]]] = {
     ("rag", "eval"): [[]],
     ("rag", "explain"): [["shop/payments.py"]],
     ("rag", "init"): [[]],
+    ("rag", "history"): [["why are charges retried"]],
     ("rag", "neighbors"): [[UNIT]],
     ("rag", "probe"): [["retry a charge"]],
     ("rag", "publish"): [[]],

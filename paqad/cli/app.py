@@ -54,15 +54,7 @@ class LazyGroup(HelpfulGroup):
         if target is None:
             return None
         module, attr = target.split(":")
-        command = getattr(importlib.import_module(module), attr)
-        if cmd_name == "rag" and "refresh-context" not in command.commands:
-            from paqad.cli.refresh_cmd import refresh_context  # lazy: only `paqad rag` pays for it
-
-            command.add_command(refresh_context)
-        if cmd_name == "rag" and "history" not in command.commands:
-            from paqad.cli.history_cmd import rag_history  # lazy: only `paqad rag` pays for it
-
-            command.add_command(rag_history)
+        command: click.Command = getattr(importlib.import_module(module), attr)
         return command
 
 

@@ -7,9 +7,11 @@ around dispatch.
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -38,6 +40,25 @@ class HelpfulGroup(click.Group):
             if close:
                 ctx.fail(f"No such command {name!r}; did you mean {close[0]!r}?")
         return super().resolve_command(ctx, args)
+
+
+class LazyGroup(HelpfulGroup):
+    """A group with subcommands named in ``lazy`` ("name" -> "module:attribute") that are imported
+    only when asked for (click's documented lazy-loading pattern), so ``paqad rag search`` does not
+    load the modules of ``rag history`` or ``rag refresh-context``."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            module, attr = self.lazy[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
 
 
 @dataclass

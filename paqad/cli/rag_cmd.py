@@ -13,7 +13,7 @@ import click
 from paqad import config as config_mod
 from paqad import localstate, workspace
 from paqad.cli import render
-from paqad.cli.common import AppContext, HelpfulGroup, emit_json, migrate_setup
+from paqad.cli.common import AppContext, LazyGroup, emit_json, migrate_setup
 from paqad.cli.errors import write_crash_log
 from paqad.errors import PaqadError, UsageError
 from paqad.index import timeline
@@ -32,7 +32,7 @@ JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Machine-readabl
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@click.group("rag", cls=HelpfulGroup)
+@click.group("rag", cls=LazyGroup, lazy={"refresh-context": "paqad.cli.refresh_cmd:refresh_context", "history": "paqad.cli.history_cmd:rag_history"})
 def rag_group() -> None:
     """Build and query the retrieval index of this repository.
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Required, TypedDict
 from paqad import deadline as deadline_mod
 from paqad import git
 from paqad.index import store
-from paqad.index.writing import build, syncstamp
+from paqad.index.writing import syncstamp
 
 if TYPE_CHECKING:
     from paqad.config import Config
@@ -71,6 +71,8 @@ def before_answer(root: Path, cfg: Config) -> Stamped:
     found = describe(root, cfg)
     if not found["stale"] or cfg.rag_stale_policy != "refresh" or not store.current_pointer(root).exists():
         return found  # no index: a first build never fits a budget (the search says how to build one)
+
+    from paqad.index.writing import build  # lazy: the index writer and its embedding stack, only to refresh a stale index first
 
     budget = cfg.rag_prompt_budget
     started = time.monotonic()

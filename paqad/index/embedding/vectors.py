@@ -31,7 +31,6 @@ import filelock
 from paqad import workspace
 from paqad.embed import TEXT_PREP_VERSION, unit_text
 from paqad.index import schema, store, timeline
-from paqad.index.embedding import embed_cache, shared_store
 from paqad.index.models import provider_for
 from paqad.index.records import StoredUnit
 
@@ -40,6 +39,7 @@ if TYPE_CHECKING:
 
     from paqad.config import Config
     from paqad.embed import Provider
+    from paqad.index.embedding import embed_cache
 
 #: The per-tree cache of earlier versions, migrated into the user-level cache on the first fill.
 TREE_CACHE_NAME = "embed-cache.sqlite"
@@ -106,6 +106,8 @@ def open_cache(root: Path, cfg: Config) -> embed_cache.VectorCache:
     """The user-level cache (``cfg.rag_embedding_cache_mb`` bounds it; 0: off), with this tree's old
     per-tree cache moved into it first; with ``rag_shared_store``, the team store behind it
     (``shared_store.Tiered``: same interface)."""
+    from paqad.index.embedding import embed_cache, shared_store  # lazy: only a writer embeds; a search reads vectors without them
+
     cache = embed_cache.UserEmbedCache(limit_mb=cfg.rag_embedding_cache_mb)
     old = workspace.vectors_dir(root) / TREE_CACHE_NAME
     if old.exists():
