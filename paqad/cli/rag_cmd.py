@@ -16,7 +16,6 @@ from paqad.cli import render
 from paqad.cli.common import AppContext, LazyGroup, emit_json, migrate_setup
 from paqad.cli.errors import write_crash_log
 from paqad.errors import PaqadError, UsageError
-from paqad.index import timeline
 from paqad.serve import route
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 
@@ -25,6 +24,7 @@ from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
 if TYPE_CHECKING:
     from paqad.eligibility import collect  # lazy: each rag command loads only its own stack: the eligibility rules, 51 modules
     from paqad.evaluation.compare import EvalReport
+    from paqad.index import timeline
     from paqad.index.writing import build  # lazy: each rag command loads only its own stack: the index writer, 89 modules
     from paqad.search import pipeline
 
@@ -60,6 +60,7 @@ def _with_progress(full: bool, root: Path, cfg: config_mod.Config, kind: str = "
     """Run a full build (``full``: the stage line says what works as it happens) or an update
     (the embedding progress bar, on a terminal only); both on stderr."""
     from paqad.cli import progress  # lazy: each rag command loads only its own stack: the stage line, 1 module
+    from paqad.index import timeline  # lazy: each rag command loads only its own stack: the build timeline, 1 module
     from paqad.index.writing import build  # lazy: each rag command loads only its own stack: the index writer, 89 modules
 
     if not full:
@@ -124,6 +125,8 @@ def rag_init(app: AppContext, provider: str | None, background: bool, as_json: b
 
 
 def _timeline(root: Path) -> timeline.Described | None:
+    from paqad.index import timeline  # lazy: each rag command loads only its own stack: the build timeline, 1 module
+
     return timeline.describe(root)
 
 
@@ -150,6 +153,7 @@ def _init_in_background(root: Path, cfg: config_mod.Config, adopted: bool = Fals
     lexical step is an update of what differs."""
     from paqad.cli import progress  # lazy: each rag command loads only its own stack: the stage line, 1 module
     from paqad.hooks import runner  # lazy: each rag command loads only its own stack: the detached update, 6 modules
+    from paqad.index import timeline  # lazy: each rag command loads only its own stack: the build timeline, 1 module
     from paqad.index.writing import build  # lazy: each rag command loads only its own stack: the index writer, 89 modules
 
     line = progress.StageLine(root)
@@ -362,6 +366,7 @@ def rag_status(app: AppContext, as_json: bool) -> None:
     from paqad.cli import progress  # lazy: each rag command loads only its own stack: the stage line, 1 module
     from paqad.delivery import freshness  # lazy: each rag command loads only its own stack: 92 modules
     from paqad.index import status as status_mod  # lazy: each rag command loads only its own stack: 28 modules
+    from paqad.index import timeline  # lazy: each rag command loads only its own stack: the build timeline, 1 module
 
     idx = status_mod.status(root)
     fresh = freshness.describe(root, cfg) if idx["built"] else None  # what every answer says of the index

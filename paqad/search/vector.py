@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from paqad.deadline import remaining, run_within
 from paqad.errors import PaqadError
-from paqad.index.embedding import interim, vectors
 from paqad.search.fusion import VectorBars, bars_of, default_bars
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: a lexical-only search never loads it
@@ -117,11 +116,15 @@ def space(index: Index) -> Space | None:
 
 
 def _model_provider(index: Index) -> Provider | None:
+    from paqad.index.embedding import vectors  # lazy: the vector lifecycle, only for an index that has vectors
+
     provider = index.query_provider()
     return provider if provider is not None and vectors.fingerprint(provider) == index.meta().embedding_fingerprint else None
 
 
 def _interim_space(index: Index) -> Space | None:
+    from paqad.index.embedding import interim, vectors  # lazy: as above
+
     meta = index.meta()
     rows = index.interim_rows()
     if rows is None:
