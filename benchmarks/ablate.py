@@ -78,6 +78,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "stem_file": ("ranking.STEM_FILE_SCALE",),  # a bare name on the file named after it (dapper's SqlMapper.cs)
     "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
     "path_min_share": ("ranking.PATH_MIN_SHARE",),
+    "compound_paths": ("paths.COMPOUND_PATHS",),
+    "prefix_min": ("paths.PREFIX_MIN",),
     "coherence": ("ranking.COHERENCE_BOOST",),
     "diversity": ("ranking.DIVERSITY",),  # with DIVERSITY_WIDEN, TOP_FILE_FREE
     "top_file_free": ("ranking.TOP_FILE_FREE",),

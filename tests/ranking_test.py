@@ -459,6 +459,59 @@ MATRIX_OPS = "\n\n".join([
 
 
 
+def test_an_abbreviated_file_name_lifts_its_file(repo):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    repo.write("ser/impls.rs", "\n".join(f"impl Serialize for T{i} {{ fn serialize(&self) {{ emit({i}) }} }}" for i in range(3)) + "\n")
+    repo.write("ser/mod.rs", "/// Serialize: the trait a data structure implements. Each implementation of it writes one value.\n"
+               "pub trait Serialize { fn serialize(&self); }\n")
+    repo.write("app/format.py", FILLER)
+    repo.commit("impls")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    knobs["paths.PREFIX_MIN"] = 0
+    before = [r.path for r in _ask(repo.root, "serialize implementations", knobs).results]
+    knobs["paths.PREFIX_MIN"] = 4
+    after = [r.path for r in _ask(repo.root, "serialize implementations", knobs).results]
+    assert before[0] == "ser/mod.rs" and after[0] == "ser/impls.rs"
+
+
+def test_a_glued_file_name_lifts_its_file_only_with_the_split(repo):
+    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
+    repo.write("app/secretfiles.py", "def matches(path):\n    '''True for key stores and dotenv paths.'''\n    return path.endswith('.env')\n")
+    repo.write("app/secrets.py", "def get_secret(name):\n    '''Read one secret value by name from the secret files.'''\n    return name\n")
+    repo.write("app/format.py", FILLER)
+    repo.commit("glued")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    knobs["ranking.COHERENCE_BOOST"] = 0.0
+    knobs["paths.COMPOUND_PATHS"] = False
+    before = _ask(repo.root, "secret files paths", knobs)
+    knobs["paths.COMPOUND_PATHS"] = True
+    after = _ask(repo.root, "secret files paths", knobs)
+    assert before.results[0].path == "app/secrets.py"
+    assert after.results[0].path == "app/secretfiles.py"
+
+
+
+def test_a_file_glued_from_the_query_words_counts_as_named_for_them():
+    words = ranking.shape("which filter drops secrets files from the index").words
+    assert {"secret", "fil"} <= paths.path_words("paqad/eligibility/secretfiles.py", words)
+    assert paths.path_words("gin/routergroup.go", ranking.shape("router group").words) >= {"router", "group"}
+    # only a whole split into query words: "profile" holds "file" but is not made of query words
+    assert "fil" not in paths.path_words("app/profile.py", ranking.shape("user file").words)
+    assert paths.path_words("x/secretfiles.py", ranking.shape("secret").words) == paths._path_words("x/secretfiles.py")
+
+
+
+def test_a_path_word_stands_for_the_longer_query_word_it_abbreviates():
+    words = ranking.shape("standard library type Serialize implementations").words
+    assert "implementation" in paths.path_words("serde_core/src/ser/impls.rs", words)
+    assert {"authentication", "configuration"} <= paths.path_words("app/auth/config.py", ranking.shape("authentication configuration").words)
+    assert "implementation" not in paths.path_words("serde_core/src/ser/mod.rs", words)
+    assert not paths.path_words("a/io.py", ranking.shape("iolanthe").words) & {"iolanth"}  # a two-letter name abbreviates nothing
+    assert paths.path_words("app/user.py", ranking.shape("users").words) == paths._path_words("app/user.py")  # a stem is not an abbreviation
+
+
+
 def test_a_report_lifts_what_its_best_function_calls_in_its_own_file(repo):
     knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/matrices.py", MATRIX_OPS)

@@ -71,6 +71,8 @@ KNOBS: dict[str, Knob] = {
     "ranking.TITLE_SCALE": Knob(0.0, _NO_BOOST),
     "ranking.TITLE_PATHS": Knob(False, "paths matched against the whole report"),
     "ranking.TITLE_SPREAD": Knob(0, "the title lift never shared"),
+    "paths.COMPOUND_PATHS": Knob(False, _OFF),
+    "paths.PREFIX_MIN": Knob(0, "no abbreviations"),
     "reports.POINTER_BOOST": Knob(0.0, _NO_BOOST),
     "reports.FRAMES_ALL": Knob(False, "the last frame only"),
     "reports.NAMED_FOR_BOOST": Knob(0.0, _NO_BOOST),

@@ -1,11 +1,9 @@
-"""What a file's path says about a query: the words its name and folder carry, and the path
-priors of kinds of files that rarely hold the answer.
+"""What a file's path says about a query: the words its name and folder carry (glued compounds
+split on the query's words), and the path priors of kinds of files that rarely hold the answer.
 
 Pure functions of a path (and the query's words), cached; ``paqad.search.ranking`` turns them
-into its path-word lift and priors. Two refinements of the path words lived here until Dec 7
-(commit 9a96ead): glued compounds split on the query's words (``secretfiles.py``) and abbreviated
-path words (``impls`` for ``implementations``); neither moved any ruler beyond its noise
-(``python -m benchmarks ablate``, groups ``compound_paths`` and ``prefix_min``), so they went.
+into its path-word lift and priors. The constants are module constants so
+``benchmarks/tune_rank.py`` can switch them (``--set paths.COMPOUND_PATHS=False``).
 """
 
 from __future__ import annotations
@@ -17,10 +15,13 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from paqad.search.params import Stage
-from paqad.tokenize import terms
+from paqad.tokenize import stem, terms
 
 P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
 
+COMPOUND_PATHS = True  # a file stem glued from query words (``secretfiles.py``) carries them too
+COMPOUND_MIN_PIECE = 3  # letters in each glued word
+PREFIX_MIN = 4  # a path word this long that begins a longer query word stands for it (``impls`` for ``implementations``; 0: off)
 PRIORS = ""  # comma-separated names of PATH_PRIORS in use
 
 
@@ -41,8 +42,7 @@ PATH_PRIORS: tuple[tuple[str, re.Pattern[str], float, frozenset[str]], ...] = (
 
 
 @lru_cache(maxsize=50_000)
-def path_words(path: str) -> frozenset[str]:
-    """The words a file's name and its folder's name carry."""
+def _path_words(path: str) -> frozenset[str]:
     p = PurePosixPath(path)
     stem = p.name.split(".", 1)[0]
     return frozenset(terms(stem)) | frozenset(terms(p.parent.name))
@@ -51,6 +51,62 @@ def path_words(path: str) -> frozenset[str]:
 @lru_cache(maxsize=50_000)
 def _stem_terms(path: str) -> frozenset[str]:
     return frozenset(terms(PurePosixPath(path).name.split(".", 1)[0]))
+
+
+_LOWER_RUN = re.compile(r"(?<![A-Za-z])[a-z]+(?![A-Za-z])")  # a whole lowercase word, not the tail of a camelCase one
+
+
+@lru_cache(maxsize=50_000)
+def _glued_runs(path: str) -> tuple[str, ...]:
+    """Lowercase letter runs of a file's stem and folder that the tokenizer keeps whole (no case
+    change or separator inside), long enough to hold two words: ``secretfiles``, ``routergroup``."""
+    p = PurePosixPath(path)
+    text = f"{p.name.split('.', 1)[0]} {p.parent.name}"
+    return tuple(r for r in _LOWER_RUN.findall(text) if len(r) >= 2 * COMPOUND_MIN_PIECE)
+
+
+@lru_cache(maxsize=4096)
+def _glued_words(run: str, words: frozenset[str]) -> frozenset[str]:
+    """The query words a glued run is made of, when it splits wholly into two or more of them
+    (their stems, as the index folds them); otherwise nothing. A whole split, not a substring
+    search: ``profile`` holds ``file`` but is not made of query words."""
+    n, low = len(run), COMPOUND_MIN_PIECE
+    if not any(len(w) >= low and run.startswith(w) for w in words):
+        return frozenset()  # the first piece's stem is a prefix of it: most runs stop here
+    best: list[tuple[str, ...] | None] = [None] * (n + 1)
+    best[0] = ()
+    for end in range(low, n + 1):
+        for start in range(0, end - low + 1):
+            head = best[start]
+            if head is None:
+                continue
+            piece = stem(run[start:end])
+            if piece in words:
+                best[end] = (*head, piece)
+                break
+    found = best[n]
+    return frozenset(found) if found and len(found) >= 2 else frozenset()
+
+
+def path_words(path: str, words: frozenset[str]) -> frozenset[str]:
+    """The words a file's name and folder carry, glued compounds split on the query's words."""
+    plain = _path_words(path)
+    least = P.PREFIX_MIN
+    if least:
+        plain = plain | _abbreviated(plain, words, least)
+    if not P.COMPOUND_PATHS:
+        return plain
+    glued = [_glued_words(r, words) for r in _glued_runs(path)]
+    return plain.union(*glued) if any(glued) else plain
+
+
+@lru_cache(maxsize=8192)
+def _abbreviated(plain: frozenset[str], words: frozenset[str], least: int) -> frozenset[str]:
+    """The query words a path word abbreviates: file and folder names shorten what prose spells
+    out (``impls.rs``, ``auth/``, ``util.py``, ``config.py`` for implementations, authentication,
+    utilities, configuration), and the stemmer does not join them. A path word of ``PREFIX_MIN``
+    letters or more counts as each longer query word it begins."""
+    return frozenset(w for w in words for p in plain if len(p) >= least and len(w) > len(p) and p.isalpha() and w.startswith(p))
 
 
 def path_prior(path: str, words: frozenset[str]) -> float:

@@ -282,7 +282,7 @@ def _path_words_boost(head: list[Fused], info: dict[int, StoredUnit], q: QuerySh
             continue
         share = shares.get(u.path)
         if share is None:
-            share = shares[u.path] = len(words & path_words(u.path)) / len(words)
+            share = shares[u.path] = len(words & path_words(u.path, words)) / len(words)
         if share >= least:
             add[c.uid] += boost * best * share
 
