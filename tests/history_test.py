@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from paqad import config
-from paqad.history import build, gitlog, search
+from paqad.history import build, gitlog, lastchanged, lines, search
 from paqad.index.writing import build as index_build
 from testing.env import LEXICAL
 from testing.repos import Repo
@@ -39,7 +40,7 @@ def test_the_commit_that_made_a_line_so_is_found_with_its_unit(repo: Repo):
     assert [c.sha for c in by_unit][:1] == [made_it] and len(by_unit) == 2  # both commits wrote its lines
     other = search.commits_for_unit(repo.root, "shop/retry.py::format_receipt")
     assert made_it not in [c.sha for c in other]
-    assert search.last_changed(by_unit[0]).startswith(f"last changed in {made_it[:7]} (")
+    assert lastchanged.line_of(by_unit[0]).startswith(f"last changed in {made_it[:7]} (")
 
 
 def test_an_update_appends_only_the_new_commits(repo: Repo):
@@ -142,3 +143,58 @@ def test_a_word_in_most_messages_neither_scores_nor_fills_the_results(repo: Repo
     build.update(repo.root)
     assert [f.commit.subject for f in search.search(repo.root, "fix the retry")] == ["Fix the retry wait"]
     assert len(search.search(repo.root, "the")) == 4  # all common: the rarest word is still asked
+
+
+def _blame_last(repo: Repo, path: str, start: int, end: int) -> str:
+    """The newest commit git blame names for lines ``start..end``."""
+    out = repo.git("blame", "--porcelain", "-L", f"{start},{end}", "HEAD", "--", path)
+    seen = {line.split(" ")[0] for line in out.splitlines() if re.match(r"[0-9a-f]{40} \d+ \d+", line)}
+    order = repo.git("rev-list", "HEAD").split()
+    return min(seen, key=order.index)
+
+
+def test_carried_lines_name_what_git_blame_names_on_a_line_of_commits(repo: Repo):
+    import random
+
+    rng = random.Random(35)
+    text = [f"line {i}\n" for i in range(40)]
+    repo.write("f.py", "".join(text))
+    repo.commit("start")
+    for n in range(25):  # inserts, deletions and rewrites anywhere, one to three per commit
+        for _ in range(rng.randint(1, 3)):
+            at, kind = rng.randrange(len(text)), rng.choice("idr")
+            if kind == "i":
+                text[at:at] = [f"new {n} {k}\n" for k in range(rng.randint(1, 4))]
+            elif kind == "d" and len(text) > 10:
+                del text[at:at + rng.randint(1, 3)]
+            else:
+                text[at] = f"changed {n}\n"
+        repo.write("f.py", "".join(text))
+        repo.commit(f"edit {n}")
+    build.update(repo.root)
+    with _stored(repo) as con:
+        from paqad.index import history as store
+
+        hunks = store.file_hunks(con, "f.py")
+        shas = dict(con.execute("SELECT cid, sha FROM commits").fetchall())
+    for line in range(1, len(text) + 1):  # every line: one line has no removal inside it, where the walk says more than blame
+        assert shas[next(lines.walk(line, line, hunks))] == _blame_last(repo, "f.py", line, line), line
+
+
+def test_a_commits_units_are_where_its_lines_are_now(repo: Repo):
+    made_it = _retry_repo(repo)
+    top = "".join(f"CONSTANT_{i} = {i}\n" for i in range(12))
+    repo.write("shop/retry.py", top + RETRY_V1.replace("time.sleep(0.5)", "time.sleep(2)"))  # twelve lines above it now
+    repo.commit("Name the shop's constants")
+    index_build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    build.update(repo.root)
+    found = search.search(repo.root, "why does the retry loop wait two seconds")[0]
+    assert found.commit.sha == made_it and found.units == ["shop/retry.py::wait_before_retry"]
+    assert found.now == {"shop/retry.py": [(17, 17)]}  # line 5 then, 17 now
+    assert [c.sha for c in search.commits_for_unit(repo.root, "shop/retry.py::wait_before_retry")][:1] == [made_it]
+    said = lastchanged.for_spans(repo.root, [("shop/retry.py", 16, 18), ("shop/retry.py", 1, 3)])
+    assert said[0].startswith(f"last changed in {made_it[:7]} (") and said[0].endswith("Slow the gateway loop down")
+    assert said[1].endswith("Name the shop's constants")
+    repo.write("other.py", "X = 1\n")
+    repo.commit("Add other")  # the history now lags HEAD: no line is said rather than a wrong one
+    assert lastchanged.for_spans(repo.root, [("shop/retry.py", 16, 18)]) == [""]

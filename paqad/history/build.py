@@ -14,6 +14,7 @@ ranges. A commit that touched only secrets files is not kept at all: its message
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -57,28 +58,46 @@ def update(root: Path, limit: int | None = None) -> UpdateReport:
         return report
     for folder in (workspace.local_dir(root), workspace.state_dir(root)):  # not ensure(): nothing goes into the work tree
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with filelock.FileLock(str(workspace.state_dir(root) / LOCK), timeout=LOCK_TIMEOUT_S), \
-            store.opened(history_path(root), write=True) as con:
-        tip = store.meta(con, "tip") if store.meta(con, "version") == str(schema.HISTORY_VERSION) else None
-        if tip == head:
-            return report
-        report.full = tip is None or git.rev_parse(root, f"{tip}^{{commit}}") is None
-        revisions = [head] if report.full else [head, f"^{tip}"]
-        listed = git.count_commits(root, head if report.full else f"{tip}..{head}")
-        base = store.last_cid(con)
-        top = base + min(listed, limit or listed)  # newest first: the first read gets the largest id
-        for batch in _batches(_read(root, revisions, limit, report), BATCH):
-            first = report.read - len(batch)  # the batch's first commit's place in the log
-            ids = [top - first - i for i in range(len(batch))]
-            if ids[-1] <= base:  # git listed more than it counted: never reuse an id
-                raise PaqadError(f"git listed more commits than the {listed} it counted; run again")
-            kept = [k for c, cid in zip(batch, ids, strict=True) if (k := keep(c, cid, report)) is not None]
-            report.added += store.append(con, kept)
-            con.commit()
-        store.set_meta(con, {"tip": head, "version": str(schema.HISTORY_VERSION)})
-        con.commit()
+    with filelock.FileLock(str(workspace.state_dir(root) / LOCK), timeout=LOCK_TIMEOUT_S):
+        _drop_other_version(history_path(root))
+        with store.opened(history_path(root), write=True) as con:
+            _append_new(root, con, head, limit, report)
     report.seconds = round(time.monotonic() - started, 3)
     return report
+
+
+def _drop_other_version(path: Path) -> None:
+    """Delete a store another format version wrote: the next pass reads the whole history again."""
+    if not path.is_file():
+        return
+    with store.opened(path) as con:
+        version = store.meta(con, "version") if schema.has_table(con, "meta") else None
+    if version != str(schema.HISTORY_VERSION):
+        for extra in ("", "-wal", "-shm"):
+            path.with_name(path.name + extra).unlink(missing_ok=True)
+
+
+def _append_new(root: Path, con: sqlite3.Connection, head: str, limit: int | None, report: UpdateReport) -> None:
+    if store.last_cid(con) == 0:  # the version first: a pass cut short leaves a store the next one resumes
+        store.set_meta(con, {"version": str(schema.HISTORY_VERSION)})
+    tip = store.meta(con, "tip")
+    if tip == head:
+        return
+    report.full = tip is None or git.rev_parse(root, f"{tip}^{{commit}}") is None
+    revisions = [head] if report.full else [head, f"^{tip}"]
+    listed = git.count_commits(root, head if report.full else f"{tip}..{head}")
+    base = store.last_cid(con)
+    top = base + min(listed, limit or listed)  # newest first: the first read gets the largest id
+    for batch in _batches(_read(root, revisions, limit, report), BATCH):
+        first = report.read - len(batch)  # the batch's first commit's place in the log
+        ids = [top - first - i for i in range(len(batch))]
+        if ids[-1] <= base:  # git listed more than it counted: never reuse an id
+            raise PaqadError(f"git listed more commits than the {listed} it counted; run again")
+        kept = [k for c, cid in zip(batch, ids, strict=True) if (k := keep(c, cid, report)) is not None]
+        report.added += store.append(con, kept)
+        con.commit()
+    store.set_meta(con, {"tip": head, "version": str(schema.HISTORY_VERSION)})
+    con.commit()
 
 
 def _read(root: Path, revisions: list[str], limit: int | None, report: UpdateReport) -> Iterator[gitlog.Commit]:
@@ -113,8 +132,8 @@ def keep(commit: gitlog.Commit, cid: int, report: UpdateReport | None = None) ->
         return None
     message = redaction.redact(commit.message).strip()
     subject, _, body = message.partition("\n")
-    ranges = {p: r for p, r in commit.ranges.items() if p in allowed}
-    return store.NewCommit(cid, commit.sha, commit.date, subject.strip(), body.strip(), tokenize.terms(message), ranges)
+    hunks = {p: h for p, h in commit.hunks.items() if p in allowed}
+    return store.NewCommit(cid, commit.sha, commit.date, subject.strip(), body.strip(), tokenize.terms(message), hunks)
 
 
 class HistoryMissingError(PaqadError):

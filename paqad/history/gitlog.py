@@ -1,4 +1,4 @@
-"""``git log -p -U0`` into commits and the line ranges they touched.
+"""``git log -p -U0`` into commits and the hunks they made (``-U0`` headers as numbers).
 
 One git process (``paqad.git.run``) writes the log to a file in the per-developer folder
 (``--output``), which is read back in 1 MB pieces, so neither git's output nor a long history sits
@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from paqad import git
+from paqad.history.lines import Hunk
 
 LOG_TIMEOUT_S = 6 * 3600.0
 CHUNK = 1 << 20
 FORMAT = "--format=%x00C%H %at%x00%B%x00"
 _HEADER = re.compile(rb"C([0-9a-f]{40}(?:[0-9a-f]{24})?) (-?\d+)")
-_HUNK = re.compile(rb"@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b", b"f": b"\f", b"r": b"\r", b"v": b"\v"}
 
 
@@ -40,7 +41,7 @@ class Commit:
     date: int
     message: str
     paths: list[str] = field(default_factory=list)  # every file the commit touched (binary too)
-    ranges: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # post-image lines, files still there
+    hunks: dict[str, list[Hunk]] = field(default_factory=dict)  # (old start, count, new start, count); a deletion: (1, n, 0, 0)
 
 
 def write_log(root: Path, revisions: list[str], out: Path, limit: int | None = None) -> None:
@@ -85,7 +86,7 @@ def commits(path: Path) -> Iterator[Commit]:
 
 
 def read_diff(diff: bytes, commit: Commit) -> None:
-    """Add the files and post-image line ranges of one commit's ``-U0`` diff text to ``commit``."""
+    """Add the files and hunks of one commit's ``-U0`` diff text to ``commit``."""
     lines = diff.split(b"\n")
     name: str | None = None
     i = 0
@@ -96,15 +97,12 @@ def read_diff(diff: bytes, commit: Commit) -> None:
             name = diff_name(line[11:])
             if name is not None:
                 commit.paths.append(name)
-        elif line.startswith(b"deleted file mode "):
-            name = None  # the file is gone after this commit: no lines of it to point at
         elif (hunk := _HUNK.match(line)) is not None:
-            old_n = int(hunk[1]) if hunk[1] is not None else 1
-            start, new_n = int(hunk[2]), int(hunk[3]) if hunk[3] is not None else 1
+            old_n = int(hunk[2]) if hunk[2] is not None else 1
+            start, new_n = int(hunk[3]), int(hunk[4]) if hunk[4] is not None else 1
             i = _skip(lines, i, old_n + new_n)
             if name is not None:
-                first = max(start, 1)
-                commit.ranges.setdefault(name, []).append((first, first + max(new_n, 1) - 1))
+                commit.hunks.setdefault(name, []).append((int(hunk[1]), old_n, start, new_n))
 
 
 def _skip(lines: list[bytes], i: int, count: int) -> int:

@@ -1,20 +1,25 @@
 """Ask the history: commits by BM25 over their messages, and the units of the current index they touched.
 
-A commit's ranges are its post-image line numbers *at that commit*, laid over the units of the
-file as it is indexed now (the approximation: exact for the newest change to those lines, drifting
-by the lines later commits added or removed above them for older ones; a file that is gone or not
-indexed has no units). Where ranges of one file overlap both a unit and a unit inside it, the
-innermost is named (a method rather than its class, a declaration rather than the module's rest).
+A commit's hunks give the lines it wrote at that commit; they are carried forward through the
+later commits that touched the same file (:func:`paqad.history.lines.forward`) to where they are
+now, dropping those rewritten since, and laid over the units of the file as it is indexed now (a
+file that is gone or not indexed has no units). The carrying is exact along one line of commits
+and approximate where branches ran in parallel (``benchmarks/history_lines.py`` measures it
+against ``git blame``). Where lines overlap both a unit and a unit inside it, the innermost is
+named (a method rather than its class, a declaration rather than the module's rest).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from paqad import tokenize
 from paqad.errors import IndexMissingError
+from paqad.history import lines
 from paqad.history.build import HistoryMissingError, history_path
 from paqad.index import history as store
 from paqad.index.reader import Index
@@ -28,11 +33,12 @@ SPAN_FIELDS = ("id", "path", "start_line", "end_line")
 class Found:
     commit: store.StoredCommit
     units: list[str] = field(default_factory=list)  # unit ids in the current index
+    now: dict[str, list[lines.Span]] = field(default_factory=dict)  # the lines it wrote that are still its, where they are now
 
     def to_dict(self) -> JSONObject:
         c = self.commit
         return {"sha": c.sha, "date": day(c.date), "subject": c.subject, "body": c.body, "score": round(c.score, 4),
-                "files": sorted(c.files), "units": list(self.units)}
+                "files": sorted(c.files), "units": list(self.units), "lines": {p: [list(s) for s in v] for p, v in sorted(self.now.items())}}
 
 
 def day(epoch: int) -> str:
@@ -46,8 +52,23 @@ def search(root: Path, question: str, limit: int = 10) -> list[Found]:
         raise HistoryMissingError("no history index yet: run `paqad rag history` to build it")
     with store.opened(path) as con:
         commits = store.search(con, tokenize.terms(question), limit)
+        now = [carried(con, c) for c in commits]
     spans = _spans(root, {p for c in commits for p in c.files})
-    return [Found(c, units_touched(c.files, spans)) for c in commits]
+    return [Found(c, units_touched(n, spans), n) for c, n in zip(commits, now, strict=True)]
+
+
+def carried(con: sqlite3.Connection, commit: store.StoredCommit) -> dict[str, list[lines.Span]]:
+    """The lines ``commit`` wrote, per file, carried to the newest stored commit (rewritten ones dropped)."""
+    out: dict[str, list[lines.Span]] = {}
+    for path, hunks in commit.hunks.items():
+        spans = lines.written(hunks)
+        for _, later in reversed(store.file_hunks(con, path, commit.cid)):
+            spans = lines.forward(spans, later)
+            if not spans:
+                break
+        if spans:
+            out[path] = spans
+    return out
 
 
 def _spans(root: Path, paths: set[str]) -> dict[str, list[StoredUnit]]:
@@ -83,7 +104,7 @@ def _inside(inner: StoredUnit, outer: StoredUnit) -> bool:
 
 
 def commits_for_unit(root: Path, unit_id: str, limit: int = 10) -> list[store.StoredCommit]:
-    """The newest commits whose ranges overlap the unit's lines (the same approximation)."""
+    """The newest commits that touched the unit's lines, carried back through the file's history."""
     index = Index.open(root)
     try:
         unit = index.unit(unit_id, SPAN_FIELDS)
@@ -93,10 +114,5 @@ def commits_for_unit(root: Path, unit_id: str, limit: int = 10) -> list[store.St
     if unit is None or not path.is_file():
         return []
     with store.opened(path) as con:
-        return store.commits_touching(con, unit.path, unit.start_line, unit.end_line, limit)
-
-
-def last_changed(commit: store.StoredCommit, width: int = 72) -> str:
-    """The line a delivered passage could carry: ``last changed in 3f2a1c9 (2024-05-02): Fix …``."""
-    line = f"last changed in {commit.sha[:7]} ({day(commit.date)}): {commit.subject}"
-    return line if len(line) <= width else line[: width - 1] + "…"
+        walked = lines.walk(unit.start_line, unit.end_line, store.file_hunks(con, unit.path))
+        return store.commits_by_id(con, list(itertools.islice(walked, limit)))

@@ -3,7 +3,7 @@
 Written by :mod:`paqad.history.build` and read by :mod:`paqad.history.search`; its DDL is
 ``schema.HISTORY``. It holds what the builder already filtered and masked: a commit's message
 (subject and body after :func:`paqad.redaction.redact`), the files it touched with their line
-ranges (never a secrets file), and the message's terms for BM25 (FTS5's ``bm25()`` over paqad's
+hunks (``-U0`` headers as numbers; never a secrets file), and the message's terms for BM25 (FTS5's ``bm25()`` over paqad's
 own terms, space-joined). It keeps no diff text. Appends only: an update adds the commits that
 are new since the tip it recorded.
 """
@@ -19,6 +19,8 @@ from pathlib import Path
 
 from paqad.index import schema
 
+Hunk = tuple[int, int, int, int]
+
 #: Keep "the newest commits first" stable when two scores tie.
 _ORDER = "ORDER BY score, c.cid DESC"
 
@@ -33,12 +35,17 @@ class StoredCommit:
     subject: str
     body: str
     score: float = 0.0
-    files: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    hunks: dict[str, list[Hunk]] = field(default_factory=dict)  # (old start, count, new start, count) per path
+
+    @property
+    def files(self) -> dict[str, list[tuple[int, int]]]:
+        """The lines the commit wrote, per path (its post-image; a pure deletion: the line left behind)."""
+        return {p: [(max(n, 1), max(n, 1) + max(k, 1) - 1) for _, _, n, k in h if n or k] for p, h in self.hunks.items()}
 
 
 @dataclass
 class NewCommit:
-    """One commit the builder hands over: masked message, terms, touched ranges per path, and its
+    """One commit the builder hands over: masked message, terms, hunks per path, and its
     row id (``cid``: larger for newer commits, so "newest first" is one order however it was added)."""
 
     cid: int
@@ -47,7 +54,7 @@ class NewCommit:
     subject: str
     body: str
     terms: list[str]
-    files: dict[str, list[tuple[int, int]]]
+    hunks: dict[str, list[Hunk]]
 
 
 def path_of(root_state: Path) -> Path:
@@ -95,7 +102,7 @@ def append(con: sqlite3.Connection, commits: list[NewCommit]) -> int:
         cid = c.cid
         con.execute("INSERT INTO commits(cid, sha, date, subject, body) VALUES (?, ?, ?, ?, ?)", (cid, c.sha, c.date, c.subject, c.body))
         con.execute("INSERT INTO message_terms(rowid, terms) VALUES (?, ?)", (cid, " ".join(c.terms)))
-        rows = [(_pid(con, p), cid, _pack(r)) for p, r in c.files.items()]
+        rows = [(_pid(con, p), cid, _pack(h)) for p, h in c.hunks.items()]
         con.executemany("INSERT OR REPLACE INTO touched(pid, cid, ranges) VALUES (?, ?, ?)", rows)
     return len(fresh)
 
@@ -107,14 +114,14 @@ def _pid(con: sqlite3.Connection, path: str) -> int:
     return int(con.execute("INSERT INTO paths(path) VALUES (?)", (path,)).lastrowid or 0)
 
 
-def _pack(ranges: list[tuple[int, int]]) -> bytes:
-    return array("i", [n for pair in ranges for n in pair]).tobytes()
+def _pack(hunks: list[Hunk]) -> bytes:
+    return array("i", [n for hunk in hunks for n in hunk]).tobytes()
 
 
-def _unpack(blob: bytes) -> list[tuple[int, int]]:
+def _unpack(blob: bytes) -> list[Hunk]:
     flat = array("i")
     flat.frombytes(blob)
-    return list(zip(flat[0::2], flat[1::2], strict=True))
+    return list(zip(flat[0::4], flat[1::4], flat[2::4], flat[3::4], strict=True))
 
 
 def search(con: sqlite3.Connection, terms: list[str], limit: int) -> list[StoredCommit]:
@@ -150,22 +157,23 @@ def _attach_files(con: sqlite3.Connection, commits: list[StoredCommit]) -> None:
     marks = ",".join("?" * len(by_cid))
     for cid, path, blob in con.execute(
             f"SELECT t.cid, p.path, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid WHERE t.cid IN ({marks})", list(by_cid)):
-        by_cid[int(cid)].files[path] = _unpack(blob)
+        by_cid[int(cid)].hunks[path] = _unpack(blob)
 
 
-def commits_touching(con: sqlite3.Connection, path: str, start: int, end: int, limit: int) -> list[StoredCommit]:
-    """The newest ``limit`` commits whose recorded ranges in ``path`` overlap ``start..end``."""
-    rows = con.execute(
-        "SELECT c.cid, c.sha, c.date, c.subject, c.body, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid"
-        " JOIN commits c ON c.cid = t.cid WHERE p.path = ? ORDER BY c.cid DESC", (path,)).fetchall()
-    out = []
-    for cid, sha, date, subject, body, blob in rows:
-        ranges = _unpack(blob)
-        if any(a <= end and b >= start for a, b in ranges):
-            out.append(StoredCommit(int(cid), sha, int(date), subject, body, files={path: ranges}))
-            if len(out) >= limit:
-                break
-    return out
+def file_hunks(con: sqlite3.Connection, path: str, newer_than: int = 0) -> list[tuple[int, list[Hunk]]]:
+    """``(cid, hunks)`` of every commit stored with hunks in ``path`` (after commit ``newer_than``), newest first."""
+    rows = con.execute("SELECT t.cid, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid WHERE p.path = ? AND t.cid > ?"
+                       " ORDER BY t.cid DESC", (path, newer_than)).fetchall()
+    return [(int(cid), _unpack(blob)) for cid, blob in rows]
+
+
+def commits_by_id(con: sqlite3.Connection, cids: list[int]) -> list[StoredCommit]:
+    """The commits ``cids`` (their messages, not their files), in that order; unknown ids left out."""
+    if not cids:
+        return []
+    marks = ",".join("?" * len(cids))
+    rows = {int(r[0]): r for r in con.execute(f"SELECT cid, sha, date, subject, body FROM commits WHERE cid IN ({marks})", cids)}
+    return [StoredCommit(int(r[0]), r[1], int(r[2]), r[3], r[4]) for cid in cids if (r := rows.get(cid)) is not None]
 
 
 def last_cid(con: sqlite3.Connection) -> int:

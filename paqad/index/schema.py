@@ -116,9 +116,9 @@ ARTIFACTS = (
 # ---- the commit history (its own SQLite file, ``paqad.index.history``) ------------------------
 
 HISTORY_FILE = "history.sqlite"  # in workspace.vectors_dir(), beside the index generations
-HISTORY_VERSION = 1
-#: One row per commit kept (its masked message), the files it touched with their post-image line
-#: ranges packed as int32 pairs, and the message's terms (paqad's tokenizer, space-joined) in FTS5,
+HISTORY_VERSION = 2  # 2: hunks (four numbers each) in place of post-image line pairs
+#: One row per commit kept (its masked message), the files it touched with their ``-U0`` hunks
+#: (old start, count, new start, count) packed as int32s, and the message's terms (paqad's tokenizer, space-joined) in FTS5,
 #: whose ``bm25()`` ranks them: one field, so FTS5's whole-row length normalisation is BM25's own.
 HISTORY = (
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
