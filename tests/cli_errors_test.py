@@ -67,6 +67,7 @@ ARGS: dict[tuple[str, ...], list[list[str]]] = {
     ("rag", "status"): [[]],
     ("rag", "update"): [[]],
     ("doctor",): [[]],
+    ("report",): [[]],
     ("serve",): [[]],
     ("serve", "status"): [[]],
     ("serve", "stop"): [[]],

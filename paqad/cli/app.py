@@ -28,6 +28,7 @@ COMMANDS = {
     "mcp": "paqad.cli.agent_cmd:mcp_group",
     "serve": "paqad.cli.serve_cmd:serve_group",
     "doctor": "paqad.cli.doctor_cmd:doctor",
+    "report": "paqad.cli.report_cmd:report",
     "workspace": "paqad.cli.workspace_cmd:workspace_group",
 }
 

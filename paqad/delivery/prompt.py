@@ -54,6 +54,7 @@ class Answer:
     text: str | None
     status: AnswerStatus
     detail: str = ""
+    ranked: list[dict] | None = None  # a live answer's top ranked results (the uptake record); None: not searched now
 
 
 def answer_prompt(
@@ -99,7 +100,7 @@ def _live_answer(root: Path, report: Report, limit: int, spawn: Callable[[Path],
         spawn(root)  # answered from the index as it is; bring it (and its vectors) up to date behind the prompt
     model_note = "; model over budget" if report.vector_note else ""
     detail = f"{report.case} ({report.search_mode}{model_note})" if report.search_mode else report.case
-    return Answer(context.render_for_hook(context.Delivery.from_dict(report.delivery), limit), AnswerStatus.LIVE, detail)
+    return Answer(context.render_for_hook(context.Delivery.from_dict(report.delivery), limit), AnswerStatus.LIVE, detail, report.ranked)
 
 
 def _stale_answer(root: Path, limit: int, why: str) -> Answer:

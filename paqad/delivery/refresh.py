@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 PROMPT_FILE = "prompt.json"
 PROMPT_MAX_CHARS = context.STATE_QUERY_MAX_CHARS  # one cap for the recorded prompt and the kept query
 QUERY_MAX_WORDS = 60
+RANKED_KEPT = 10  # results kept in Report.ranked: what ``paqad report`` counts candidate misses against
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
 
@@ -58,6 +59,7 @@ class Report:
     search_mode: str = ""  # hybrid | lexical (the search's own word for what answered)
     vector_note: str | None = None  # why a hybrid index answered lexically (the prompt's deadline)
     freshness: freshness.Stamped | None = None  # the index against the work tree when it answered
+    ranked: list[dict] = field(default_factory=list)  # the top RANKED_KEPT results (path, lines, unit): the uptake record's candidates
 
     def to_dict(self) -> JSONObject:
         return asdict(self)
@@ -212,10 +214,18 @@ def refresh(
     reason = (resp.diagnosis or {}).get("reason") if not resp.answered else None
     delivery = context.select(root, report.query, resp.results, threshold, floor, reason=reason)
     delivery.freshness = report.freshness
+    if cfg.rag_last_changed:  # off by default (issue 35, item 3)
+        context.add_last_changed(root, delivery)
     report.context_file = str(context.deliver(root, delivery))
     report.results, report.usable, report.case, report.delivery = len(resp.results), usable_count, delivery.case, delivery.to_dict()
+    report.ranked = [ranked(r) for r in resp.results[:RANKED_KEPT]]
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def ranked(result: context.Hit) -> dict:
+    """One ranked result as the uptake record keeps it: path, line range and unit name, no text."""
+    return {"path": str(result.path), "start": int(result.start_line), "end": int(result.end_line), "name": str(getattr(result, "qualified_name", "") or "")}
 
 
 def usable(resp: pipeline.SearchResponse, floor: float) -> int:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from paqad import config, hooklog, workspace
 from paqad.channel import paths
 from paqad.delivery import context
+from paqad.hooks import uptake
 from paqad.hooks.hosts import base, claude, cline, codex, copilot, cursor, droid, gemini, kiro, opencode, orientation, qwen, turns
 
 if TYPE_CHECKING:
@@ -143,9 +144,24 @@ def _answer(root: Path, cfg: config.Config, host: base.AgentHost, event: base.Ev
     if cfg.rag_serve and "no-runtime-dir" in door.note:
         _note_refused_runtime(root)
     last = context.last_delivery(root) if answer.text else None
+    shown = turns.end_marked(answer.text)
+    if last is not None:
+        _record_uptake(root, host, event, str(answer.status), last, shown, answer.ranked)
     if last is not None and answer.status == "live":
         _mark_delivered(root, host, event, last.generated_at)  # a later tool use must not repeat it
-    return host.render(turns.end_marked(answer.text), event)
+    return host.render(shown, event)
+
+
+def _record_uptake(
+    root: Path, host: base.AgentHost, event: base.Event, status: str, last: context.Delivery, text: str | None, ranked: list[dict] | None,
+) -> None:
+    """The uptake record's line for what this event delivered (:mod:`paqad.hooks.uptake`): paths,
+    lines and counts, read by ``paqad report`` with the transcript it names; never the prompt."""
+    uptake.record(root, {
+        "host": host.NAME, "event": event.kind, "session": event.session_id[: uptake.ID_MAX], "turn": event.turn[: uptake.ID_MAX],
+        "status": status, "case": str(last.case), "transcript": event.transcript, "offset": uptake.transcript_size(event.transcript),
+        "tokens": uptake.tokens(text), "delivered": uptake.spans(last.passages), "ranked": ranked,
+    })
 
 
 def _log(root: Path, host: base.AgentHost, event: base.Event, status: str, started: float, detail: str, door: Door) -> None:
@@ -228,7 +244,9 @@ def _handover(root: Path, host: base.AgentHost, event: base.Event) -> str | None
     last = _this_sessions_delivery(root, host, event)
     if last is None or not _mark_delivered(root, host, event, last.generated_at):
         return None
-    return turns.end_marked(context.render_for_hook(last, host.LIMIT))
+    text = turns.end_marked(context.render_for_hook(last, host.LIMIT))
+    _record_uptake(root, host, event, "handover", last, text, None)
+    return text
 
 
 def _mark_delivered(root: Path, host: base.AgentHost, event: base.Event, generated_at: float, who: str = "") -> bool:

@@ -47,6 +47,8 @@ class Event:
     can_deliver: bool = True  # False: this host version ignores context on this event (record, deliver later)
     files: list[str] = field(default_factory=list)  # kind "file-changed": the paths the host says it wrote
     agent: str = ""  # kind "subagent-start": the subagent's id (each gets its parent's context once)
+    transcript: str = ""  # the session transcript the host names (``transcript_path``): ``paqad report`` reads it
+    turn: str = ""  # the host's id of this turn, where it sends one (Codex ``turn_id``, Cursor ``generation_id``)
 
 
 @dataclass(frozen=True)
@@ -422,7 +424,10 @@ def hook_specific_event(host: str, kinds: dict[str, str], stdin: str, hint: str,
     name = str(data.get("hook_event_name") or data.get("hookEventName") or ("SessionStart" if hint == "session-start" else prompt_event))
     prompt = text_or_none(data.get("prompt"))
     session = str(data.get("session_id") or data.get("sessionId") or "")
-    return Event(host, kinds.get(name, "other"), prompt, session, text_or_none(data.get("cwd")), name, machine_reason(data, prompt))
+    event = Event(host, kinds.get(name, "other"), prompt, session, text_or_none(data.get("cwd")), name, machine_reason(data, prompt))
+    event.transcript = str(data.get("transcript_path") or data.get("transcriptPath") or "")
+    event.turn = str(data.get("turn_id") or data.get("generation_id") or "")
+    return event
 
 
 def hook_specific_output(context: str | None, event: Event, prompt_event: str, limit: int) -> str:

@@ -1,0 +1,198 @@
+"""The uptake record and ``paqad report``, driven the way hosts drive paqad: the installed prompt
+hook fed the recorded JSON of each host, with a real session transcript file, in a real git
+repository; then ``paqad report --json`` as a user runs it.
+
+The transcript lines are written the way Claude Code 2.1 writes them (an ``assistant`` entry with
+a ``tool_use`` block, a ``user`` entry with its ``tool_result``): what the agent read, searched
+and edited after the delivery, and the report must count exactly that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from paqad import workspace
+from paqad.hooks import transcript, uptake
+from testing.hosts import host_json, run_host
+from testing.repos import Repo
+
+PROMPT = "how do we reconcile the quarterly ledger"
+LEDGER = '''\
+"""Quarter-end bookkeeping."""
+
+
+def reconcile_quarterly_ledger(entries: list[dict]) -> list[dict]:
+    """Match each invoice against its bank transfer at quarter end and return the unmatched ones."""
+    return [entry for entry in entries if not entry.get("matched")]
+
+
+def quarterly_ledger_totals(entries: list[dict]) -> float:
+    """The sum of the quarterly ledger's entries."""
+    return sum(entry["amount"] for entry in entries)
+'''
+TAX = '''\
+"""Sales tax."""
+
+
+def vat_for(amount: float) -> float:
+    """Value added tax on an amount at the standard rate."""
+    return amount * 0.2
+'''
+
+
+@pytest.fixture
+def books(repo: Repo, paqad_cli) -> Repo:
+    repo.write("books/ledger.py", LEDGER)
+    repo.write("books/tax.py", TAX)
+    repo.write("notes/unrelated.txt", "shopping list\n")
+    repo.commit("books")
+    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
+    done = paqad_cli("hooks", "install", "--agents", "claude,codex,qwen,droid,copilot", "--json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    return repo
+
+
+def tool_use(call_id: str, name: str, arguments: dict) -> str:
+    """One Claude Code transcript line: the assistant asks for one tool."""
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+    return json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [block]}, "uuid": call_id}) + "\n"
+
+
+def tool_result(call_id: str, text: str) -> str:
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": text}
+    return json.dumps({"type": "user", "message": {"role": "user", "content": [block]}}) + "\n"
+
+
+def prompt(root: Path, host: str, text: str, log: Path | str, session_id: str = "s-1") -> str:
+    """Run ``host``'s installed prompt hook with its recorded JSON naming ``log`` as the transcript; its stdout."""
+    data = host_json(host, "prompt", cwd=root, prompt=text, session_id=session_id)
+    data["transcript_path"] = str(log)
+    done = run_host(root, host, stdin=json.dumps(data))
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def records(root: Path) -> list[dict]:
+    return [json.loads(line) for line in uptake.path(root).read_text(encoding="utf-8").splitlines()]
+
+
+def report(paqad_cli, root: Path, *args: str) -> dict:
+    done = paqad_cli("report", "--json", *args, cwd=root)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_each_delivery_is_recorded_with_paths_lines_and_counts_and_no_prompt_text(books, tmp_path):
+    log = tmp_path / "session.jsonl"
+    log.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": "earlier"}}) + "\n", encoding="utf-8")
+    size = log.stat().st_size
+    out = prompt(books.root, "claude", PROMPT, log, session_id="s-7")
+    assert "books/ledger.py:L" in out, out
+    [row] = records(books.root)
+    assert (row["host"], row["session"], row["status"], row["transcript"], row["offset"]) == ("claude", "s-7", "live", str(log), size)
+    assert row["tokens"] == -(-len(json.loads(out)["hookSpecificOutput"]["additionalContext"]) // 4)
+    assert {"path": "books/ledger.py", "start": 4, "end": 6, "name": "reconcile_quarterly_ledger"} in row["delivered"]
+    assert row["ranked"] and all(set(r) == {"path", "start", "end", "name"} for r in row["ranked"]) and len(row["ranked"]) <= 10
+    text = uptake.path(books.root).read_text(encoding="utf-8")
+    assert PROMPT not in text and "Match each invoice" not in text  # counts and paths: no prompt, no code
+    assert uptake.path(books.root).parent == workspace.logs_dir(books.root)
+    assert os.stat(uptake.path(books.root)).st_mode & 0o077 == 0
+
+
+def scripted_turn(root: Path) -> str:
+    """What the agent does after the ledger delivery: read the delivered file (lines 1-8), grep for
+    the delivered unit, grep for another name and open the file it found (ranked, not delivered),
+    open a file paqad never ranked, edit the delivered file; plus two lines no parser knows."""
+    ledger, tax, notes = (str(root / p) for p in ("books/ledger.py", "books/tax.py", "notes/unrelated.txt"))
+    return "".join([
+        tool_use("t1", "Read", {"file_path": ledger, "offset": 1, "limit": 8}), tool_result("t1", "(file text)"),
+        tool_use("t2", "Grep", {"pattern": "reconcile_quarterly", "path": str(root)}), tool_result("t2", f"Found 1 file\n{ledger}"),
+        "not json at all\n", '{"type": "assistant", "message": {"content": [{"type": "tool_use"\n',
+        tool_use("t3", "Grep", {"pattern": "def vat_", "output_mode": "files_with_matches"}), tool_result("t3", f"Found 1 file\n{tax}"),
+        tool_use("t4", "Read", {"file_path": tax}), tool_result("t4", "(file text)"),
+        tool_use("t5", "Read", {"file_path": notes}), tool_result("t5", "(file text)"),
+        tool_use("t6", "Edit", {"file_path": ledger, "old_string": "a", "new_string": "b"}), tool_result("t6", "ok"),
+        tool_use("t7", "Read", {"file_path": "/etc/hostname"}), tool_result("t7", "outside the work tree: not counted"),
+    ])
+
+
+def test_report_counts_what_the_agent_did_in_each_turn(books, paqad_cli, tmp_path):
+    log = tmp_path / "session.jsonl"
+    log.write_text("", encoding="utf-8")
+    assert "books/ledger.py:L4-6" in prompt(books.root, "claude", PROMPT, log)
+    with log.open("a", encoding="utf-8") as out:
+        out.write(scripted_turn(books.root))
+    assert "books/tax.py:L" in prompt(books.root, "claude", "what does vat_for compute on an amount", log)
+    with log.open("a", encoding="utf-8") as out:  # the second turn: the agent answers without a tool
+        out.write(json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": "done"}]}}) + "\n")
+    data = report(paqad_cli, books.root)
+    claude = data["hosts"]["claude"]
+    assert (claude["deliveries"], claude["measured"], claude["passages"]) == (2, 2, 2), claude
+    assert (claude["used"], claude["opened"], claude["searched"], claude["edited"]) == (1, 1, 1, 1), claude
+    assert claude["share_used"] == 0.5
+    assert (claude["missed_ranked"], claude["missed_unranked"]) == (1, 1), claude
+    assert claude["prompts"]["live"] == 2 and claude["prompts"]["stale"] == 0
+    rows = records(books.root)
+    assert claude["tokens"] == sum(r["tokens"] for r in rows) > 0
+    assert report(paqad_cli, books.root, "--last", "1")["hosts"]["claude"]["used"] == 0  # only the second turn
+    text = paqad_cli("report", cwd=books.root)
+    assert text.returncode == 0 and "used: 1 of 2 passages (50%)" in text.stdout and "1 ranked but not delivered, 1 not ranked" in text.stdout, text.stdout
+
+
+def test_a_transcript_paqad_cannot_read_is_a_note_never_a_failure(books, paqad_cli, tmp_path):
+    folder = tmp_path / "a-folder.jsonl"
+    folder.mkdir()
+    prompt(books.root, "claude", PROMPT, folder)  # a folder where the transcript should be
+    prompt(books.root, "claude", "what does vat_for compute on an amount", tmp_path / "missing.jsonl")
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"")
+    out = prompt(books.root, "codex", "where is the quarterly ledger total computed", binary)
+    assert "books/ledger.py" in out
+    binary.write_bytes(os.urandom(50_000) + b"\n{\n" * 1000)
+    data = report(paqad_cli, books.root)
+    claude, codex = data["hosts"]["claude"], data["hosts"]["codex"]
+    assert (claude["deliveries"], claude["measured"]) == (2, 0) and len(claude["notes"]) == 2, claude
+    assert any("unreadable" in n for n in claude["notes"]) and any("did not exist" in n for n in claude["notes"]), claude["notes"]
+    assert (codex["deliveries"], codex["measured"], codex["used"]) == (1, 1, 0), codex  # garbage lines: skipped, nothing counted
+
+
+def test_a_huge_transcript_line_is_skipped_and_reading_is_capped(tmp_path):
+    log = tmp_path / "t.jsonl"
+    with log.open("w", encoding="utf-8") as out:
+        out.write(json.dumps({"blob": "x" * (transcript.MAX_LINE + 10)}) + "\n")
+        out.write(tool_use("t1", "Read", {"file_path": "/r/books/ledger.py"}))
+    turn = transcript.read_turn(str(log), 0, None)
+    assert turn.note == "" and turn.skipped == 1 and [(a.kind, a.path) for a in turn.actions] == [("read", "/r/books/ledger.py")]
+    assert transcript.read_turn(str(log), 0, 100).actions == []  # the turn's end bounds what is read
+    assert "shorter" in transcript.read_turn(str(log), 10**9, None).note
+    assert transcript.read_turn("relative.jsonl", 0, None).note == "the host named no transcript"
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # Codex 0.171 rollout: a response_item whose payload is a function_call with JSON arguments.
+    ({"type": "response_item", "payload": {"type": "function_call", "name": "shell", "call_id": "c1",
+      "arguments": json.dumps({"command": ["bash", "-lc", "sed -n '3,9p' books/ledger.py && rg -n vat_for books"]})}},
+     [("read", "books/ledger.py", 3, 9, ""), ("search", "books", None, None, "vat_for")]),
+    # Gemini CLI and Qwen Code: a functionCall part with args.
+    ({"type": "gemini", "message": {"parts": [{"functionCall": {"name": "read_file", "args": {"absolute_path": "/r/books/tax.py", "offset": 2, "limit": 3}}}]}},
+     [("read", "/r/books/tax.py", 2, 4, "")]),
+    ({"parts": [{"functionCall": {"name": "search_file_content", "args": {"pattern": "ledger"}}}]}, [("search", "", None, None, "ledger")]),
+    # Codex apply_patch, and shell edits.
+    ({"type": "function_call", "name": "apply_patch", "arguments": json.dumps({"input": "*** Begin Patch\n*** Update File: books/tax.py\n@@\n"})},
+     [("edit", "books/tax.py", None, None, "")]),
+    ({"type": "tool_use", "id": "x", "name": "Bash", "input": {"command": "cat books/tax.py | head -5 > out.txt"}},
+     [("read", "books/tax.py", None, None, ""), ("edit", "out.txt", None, None, "")]),
+    # paqad's own MCP tools (mcp__paqad__open) and an unknown tool.
+    ({"type": "tool_use", "id": "y", "name": "mcp__paqad__open", "input": {"path": "books/ledger.py", "start_line": 4, "end_line": 6}},
+     [("read", "books/ledger.py", 4, 6, "")]),
+    ({"type": "tool_use", "id": "z", "name": "WebFetch", "input": {"url": "https://example.com"}}, []),
+])
+def test_tool_calls_are_read_in_each_hosts_shape(tmp_path, line, expected):
+    log = tmp_path / "t.jsonl"
+    log.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    turn = transcript.read_turn(str(log), 0, None)
+    assert [(a.kind, a.path, a.start, a.end, a.pattern) for a in turn.actions] == expected
