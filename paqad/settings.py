@@ -132,6 +132,10 @@ class Settings:
     rag_base_branch: str = setting("auto", "Base branch for the working set and drift (auto: main, then master).")
     rag_max_unit_lines: int = setting(150, "Units longer than this are split into overlapping parts.", low=20, high=5000)
     rag_source_chars: int = setting(1200, "Characters of source per result in search output.", low=0, high=100000)
+    rag_last_changed: bool = setting(
+        False,
+        "Add to each delivered passage (prompt hook, `rag search`, MCP and the JSON-lines `search`) one line naming the last commit that touched its lines: `last changed in 3f2a1c9 (2024-05-02): subject`. Needs the commit history (`paqad rag history` builds it; add `history-update` to .paqad/hooks.yaml to keep it at HEAD); said only while that history is at HEAD. Off: no figure shows it helps yet.",
+    )
     rag_embedding_base_url: str = setting(
         "",
         "Base URL of the embedding API (openai-compatible: required, e.g. http://localhost:11434/v1; openai/voyageai: empty = the service's own). https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",

@@ -76,6 +76,8 @@ def _passage(r: dict) -> dict:
         p["repository"] = r["repository"]
     if r.get("low_confidence"):
         p["low_confidence"] = True
+    if r.get("last_changed"):  # rag_last_changed (off by default)
+        p["last_changed"] = r["last_changed"]
     if r.get("source") is not None:
         p["source"] = r["source"]
         if r.get("source_truncated"):
@@ -143,6 +145,7 @@ def _search_text(c: dict) -> str:
         flags = ", low confidence" if p.get("low_confidence") else ""
         where = f"[{p['repository']}] " if p.get("repository") else ""
         title = f"## {where}{path}:{p['lines'][0]}-{p['lines'][1]} {name} ({p['kind']}, score {p['score']:.2f}{flags})"
+        title += f"\n{p['last_changed']}" if p.get("last_changed") else ""
         if "source" in p:
             body = p["source"].rstrip("\n") + ("\n…" if p.get("truncated") else "")
             f = fence(body)
@@ -192,6 +195,7 @@ _PASSAGE: JSONObject = {
         "id": {"type": "string", "description": "unit id, path::qualified_name"}, "lines": _LINES, "kind": {"type": "string"},
         "score": {"type": "number"}, "source": {"type": "string"}, "truncated": {"type": "boolean"}, "low_confidence": {"type": "boolean"},
         "repository": {"type": "string", "description": "workspace search: the repository the passage is in"},
+        "last_changed": {"type": "string", "description": "rag_last_changed: the last commit that touched these lines"},
     },
 }
 _SEARCH_PROPS: JSONObject = {

@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import filelock
 
@@ -174,15 +174,24 @@ def op_search(s: Session, query: str, top_n: int | None, budget: int, source_cha
     if scope == "workspace":  # this repository and the members of `paqad workspace list`
         return across.search(s.root, query, top_n=top_n, gate=gate, budget_chars=budget).to_dict()
     fresh = _freshness(s)
-    return {**pipeline.run(s.index(), request).to_dict(), "freshness": fresh}
+    return _last_changed(s, {**pipeline.run(s.index(), request).to_dict(), "freshness": fresh})
 
 
 def op_research(s: Session, query: str, top_n: int | None, budget: int, source_chars: int | None, hops: int, per_hop: int) -> JSONObject:
     request = _request(s, query, top_n, budget, source_chars)
     fresh = _freshness(s)
     index = s.index()
-    answer = {**pipeline.run(index, request).to_dict(), "freshness": fresh}
+    answer = _last_changed(s, {**pipeline.run(index, request).to_dict(), "freshness": fresh})
     return research_mod.expand(index, answer, hops, per_hop)
+
+
+def _last_changed(s: Session, answer: dict[str, Any]) -> dict[str, Any]:
+    """``rag_last_changed`` (off by default): each result gets the last commit that touched its lines."""
+    if s.config().rag_last_changed:
+        from paqad.history import lastchanged  # lazy: only with the setting on
+
+        lastchanged.annotate(s.root, answer["results"])
+    return answer
 
 
 def _freshness(s: Session) -> freshness.Stamped:

@@ -291,13 +291,18 @@ def rag_search(
         return
     resp = _run_query(app, query, top_n, budget, True, rerank)
     expansions = _expand(app.root(), resp, hops, graph_budget) if with_graph else None
+    data = resp.to_dict()
+    if app.config().rag_last_changed:  # off by default: the last commit that touched each result's lines
+        from paqad.history import lastchanged  # lazy: only with the setting on
+
+        lastchanged.annotate(app.root(), data["results"])
     if as_json:
-        data = resp.to_dict()
         if expansions is not None:
             data["expansions"] = expansions
         emit_json(data)
     else:
-        text = render.search_text(resp, words=_evidence_words(app.root(), query), shown=show)
+        notes = {r["id"]: r["last_changed"] for r in data["results"] if r.get("last_changed")}
+        text = render.search_text(resp, words=_evidence_words(app.root(), query), shown=show, notes=notes)
         click.echo(text + ("\n" + render.expansions_text(expansions) if expansions is not None else ""), color=render.color())
 
 

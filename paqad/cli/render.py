@@ -30,12 +30,14 @@ def color() -> bool | None:
     return False if os.environ.get("NO_COLOR") else None
 
 
-def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str] | None = None, shown: int | None = None) -> str:
+def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str] | None = None, shown: int | None = None,
+                notes: dict[str, str] | None = None) -> str:
     """``rag search`` / ``rag probe`` for people: at most ``shown`` results; ``matched`` as the
     query's own words (``words``: term -> word, from ``lexical.evidence_words``) without the
     common ones, or every stem with its field when ``words`` is None (``probe``). A stale index
-    adds its freshness line (``--json`` always has the ``freshness`` object)."""
-    text = _results_text(resp, probe, words, shown)
+    adds its freshness line (``--json`` always has the ``freshness`` object). ``notes``: a line to
+    print under a result, by its id (``rag_last_changed``: the last commit that touched it)."""
+    text = _results_text(resp, probe, words, shown, notes or {})
     fresh = resp.freshness
     if fresh and fresh.get("stale"):
         from paqad.delivery import freshness  # lazy: 92 modules, only for a stale search's line
@@ -45,7 +47,7 @@ def search_text(resp: SearchResponse, probe: bool = False, words: dict[str, str]
     return text
 
 
-def _results_text(resp: SearchResponse, probe: bool, words: dict[str, str] | None, shown: int | None) -> str:
+def _results_text(resp: SearchResponse, probe: bool, words: dict[str, str] | None, shown: int | None, notes: dict[str, str]) -> str:
     if not resp.answered and resp.diagnosis:
         return _refusal_text(resp.diagnosis)
     if not resp.results:
@@ -58,6 +60,8 @@ def _results_text(resp: SearchResponse, probe: bool, words: dict[str, str] | Non
         where = f"[{escape(r.repository)}] " if r.repository else ""  # a workspace search names the member
         head = click.style(f"{n}. {where}{escape(r.path)}:{r.start_line}-{r.end_line}", bold=True)
         lines.append(f"{head}  {escape(r.qualified_name or r.name)}  ({r.kind}, score {r.score:.2f}{', low confidence' if r.low_confidence else ''})")
+        if r.id in notes:
+            lines.append(f"   {notes[r.id]}")
         if r.signature and (probe or not r.source):  # else the preview's first line is the signature
             lines.append(f"   {escape(r.signature)}")
         matched = _matched(r, words)

@@ -104,6 +104,7 @@ class Passage:
     text: str | None = None
     truncated: bool = False
     name: str = ""  # the unit's qualified name: what a pointer says is there
+    last_changed: str = ""  # "last changed in 3f2a1c9 (date): subject" (rag_last_changed; paqad.history.lastchanged)
 
     @property
     def span(self) -> str:
@@ -157,6 +158,15 @@ def select(root: Path, query: str, results: Iterable[Hit], threshold: float, flo
     if not out.passages:
         out.case = DeliveryCase.DARK
     return out
+
+
+def add_last_changed(root: Path, delivery: Delivery) -> None:
+    """Give each passage with code the last commit that touched its lines (``rag_last_changed``)."""
+    from paqad.history import lastchanged  # lazy: only when the setting is on
+
+    shown = [p for p in delivery.passages if p.text is not None]
+    for passage, line in zip(shown, lastchanged.for_spans(root, [(p.path, p.start_line, p.end_line) for p in shown]), strict=True):
+        passage.last_changed = line
 
 
 def _live(root: Path, results: list[Hit], limit: int, bodies: bool) -> list[Passage]:
@@ -225,7 +235,8 @@ def render_body(delivery: Delivery, max_passages: int | None = None) -> str:
     for p in (q for q in shown if q.text is not None):
         cut = " (truncated)" if p.truncated else ""
         body, fence = (p.text or "").rstrip(), _fence(p.text or "")
-        parts.append(f"### {p.span} ({label}score {p.score:.2f}){cut}\n{fence}\n{body}\n{fence}")
+        note = f"{p.last_changed}\n" if p.last_changed else ""
+        parts.append(f"### {p.span} ({label}score {p.score:.2f}){cut}\n{note}{fence}\n{body}\n{fence}")
     pointers = [p for p in shown if p.text is None]
     if pointers:
         parts.append(f"{len(pointers)} {'more ' if len(pointers) < len(shown) else ''}places match strongly; open the ones that fit:")

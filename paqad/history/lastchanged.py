@@ -64,3 +64,11 @@ def _hunks(con: sqlite3.Connection, store_path: str, tip: str, rel: str) -> list
     while len(_files) > CACHED_FILES:
         _files.popitem(last=False)
     return got
+
+
+def annotate(root: Path, results: list[dict]) -> None:
+    """Set ``last_changed`` on each result dict of this repository (``path``, ``start_line``, ``end_line``)."""
+    mine = [r for r in results if not r.get("repository")]  # a workspace member's result is another history's
+    said = for_spans(root, [(str(r["path"]), int(r["start_line"]), int(r["end_line"])) for r in mine])
+    for result, line in zip(mine, said, strict=True):
+        result["last_changed"] = line

@@ -160,6 +160,18 @@ def _attach_files(con: sqlite3.Connection, commits: list[StoredCommit]) -> None:
         by_cid[int(cid)].hunks[path] = _unpack(blob)
 
 
+def commits_by_sha(con: sqlite3.Connection, shas: list[str]) -> list[StoredCommit]:
+    """The stored commits among ``shas``, in that order, with their hunks."""
+    found: list[StoredCommit] = []
+    for i in range(0, len(shas), 500):
+        chunk = shas[i:i + 500]
+        found += [StoredCommit(int(r[0]), r[1], int(r[2]), r[3], r[4]) for r in con.execute(
+            f"SELECT cid, sha, date, subject, body FROM commits WHERE sha IN ({','.join('?' * len(chunk))})", chunk)]
+    _attach_files(con, found)
+    place = {sha: n for n, sha in enumerate(shas)}
+    return sorted(found, key=lambda c: place[c.sha])
+
+
 def file_hunks(con: sqlite3.Connection, path: str, newer_than: int = 0) -> list[tuple[int, list[Hunk]]]:
     """``(cid, hunks)`` of every commit stored with hunks in ``path`` (after commit ``newer_than``), newest first."""
     rows = con.execute("SELECT t.cid, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid WHERE p.path = ? AND t.cid > ?"
