@@ -58,7 +58,7 @@ from typing import Any
 import pytest
 
 from paqad.delivery import refresh
-from paqad.hooks import runner
+from paqad.hooks import runner, uptake
 from testing import host_clis
 from testing.env import BIN
 from testing.fake_model import FakeModel, Request
@@ -454,3 +454,50 @@ def test_opencode_hands_this_prompts_context_to_the_model(books, paqad_cli, mode
     )
     assert_context_reached_the_model(model, "opencode", done)
     assert '"text":"Noted."' in done.stdout
+
+
+# ---- uptake: what the agent did with the context, read back by `paqad report` (issue 35) --------
+
+
+def uptake_script(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The agent's moves after the context arrives: open the delivered file, grep for the delivered
+    unit, grep for another name and open the file it finds (ranked, not delivered), open a file paqad
+    did not rank, edit the delivered file."""
+    return [
+        ("Read", {"file_path": str(root / "books/ledger.py")}),
+        ("Grep", {"pattern": "reconcile_quarterly_ledger", "path": str(root), "output_mode": "files_with_matches"}),
+        ("Grep", {"pattern": "vat_for", "path": str(root), "output_mode": "files_with_matches"}),
+        ("Read", {"file_path": str(root / "books/tax.py")}),
+        ("Read", {"file_path": str(root / "README.md")}),
+        ("Edit", {"file_path": str(root / "books/ledger.py"), "old_string": "return the unmatched ones.", "new_string": "return the ones left unmatched."}),
+    ]
+
+
+def test_paqad_report_counts_what_claude_code_did_with_the_context(books, paqad_cli, monkeypatch):
+    # Claude Code 2.1.332 names its session transcript in every hook's input; the fake model plays
+    # six tool calls after the block arrives, and `paqad report` must count exactly those.
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")  # the counts, not the budget, are under test (a loaded CI machine)
+    install(books, paqad_cli, "claude")
+    server = FakeModel(script=uptake_script(books.root)).start()
+    try:
+        done = run_cli(
+            books, "claude", ["-p", PROMPT, "--output-format", "json", "--allowedTools", "Read,Grep,Glob,Edit"],
+            ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="sk-ant-fake", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+        )
+        why = f"exit {done.returncode}; played {len(server.played)}; requests: {server.summary()}; stderr: {done.stderr[-1500:]}"
+        assert done.returncode == 0 and len(server.played) == 6, why
+    finally:
+        server.stop()
+    assert "return the ones left unmatched." in (books.root / "books/ledger.py").read_text(encoding="utf-8"), why  # the Edit ran
+    rows = [json.loads(line) for line in uptake.path(books.root).read_text(encoding="utf-8").splitlines()]
+    turn = rows[-1]  # rows[0] is install()'s earlier prompt, with a transcript path that does not exist
+    assert turn["transcript"] and Path(turn["transcript"]).is_file() and turn["offset"] >= 0, turn
+    ranked = {r["path"] for r in turn["ranked"]}
+    assert [p["path"] for p in turn["delivered"]] == ["books/ledger.py"] and "books/tax.py" in ranked and "README.md" not in ranked, turn
+    data = json.loads(paqad_cli("report", "--json", cwd=books.root).stdout)
+    claude = data["hosts"]["claude"]
+    assert (claude["deliveries"], claude["measured"], claude["passages_measured"]) == (2, 1, 1), claude
+    assert (claude["used"], claude["opened"], claude["searched"], claude["edited"], claude["share_used"]) == (1, 1, 1, 1, 1.0), claude
+    assert (claude["missed_ranked"], claude["missed_unranked"]) == (1, 1), claude
+    assert claude["prompts"]["live"] == 2 and claude["tokens"] == sum(r["tokens"] for r in rows), claude

@@ -45,7 +45,8 @@ def vat_for(amount: float) -> float:
 
 
 @pytest.fixture
-def books(repo: Repo, paqad_cli) -> Repo:
+def books(repo: Repo, paqad_cli, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")  # a loaded machine must not turn a delivery into "over budget"
     repo.write("books/ledger.py", LEDGER)
     repo.write("books/tax.py", TAX)
     repo.write("notes/unrelated.txt", "shopping list\n")
@@ -80,8 +81,8 @@ def records(root: Path) -> list[dict]:
     return [json.loads(line) for line in uptake.path(root).read_text(encoding="utf-8").splitlines()]
 
 
-def report(paqad_cli, root: Path, *args: str) -> dict:
-    done = paqad_cli("report", "--json", *args, cwd=root)
+def report(paqad_cli, root: Path, *args: str, env: dict[str, str] | None = None) -> dict:
+    done = paqad_cli("report", "--json", *args, cwd=root, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -156,7 +157,8 @@ def test_a_transcript_paqad_cannot_read_is_a_note_never_a_failure(books, paqad_c
     data = report(paqad_cli, books.root)
     claude, codex = data["hosts"]["claude"], data["hosts"]["codex"]
     assert (claude["deliveries"], claude["measured"]) == (2, 0) and len(claude["notes"]) == 2, claude
-    assert any("unreadable" in n for n in claude["notes"]) and any("did not exist" in n for n in claude["notes"]), claude["notes"]
+    assert any("unreadable (Is a directory)" in n for n in claude["notes"]), claude["notes"]
+    assert any("unreadable (No such file or directory)" in n for n in claude["notes"]), claude["notes"]  # never created
     assert (codex["deliveries"], codex["measured"], codex["used"]) == (1, 1, 0), codex  # garbage lines: skipped, nothing counted
 
 
@@ -196,3 +198,49 @@ def test_tool_calls_are_read_in_each_hosts_shape(tmp_path, line, expected):
     log.write_text(json.dumps(line) + "\n", encoding="utf-8")
     turn = transcript.read_turn(str(log), 0, None)
     assert [(a.kind, a.path, a.start, a.end, a.pattern) for a in turn.actions] == expected
+
+
+# ---- repository content is untrusted: a planted record does nothing ---------------------------------
+
+PLANTED = json.dumps({"host": "claude", "status": "live", "tokens": 999_999, "transcript": "/etc/passwd", "offset": 0,
+                      "delivered": [{"path": "books/ledger.py", "start": 1, "end": 9, "name": "x"}], "ranked": []}) + "\n"
+
+
+def test_a_symlink_where_the_record_lives_is_never_written_through_nor_read(books, paqad_cli, tmp_path):
+    victim = tmp_path / "bashrc"
+    victim.write_text("# the victim's own file\n", encoding="utf-8")
+    record = uptake.path(books.root)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.symlink_to(victim)
+    assert "books/ledger.py:L" in prompt(books.root, "claude", PROMPT, tmp_path / "t.jsonl")
+    assert victim.read_text(encoding="utf-8") == "# the victim's own file\n"  # nothing appended through the link
+    victim.write_text(PLANTED, encoding="utf-8")
+    data = report(paqad_cli, books.root)
+    assert data["deliveries"] == 0 and "claude" not in data["hosts"] or data["hosts"]["claude"]["deliveries"] == 0, data
+    assert "a symlink; ignored" in data["note"], data
+
+
+def test_a_force_committed_record_in_the_repository_counts_nothing(books, paqad_cli, tmp_path):
+    for rel in (".paqad/logs/uptake.jsonl", ".paqad/state/uptake.jsonl", ".paqad/uptake.jsonl"):
+        books.write(rel, PLANTED)
+    books.git("add", "-f", ".paqad")
+    books.commit("a record of deliveries that never happened")
+    data = report(paqad_cli, books.root)
+    assert data["deliveries"] == 0 and data["hosts"] == {}, data
+    doctor = paqad_cli("doctor", cwd=books.root)
+    assert ".paqad/logs/uptake.jsonl is tracked by git" in doctor.stdout, doctor.stdout
+
+
+def test_a_record_git_tracks_is_ignored_even_in_the_per_developer_folder(books, paqad_cli, tmp_path):
+    """``PAQAD_DATA_DIR`` inside a work tree puts the per-developer folder where a commit can
+    reach: a record git tracks there may have come with a pull, and counts nothing."""
+    data_dir = books.root / "vendor" / "paqad-data"
+    env = {"PAQAD_DATA_DIR": str(data_dir)}
+    record = Path(uptake.path(books.root).as_posix().replace(str(workspace.local_dir(books.root)), os.path.join(str(data_dir), "trees") + os.path.realpath(books.root) + ".paqad"))
+    record.parent.mkdir(parents=True)
+    record.write_text(PLANTED, encoding="utf-8")
+    assert report(paqad_cli, books.root, env=env)["deliveries"] == 1  # untracked: the developer's own
+    books.git("add", "-f", str(record))
+    books.commit("vendored data")
+    data = report(paqad_cli, books.root, env=env)
+    assert data["deliveries"] == 0 and "tracked by git" in data["note"], data

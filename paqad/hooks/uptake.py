@@ -63,11 +63,15 @@ def tokens(text: str | None) -> int:
 
 
 def transcript_size(transcript: str) -> int:
-    """The transcript's size now (where this turn starts in it); -1 when there is none (one ``stat``)."""
+    """The transcript's size now, where this turn starts in it (one ``stat``): 0 when the file does
+    not exist yet (Claude Code 2.1 creates it after the first prompt's hook), -1 when the host
+    named none or it cannot be read."""
     if not transcript or not os.path.isabs(transcript):
         return -1
     try:
         return os.stat(transcript).st_size
+    except FileNotFoundError:
+        return 0
     except OSError:
         return -1
 

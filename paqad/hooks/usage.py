@@ -127,7 +127,7 @@ def measure(real_root: str, row: JSONObject, end: int | None) -> TurnUse:
     use = TurnUse(delivered=len(delivered))
     offset = _int(row.get("offset"), -1)
     if offset < 0:
-        use.note = "no transcript from this host" if not row.get("transcript") else "the transcript did not exist at the delivery"
+        use.note = "no transcript from this host" if not row.get("transcript") else "the transcript could not be read at the delivery"
         return use
     turn = transcript.read_turn(str(row.get("transcript")), offset, end)
     if turn.note:

@@ -11,7 +11,8 @@ in it. Nothing leaves the machine.
 Answered routes (anything else gets a 404 and is still recorded):
 
 - Anthropic Messages API, ``POST /v1/messages`` (https://docs.anthropic.com/en/api/messages),
-  a text reply or, once, a ``tool_use`` block (``FakeModel.tool_call``), streaming (``"stream": true``: the SSE events ``message_start``, ``content_block_start``,
+  a text reply, a ``tool_use`` block once (``FakeModel.tool_call``) or a scripted sequence of them
+  after paqad's context arrived (``FakeModel.script``), streaming (``"stream": true``: the SSE events ``message_start``, ``content_block_start``,
   ``content_block_delta``, ``content_block_stop``, ``message_delta``, ``message_stop``) and not;
   ``POST /v1/messages/count_tokens``.
 - OpenAI Responses API, ``POST /v1/responses`` (https://platform.openai.com/docs/api-reference/responses),
@@ -64,7 +65,14 @@ class FakeModel:
     #: Anthropic only: the first request that offers a tool of this name gets one call of it with
     #: this input instead of a text reply (how a test makes Claude Code start a subagent); once.
     tool_call: tuple[str, dict[str, Any]] | None = None
+    #: Anthropic only: a sequence of tool calls played in order once a request carries
+    #: ``script_after`` (paqad's block): each later request that offers the next call's tool gets
+    #: that call (what a test makes the agent do with the context); then text replies.
+    script: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    script_after: str = "Retrieved context (paqad)"
+    played: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _called: bool = False
+    _armed: bool = False
     _server: http.server.ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -90,9 +98,14 @@ class FakeModel:
             self.requests.append(request)
 
     def take_tool_call(self, body: dict) -> tuple[str, dict[str, Any]] | None:
-        """The tool call to answer ``body`` with, at most once per server (see ``tool_call``)."""
+        """The tool call to answer ``body`` with: the script's next (see ``script``), else
+        ``tool_call`` at most once per server."""
         offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
         with self._lock:
+            self._armed = self._armed or (bool(self.script) and self.script_after in json.dumps(body.get("messages") or []))
+            if self._armed and len(self.played) < len(self.script) and self.script[len(self.played)][0] in offered:
+                self.played.append(self.script[len(self.played)])
+                return self.played[-1]
             if self.tool_call is None or self._called or self.tool_call[0] not in offered:
                 return None
             self._called = True
@@ -224,7 +237,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         ])
 
     def _anthropic_tool_use(self, message: dict, name: str, arguments: dict[str, Any], stream: bool) -> None:
-        block = {"type": "tool_use", "id": "toolu_fake", "name": name, "input": arguments}
+        block = {"type": "tool_use", "id": f"toolu_fake_{len(self.model.played)}", "name": name, "input": arguments}
         if not stream:
             self._send_json({**message, "content": [block], "stop_reason": "tool_use"})
             return
