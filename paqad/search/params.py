@@ -81,6 +81,8 @@ KNOBS: dict[str, Knob] = {
     "shape.REPORT_VARIABLE_CALLS": Knob(False, "no calls on variables read from a report"),
     "shape.TOP_FILE_MIN_WORDS": Knob(100_000, "no query is a report"),
     "pipeline.DROP_CONTAINERS": Knob(False, _OFF),
+    "crosslingual.ENABLED": Knob(False, "a Chinese question searched as written"),
+    "crosslingual.USED_SENSE": Knob(False, "a Chinese word read in its first sense only"),
     # an issue text delivered files first (issue 32, item 5)
     "issues.ENABLED": Knob(False, "an issue text is delivered as any report"),
     "issues.MIN_LINES": Knob(100_000, "only traces, code blocks and report phrases make an issue"),

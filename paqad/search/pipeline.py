@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from paqad.index import status as status_mod
 from paqad.index.reader import Index
 from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
+from paqad.search import crosslingual, fusion, lexical, params, ranking, vector
 from paqad.search import evidence as evidence_mod
-from paqad.search import fusion, lexical, params, ranking, vector
 from paqad.search import issues as issues_mod
 from paqad.search import query as query_mod
 from paqad.search import rerank as rerank_mod
@@ -142,7 +142,11 @@ def run(index: Index, request: SearchRequest) -> SearchResponse:
     started = time.perf_counter()
     r = request
     with index.reading(), index.guard(), params.using(r.params):
-        return _search(index, r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline)
+        read = crosslingual.read_as(index, r.query)  # a Chinese question goes on in English
+        resp = _search(index, read or r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline)
+    if read is not None:
+        resp.query, resp.evidence["read_as"] = r.query, read  # what was asked, and how it was searched
+    return resp
 
 
 def _search(
