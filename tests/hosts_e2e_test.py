@@ -501,3 +501,92 @@ def test_paqad_report_counts_what_claude_code_did_with_the_context(books, paqad_
     assert (claude["used"], claude["opened"], claude["searched"], claude["edited"], claude["share_used"]) == (1, 1, 1, 1, 1.0), claude
     assert (claude["missed_ranked"], claude["missed_unranked"]) == (1, 1), claude
     assert claude["prompts"]["live"] == 2 and claude["tokens"] == sum(r["tokens"] for r in rows), claude
+
+
+def uptake_moves(root: Path, read: str, grep: str, edit: str, path_key: str = "file_path", dir_key: str = "path") -> list[tuple[str, dict[str, Any]]]:
+    """``uptake_script``'s six moves in the tool names a Gemini-family host offers."""
+    ledger, tax, readme = (str(root / p) for p in ("books/ledger.py", "books/tax.py", "README.md"))
+    return [
+        (read, {path_key: ledger}),
+        (grep, {"pattern": "reconcile_quarterly_ledger", dir_key: str(root)}),
+        (grep, {"pattern": "vat_for", dir_key: str(root)}),
+        (read, {path_key: tax}),
+        (read, {path_key: readme}),
+        (edit, {path_key: ledger, "old_string": "return the unmatched ones.", "new_string": "return the ones left unmatched."}),
+    ]
+
+
+def assert_uptake_counted(books: Repo, paqad_cli, host: str, server: FakeModel, done: subprocess.CompletedProcess[str], edited: bool = True) -> dict:
+    """The six moves were played and `paqad report` counts them: 1 of 1 passage used (opened,
+    searched for, edited), one ranked miss (tax.py, found by the grep), one unranked (README.md)."""
+    why = f"{host} exit {done.returncode}; played {len(server.played)}; requests: {server.summary()}; stderr: {done.stderr[-1500:]}"
+    assert len(server.played) == 6, why
+    rows = [json.loads(line) for line in uptake.path(books.root).read_text(encoding="utf-8").splitlines()]
+    turn = rows[-1]
+    assert turn["host"] == host and Path(turn["transcript"]).is_file(), (turn, why)
+    assert [p["path"] for p in turn["delivered"]] == ["books/ledger.py"] and "books/tax.py" in {r["path"] for r in turn["ranked"]}, turn
+    data = json.loads(paqad_cli("report", "--json", cwd=books.root).stdout)
+    counts = data["hosts"][host]
+    got = {k: counts[k] for k in ("measured", "passages_measured", "used", "opened", "searched", "edited", "missed_ranked", "missed_unranked")}
+    assert got == {"measured": 1, "passages_measured": 1, "used": 1, "opened": 1, "searched": 1, "edited": int(edited), "missed_ranked": 1, "missed_unranked": 1}, (got, why)
+    return counts
+
+
+def test_paqad_report_counts_what_qwen_code_did_with_the_context(books, paqad_cli, monkeypatch):
+    # Qwen Code 0.24.4: transcript_path names its chat JSONL; tool calls are Gemini-shaped parts.
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")
+    install(books, paqad_cli, "qwen")
+    settings = Path(os.environ["HOME"]) / ".qwen" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}, "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}), encoding="utf-8")
+    server = FakeModel(script=uptake_moves(books.root, "read_file", "grep_search", "edit")).start()
+    try:
+        done = run_cli(books, "qwen", [PROMPT, "--auth-type", "openai", "--openai-base-url", f"{server.url}/v1", "--openai-api-key", "fake", "-m", "fake-model", "--output-format", "json", "--yolo"])
+    finally:
+        server.stop()
+    assert_uptake_counted(books, paqad_cli, "qwen", server, done)
+
+
+def test_paqad_report_counts_what_gemini_cli_did_with_the_context(books, paqad_cli, monkeypatch):
+    # Gemini CLI 0.61.0: transcript_path names its session JSONL; read_file, grep_search; no edit
+    # tool offered in headless mode without approval, so the sixth move is a read.
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")
+    install(books, paqad_cli, "gemini")
+    settings = Path(os.environ["HOME"]) / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False}, "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }), encoding="utf-8")
+    moves = uptake_moves(books.root, "read_file", "grep_search", "replace", dir_key="dir_path")
+    server = FakeModel(script=[*moves[:5], ("read_file", {"file_path": str(books.root / "books/ledger.py"), "start_line": 4, "end_line": 6})]).start()
+    try:
+        done = run_cli(
+            books, "gemini", ["-p", PROMPT, "-m", "gemini-2.5-flash", "--output-format", "stream-json"],
+            GOOGLE_GEMINI_BASE_URL=server.url, GEMINI_API_KEY="fake", GEMINI_CLI_TRUST_WORKSPACE="true",
+        )
+    finally:
+        server.stop()
+    assert_uptake_counted(books, paqad_cli, "gemini", server, done, edited=False)
+
+
+def test_paqad_report_counts_what_codex_did_with_the_context(books, paqad_cli, monkeypatch):
+    # Codex 0.171.0: transcript_path names its rollout JSONL; every move is an exec_command.
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")
+    install(books, paqad_cli, "codex")
+    root = books.root
+    script = [
+        ("exec_command", {"cmd": "cat books/ledger.py"}),
+        ("exec_command", {"cmd": "grep -rn reconcile_quarterly_ledger ."}),
+        ("exec_command", {"cmd": "grep -rln vat_for ."}),
+        ("exec_command", {"cmd": f"sed -n '1,20p' {root / 'books/tax.py'}"}),
+        ("exec_command", {"cmd": "head -5 README.md"}),
+        ("exec_command", {"cmd": "sed -i 's/return the unmatched ones./return the ones left unmatched./' books/ledger.py"}),
+    ]
+    server = FakeModel(script=script).start()
+    try:
+        codex_home = codex_config(books, server)
+        done = run_cli(books, "codex", ["exec", "--dangerously-bypass-hook-trust", PROMPT], CODEX_HOME=str(codex_home), FAKE_MODEL_KEY="fake")
+    finally:
+        server.stop()
+    assert_uptake_counted(books, paqad_cli, "codex", server, done)

@@ -145,6 +145,10 @@ def _objects(node: Any, depth: int) -> Iterator[dict[str, Any]]:
 
 def _visit(node: dict[str, Any], calls: dict[str, Action], turn: Turn) -> None:
     """A tool call (three API shapes) becomes actions; a tool result fills its search's ``result``."""
+    response = node.get("functionResponse")
+    if isinstance(response, dict) and str(response.get("id") or "") in calls:  # Gemini, Qwen: {functionResponse: {id, response}}
+        calls[str(response.get("id"))].result = json.dumps(response.get("response"))[:RESULT_CHARS]
+        return
     result_id = node.get("tool_use_id") or (node.get("call_id") if node.get("type") == "function_call_output" else None)
     if isinstance(result_id, str) and result_id in calls:
         calls[result_id].result = _text(node.get("content", node.get("output")))[:RESULT_CHARS]
@@ -160,7 +164,7 @@ def _visit(node: dict[str, Any], calls: dict[str, Action], turn: Turn) -> None:
         name, args = "local_shell", node["action"]
     if not isinstance(name, str) or args is None:
         return
-    call_id = str(node.get("id") or node.get("call_id") or "")
+    call_id = str(node.get("call_id") or node.get("id") or "")
     for action in actions_of(name, args if isinstance(args, dict) else {"input": args}):
         action.call_id = call_id
         if call_id and action.kind == "search":

@@ -100,9 +100,9 @@ class FakeModel:
     def take_tool_call(self, body: dict) -> tuple[str, dict[str, Any]] | None:
         """The tool call to answer ``body`` with: the script's next (see ``script``), else
         ``tool_call`` at most once per server."""
-        offered = {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+        offered = _offered(body)
         with self._lock:
-            self._armed = self._armed or (bool(self.script) and self.script_after in json.dumps(body.get("messages") or []))
+            self._armed = self._armed or (bool(self.script) and self.script_after in json.dumps(body))
             if self._armed and len(self.played) < len(self.script) and self.script[len(self.played)][0] in offered:
                 self.played.append(self.script[len(self.played)])
                 return self.played[-1]
@@ -207,12 +207,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif path.endswith(":countTokens"):
             self._send_json({"totalTokens": max(1, len(request.body) // 4)})
         elif path.endswith(":generateContent"):
-            self._send_json(_gemini_chunk(True))
+            self._send_json(_gemini_chunk(True, self.model.take_tool_call(body)))
         elif path.endswith(":streamGenerateContent"):
+            chunk = _gemini_chunk(True, self.model.take_tool_call(body))
             if "alt=sse" in request.path:
-                self._send_sse([(None, _gemini_chunk(True))])
+                self._send_sse([(None, chunk)])
             else:
-                self._send_json([_gemini_chunk(True)])
+                self._send_json([chunk])
         else:
             self._send_json({"error": {"message": f"fake model: no route {path}"}}, 404)
 
@@ -253,6 +254,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _responses(self, body: dict) -> None:
         model = body.get("model") or "fake-model"
         created = int(time.time())
+        call = self.model.take_tool_call(body)
+        if call is not None:
+            self._responses_call(model, created, *call, stream=bool(body.get("stream")))
+            return
         item = {"id": "msg_fake", "type": "message", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": REPLY, "annotations": []}]}
         usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 2, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 12}
         done = {"id": "resp_fake", "object": "response", "created_at": created, "status": "completed", "model": model, "output": [item], "usage": usage}
@@ -274,10 +279,32 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             ("response.completed", {"type": "response.completed", "sequence_number": 8, "response": done}),
         ])
 
+    def _responses_call(self, model: str, created: int, name: str, arguments: dict[str, Any], stream: bool) -> None:
+        n = len(self.model.played)
+        item = {"id": f"fc_fake_{n}", "type": "function_call", "status": "completed", "call_id": f"call_fake_{n}", "name": name, "arguments": json.dumps(arguments)}
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 30}
+        done = {"id": f"resp_fake_{n}", "object": "response", "created_at": created, "status": "completed", "model": model, "output": [item], "usage": usage}
+        if not stream:
+            self._send_json(done)
+            return
+        started = {**done, "status": "in_progress", "output": [], "usage": None}
+        self._send_sse([
+            ("response.created", {"type": "response.created", "sequence_number": 0, "response": started}),
+            ("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": {**item, "status": "in_progress", "arguments": ""}}),
+            ("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta", "sequence_number": 2, "item_id": item["id"], "output_index": 0, "delta": item["arguments"]}),
+            ("response.function_call_arguments.done", {"type": "response.function_call_arguments.done", "sequence_number": 3, "item_id": item["id"], "output_index": 0, "arguments": item["arguments"]}),
+            ("response.output_item.done", {"type": "response.output_item.done", "sequence_number": 4, "output_index": 0, "item": item}),
+            ("response.completed", {"type": "response.completed", "sequence_number": 5, "response": done}),
+        ])
+
     def _chat(self, body: dict) -> None:
         model = body.get("model") or "fake-model"
         created = int(time.time())
         usage = {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+        call = self.model.take_tool_call(body)
+        if call is not None:
+            self._chat_call(model, created, usage, *call, stream=bool(body.get("stream")))
+            return
         if not body.get("stream"):
             choice = {"index": 0, "message": {"role": "assistant", "content": REPLY}, "finish_reason": "stop"}
             self._send_json({"id": "chatcmpl-fake", "object": "chat.completion", "created": created, "model": model, "choices": [choice], "usage": usage})
@@ -290,9 +317,41 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             (None, "[DONE]"),
         ])
 
+    def _chat_call(self, model: str, created: int, usage: dict, name: str, arguments: dict[str, Any], stream: bool) -> None:
+        call_id, text = f"call_fake_{len(self.model.played)}", json.dumps(arguments)
+        base = {"id": f"chatcmpl-fake-{len(self.model.played)}", "created": created, "model": model}
+        if not stream:
+            message = {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}]}
+            self._send_json({**base, "object": "chat.completion", "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}], "usage": usage})
+            return
+        self._send_sse(_chat_call_events({**base, "object": "chat.completion.chunk"}, call_id, name, text, usage))
 
-def _gemini_chunk(last: bool) -> dict:
-    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": REPLY}]}, "index": 0}
+
+def _chat_call_events(base: dict, call_id: str, name: str, arguments: str, usage: dict) -> list[tuple[str | None, Any]]:
+    start = {"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+    return [
+        (None, {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": None, "tool_calls": [start]}, "finish_reason": None}]}),
+        (None, {**base, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}, "finish_reason": None}]}),
+        (None, {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}], "usage": usage}),
+        (None, "[DONE]"),
+    ]
+
+
+def _offered(body: dict) -> set[str]:
+    """The tool names a request offers, in the three APIs' shapes (Anthropic and Responses: ``name``;
+    Chat Completions: ``function.name``; Gemini: ``functionDeclarations[].name``)."""
+    names: set[str] = set()
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        names.add(str(tool.get("name") or (tool.get("function") or {}).get("name") or ""))
+        names.update(str(d.get("name")) for d in tool.get("functionDeclarations") or [] if isinstance(d, dict))
+    return names - {""}
+
+
+def _gemini_chunk(last: bool, call: tuple[str, dict[str, Any]] | None = None) -> dict:
+    part: dict[str, Any] = {"functionCall": {"name": call[0], "args": call[1]}} if call else {"text": REPLY}
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
     if last:
         candidate["finishReason"] = "STOP"
     return {"candidates": [candidate], "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}, "modelVersion": "fake-model"}
