@@ -39,7 +39,7 @@ def report(app: AppContext, last: int, as_json: bool) -> None:
 
 def _host_lines(name: str, host: dict) -> str:
     prompts = host["prompts"]
-    said = [f"{name}: {host['deliveries']} deliveries, {host['tokens']} tokens delivered"]
+    said = [f"{name}: {host['deliveries']} deliveries, {host['tokens']:,} tokens delivered"]
     if prompts:
         said.append(f"  prompts: {prompts['live']} live, {prompts['weak']} weak, {prompts['stale']} stale, {prompts['nothing']} nothing, {prompts['failed']} failed")
     if host["measured"]:
