@@ -590,3 +590,33 @@ def test_paqad_report_counts_what_codex_did_with_the_context(books, paqad_cli, m
     finally:
         server.stop()
     assert_uptake_counted(books, paqad_cli, "codex", server, done)
+
+
+def test_paqad_report_counts_what_copilot_cli_did_from_its_tool_events(books, paqad_cli, monkeypatch):
+    # Copilot CLI 1.0.102 names no transcript; paqad's postToolUse hook gets each tool call.
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")
+    install(books, paqad_cli, "copilot")
+    root = books.root
+    script = [
+        ("view", {"path": str(root / "books/ledger.py")}),
+        ("grep", {"pattern": "reconcile_quarterly_ledger", "path": str(root)}),
+        ("grep", {"pattern": "vat_for", "path": str(root)}),
+        ("view", {"path": str(root / "books/tax.py")}),
+        ("view", {"path": str(root / "README.md")}),
+        ("edit", {"path": str(root / "books/ledger.py"), "old_str": "return the unmatched ones.", "new_str": "return the ones left unmatched."}),
+    ]
+    server = FakeModel(script=script).start()
+    try:
+        done = run_cli(
+            books, "copilot", ["-p", PROMPT, "--trust-folder", "--allow-all-tools", "--no-auto-update", "-s"],
+            COPILOT_PROVIDER_BASE_URL=f"{server.url}/v1", COPILOT_PROVIDER_API_KEY="fake", COPILOT_MODEL="gpt-4.1",
+            COPILOT_OFFLINE="true", COPILOT_AUTO_UPDATE="false",
+        )
+    finally:
+        server.stop()
+    why = f"copilot exit {done.returncode}; played {len(server.played)}; requests: {server.summary()}; stderr: {done.stderr[-1500:]}"
+    assert len(server.played) == 6 and "return the ones left unmatched." in (root / "books/ledger.py").read_text(encoding="utf-8"), why
+    data = json.loads(paqad_cli("report", "--json", cwd=root).stdout)
+    counts = data["hosts"]["copilot"]
+    got = {k: counts[k] for k in ("measured", "passages_measured", "used", "opened", "searched", "edited", "missed_ranked", "missed_unranked")}
+    assert got == {"measured": 1, "passages_measured": 1, "used": 1, "opened": 1, "searched": 1, "edited": 1, "missed_ranked": 1, "missed_unranked": 1}, (got, why)

@@ -52,7 +52,7 @@ def books(repo: Repo, paqad_cli, monkeypatch: pytest.MonkeyPatch) -> Repo:
     repo.write("notes/unrelated.txt", "shopping list\n")
     repo.commit("books")
     assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    done = paqad_cli("hooks", "install", "--agents", "claude,codex,qwen,droid,copilot", "--json", cwd=repo.root)
+    done = paqad_cli("hooks", "install", "--agents", "claude,codex,qwen,droid,copilot,cursor", "--json", cwd=repo.root)
     assert done.returncode == 0, done.stderr
     return repo
 
@@ -244,3 +244,52 @@ def test_a_record_git_tracks_is_ignored_even_in_the_per_developer_folder(books, 
     books.commit("vendored data")
     data = report(paqad_cli, books.root, env=env)
     assert data["deliveries"] == 0 and "tracked by git" in data["note"], data
+
+
+def copilot_tool(root: Path, name: str, args: dict, result: str, session_id: str = "s-1") -> None:
+    """Copilot CLI's postToolUse, as its recorded JSON has it, for one tool call of the agent's."""
+    data = host_json("copilot", "tool", cwd=root, session_id=session_id)
+    data.update({"toolName": name, "toolArgs": json.dumps(args), "toolResult": {"resultType": "success", "textResultForLlm": result}})
+    done = run_host(root, "copilot", "tool", stdin=json.dumps(data))
+    assert done.returncode == 0, done.stderr
+
+
+def test_tool_events_measure_a_host_that_names_no_transcript(books, paqad_cli):
+    # Copilot CLI names no transcript; its postToolUse events (which paqad's hook already gets)
+    # carry each tool call. The record keeps paths and span keys, never the pattern or the result.
+    data = host_json("copilot", "prompt", cwd=books.root, prompt=PROMPT, session_id="s-1")
+    assert "books/ledger.py:L" in run_host(books.root, "copilot", stdin=json.dumps(data)).stdout
+    root = books.root
+    copilot_tool(root, "view", {"path": str(root / "books/ledger.py"), "view_range": [1, 8]}, "(file text)")
+    copilot_tool(root, "grep", {"pattern": "reconcile_quarterly_ledger", "path": str(root)}, f"{root}/books/ledger.py")
+    copilot_tool(root, "grep", {"pattern": "def vat_", "path": str(root)}, f"{root}/books/tax.py:4:def vat_for(amount)")
+    copilot_tool(root, "view", {"path": str(root / "books/tax.py")}, "(file text)")
+    copilot_tool(root, "view", {"path": str(root / "notes/unrelated.txt")}, "(file text)")
+    copilot_tool(root, "edit", {"path": str(root / "books/ledger.py"), "old_str": "a", "new_str": "b"}, "ok")
+    copilot_tool(root, "view", {"path": str(root / "books/ledger.py")}, "(file text)", session_id="another-session")  # not this session's
+    copilot = report(paqad_cli, books.root)["hosts"]["copilot"]
+    got = {k: copilot[k] for k in ("deliveries", "measured", "used", "opened", "searched", "edited", "missed_ranked", "missed_unranked")}
+    assert got == {"deliveries": 1, "measured": 1, "used": 1, "opened": 1, "searched": 1, "edited": 1, "missed_ranked": 1, "missed_unranked": 1}, copilot
+    moves = [r for r in records(books.root) if r.get("kind") == "tool"]
+    assert len(moves) == 6 and all(r["session"] == "s-1" for r in moves), moves  # another session's event is not this delivery's
+    text = json.dumps(moves)
+    assert "def vat_" not in text and "(file text)" not in text and "amount" not in text and "pattern" not in text  # no pattern, no result
+
+
+def test_cursor_tool_events_count_too(books, paqad_cli):
+    # Cursor (no CLI here): its documented beforeSubmitPrompt and postToolUse JSON (recorded/cursor/).
+    # It records the prompt and delivers on the first tool use; the tool events after it are counted.
+    data = host_json("cursor", "prompt", cwd=books.root, prompt=PROMPT, session_id="c-1")
+    assert run_host(books.root, "cursor", stdin=json.dumps(data)).returncode == 0
+    from paqad.delivery import context
+    from testing.env import wait_for
+
+    assert wait_for(lambda: (context.last_delivery(books.root) or context.Delivery("x", "")).query == PROMPT)
+    for name, args in (("Read", {"path": "README.md"}), ("Read", {"path": str(books.root / "books/ledger.py")}), ("Grep", {"pattern": "vat_for"})):
+        event = host_json("cursor", "tool", cwd=books.root, session_id="c-1")
+        event.update({"tool_name": name, "tool_input": args, "tool_output": "books/tax.py:4"})
+        assert run_host(books.root, "cursor", "tool", stdin=json.dumps(event)).returncode == 0
+    cursor = report(paqad_cli, books.root)["hosts"]["cursor"]
+    assert [r["status"] for r in records(books.root) if r.get("kind") != "tool"] == ["handover"]  # delivered on the first tool use
+    assert (cursor["measured"], cursor["used"], cursor["opened"]) == (1, 1, 1), cursor  # the first Read delivered: the second counts
+    assert (cursor["missed_unranked"], cursor["missed_ranked"]) == (0, 0), cursor  # README.md was read before the context arrived

@@ -29,12 +29,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
 
 MAX_BYTES = 8_000_000  # read at most this much of one turn
 MAX_LINE = 2_000_000  # a longer line (a huge tool result) is skipped
 MAX_DEPTH = 12  # how deep a line's JSON is searched for tool calls
 RESULT_CHARS = 20_000  # characters of a search's result kept to see which files it found
+PATTERN_MAX = 200  # a longer search pattern is compared as text only, never compiled
+NAME_MIN = 4  # a file stem or unit name shorter than this is not taken as named by a pattern
 
 READ_TOOLS = frozenset({"read", "read_file", "readfile", "read_many_files", "view", "open", "notebookread", "view_file", "open_file"})
 SEARCH_TOOLS = frozenset({
@@ -66,6 +68,7 @@ class Action:
     pattern: str = ""
     result: str = ""
     call_id: str = ""
+    named: list[str] = field(default_factory=list)  # from a tool event: the delivered spans (``path:start``) its pattern named
 
 
 @dataclass
@@ -203,6 +206,10 @@ def _paths(args: dict[str, Any]) -> list[str]:
 def _read_range(args: dict[str, Any]) -> tuple[int | None, int | None]:
     """The lines a read tool was asked for: Claude Code's ``offset`` (first line) and ``limit``
     (count), or ``start_line``/``end_line``; (None, None) for the whole file."""
+    view = args.get("view_range")  # Copilot CLI's view: [first, last], last -1 for the end
+    if isinstance(view, list) and len(view) == 2:
+        first_line, last_line = _int(view[0]), _int(view[1])
+        return (max(1, first_line or 1), last_line if last_line is not None and last_line > 0 else None)
     first = _int(args.get("start_line", args.get("offset")))
     last = _int(args.get("end_line"))
     count = _int(args.get("limit"))
@@ -275,3 +282,35 @@ def _int(value: Any) -> int | None:
         return int(value) if value is not None and not isinstance(value, bool) else None
     except (TypeError, ValueError):
         return None
+
+
+# ---- matching an action against a passage (the report, and tool events as they arrive) ----
+
+
+def names(pattern: str, span: Mapping[str, object]) -> bool:
+    """Whether a search pattern names the passage's unit or file (as text, or as a regex matching the name)."""
+    if not pattern:
+        return False
+    unit = str(span.get("name") or "").rsplit(".", 1)[-1]
+    base = str(span["path"]).rsplit("/", 1)[-1]
+    needles = [n for n in (unit, base, base.rsplit(".", 1)[0]) if len(n) >= NAME_MIN]
+    if any(n.lower() in pattern.lower() for n in needles):
+        return True
+    if len(pattern) < NAME_MIN or len(pattern) > PATTERN_MAX:
+        return False
+    try:
+        return any(re.search(pattern, n) for n in needles if n != base)
+    except re.error:
+        return False
+
+
+def relative(real_root: str, path: str) -> str | None:
+    """``path`` relative to the work tree at ``real_root`` (a relative path as given), None outside it."""
+    if not path:
+        return None
+    if not os.path.isabs(path):
+        return os.path.normpath(path).replace(os.sep, "/")
+    full = os.path.realpath(path)
+    if full != real_root and not full.startswith(real_root + os.sep):
+        return None
+    return os.path.relpath(full, real_root).replace(os.sep, "/")

@@ -41,6 +41,8 @@ TOP_RANKED = 10  # the ranked units kept per delivery (candidate misses are coun
 CHARS_PER_TOKEN = 4  # the usual estimate for English and code
 ID_MAX = 200  # characters kept of a host's session or turn id
 READ_MAX = 4 * MAX_BYTES  # never read more than this of the record
+TAIL_BYTES = 64_000  # what a tool event reads of the record's end to find its session's delivery
+TOOL = "tool"  # the ``kind`` of a line a host's tool event wrote (:mod:`paqad.hooks.tooluse`); deliveries have none
 
 
 def path(root: Path) -> Path:
@@ -96,6 +98,29 @@ def record(root: Path, entry: JSONObject) -> None:
             os.close(fd)
     except (OSError, ValueError, TypeError):
         pass
+
+
+def last_delivery(root: Path, host: str, session: str) -> JSONObject | None:
+    """The latest delivery line of this host's session, from the record's last ``TAIL_BYTES``
+    (a tool event never reads the whole file; a symlink is refused)."""
+    try:
+        fd = os.open(path(root), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        handle.seek(max(0, os.fstat(handle.fileno()).st_size - TAIL_BYTES))
+        lines = handle.read(TAIL_BYTES).decode("utf-8", "replace").splitlines()
+    mark = f'"session": {json.dumps(session, ensure_ascii=False)}'
+    for line in reversed(lines):
+        if mark not in line or f'"kind": "{TOOL}"' in line:  # not this session's delivery: not parsed
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and row.get("kind") != TOOL and row.get("host") == host and row.get("session") == session:
+            return row
+    return None
 
 
 def read(root: Path) -> tuple[list[JSONObject], str]:

@@ -21,7 +21,6 @@ Everything runs when the report is asked for, never on a prompt's path.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
     from paqad.jsontypes import JSONObject
 
 DEFAULT_LAST = tally.DEFAULT_WINDOW
-PATTERN_MAX = 200  # a longer search pattern is compared as text only, never compiled
-NAME_MIN = 4  # a file stem or unit name shorter than this is not taken as named by a pattern
 
 
 @dataclass
@@ -96,13 +93,17 @@ class HostReport:
 def report(root: Path, last: int = DEFAULT_LAST) -> JSONObject:
     """The report over the last ``last`` deliveries of ``root``'s uptake record, and the prompt
     tally (:mod:`paqad.hooks.tally`) over the last ``last`` prompt-hook lines, per host."""
-    rows, note = uptake.read(root)
+    every, note = uptake.read(root)
+    rows = [r for r in every if r.get("kind") != uptake.TOOL]
     rows = rows[-last:] if last > 0 else []
+    moves = _tool_moves([r for r in every if r.get("kind") == uptake.TOOL])
     hosts: dict[str, HostReport] = {}
     real = os.path.realpath(root)
     for index, row in enumerate(rows):
         name = str(row.get("host") or "?")
-        hosts.setdefault(name, HostReport(name)).add(row, measure(real, row, _turn_end(rows, index)))
+        told = moves.get((name, str(row.get("session") or ""), row.get("t")))
+        use = measure(real, row, _turn_end(rows, index)) if told is None or row.get("transcript") else measure_moves(row, told)
+        hosts.setdefault(name, HostReport(name)).add(row, use)
     prompts = tally.count(root, last)
     for name, counts in prompts.hosts.items():
         hosts.setdefault(name, HostReport(name)).prompts = counts.to_dict()
@@ -110,6 +111,31 @@ def report(root: Path, last: int = DEFAULT_LAST) -> JSONObject:
         "last": last, "deliveries": len(rows), "record": str(uptake.path(root)), "note": note,
         "hosts": {n: h.to_dict() for n, h in sorted(hosts.items())},
     }
+
+
+def _tool_moves(rows: list[JSONObject]) -> dict[tuple[str, str, object], list[transcript.Action]]:
+    """The actions hosts' tool events recorded (:mod:`paqad.hooks.tooluse`), by the delivery they follow."""
+    out: dict[tuple[str, str, object], list[transcript.Action]] = {}
+    for row in rows:
+        key = (str(row.get("host") or ""), str(row.get("session") or ""), row.get("delivery_t"))
+        items = row.get("actions")
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and item.get("kind") in ("read", "search", "edit"):
+                found, named = item.get("found"), item.get("names")
+                found = found if isinstance(found, list) else []
+                named = named if isinstance(named, list) else []
+                start, end = item.get("start"), item.get("end")
+                out.setdefault(key, []).append(transcript.Action(
+                    str(item["kind"]), str(item.get("path") or ""), start if isinstance(start, int) else None, end if isinstance(end, int) else None,
+                    result="\n".join(str(f) for f in found), named=[str(n) for n in named],
+                ))
+    return out
+
+
+def measure_moves(row: JSONObject, actions: list[transcript.Action]) -> TurnUse:
+    """What the agent did with one delivery, from the tool events the host sent after it."""
+    delivered = [s for s in _spans(row.get("delivered")) if s["path"]]
+    return _count(TurnUse(delivered=len(delivered), measured=True), delivered, actions, row.get("ranked"))
 
 
 def _turn_end(rows: list[JSONObject], index: int) -> int | None:
@@ -135,11 +161,14 @@ def measure(real_root: str, row: JSONObject, end: int | None) -> TurnUse:
         return use
     use.measured = True
     actions = [a for a in (_local(real_root, a) for a in turn.actions) if a is not None]
+    return _count(use, delivered, actions, row.get("ranked"))
+
+
+def _count(use: TurnUse, delivered: list[JSONObject], actions: list[transcript.Action], ranked: object) -> TurnUse:
     for span in delivered:
         how = _how_used(span, actions)
         use.opened, use.searched, use.edited = use.opened + ("opened" in how), use.searched + ("searched" in how), use.edited + ("edited" in how)
         use.used += bool(how)
-    ranked = row.get("ranked")
     if isinstance(ranked, list):
         _misses(use, actions, {str(s["path"]) for s in delivered}, {str(s["path"]) for s in _spans(ranked)})
     return use
@@ -152,7 +181,7 @@ def _how_used(span: JSONObject, actions: list[transcript.Action]) -> set[str]:
             how.add("opened")
         elif action.kind == "edit" and action.path == span["path"]:
             how.add("edited")
-        elif action.kind == "search" and _names(action.pattern, span):
+        elif action.kind == "search" and (f"{span['path']}:{span['start']}" in action.named or transcript.names(action.pattern, span)):
             how.add("searched")
     return how
 
@@ -162,23 +191,6 @@ def _overlaps(action: transcript.Action, span: JSONObject) -> bool:
         return True
     end = action.end if action.end is not None else 1 << 30
     return action.start <= _int(span["end"]) and end >= _int(span["start"])
-
-
-def _names(pattern: str, span: JSONObject) -> bool:
-    """Whether a search pattern names the passage's unit or file (as text, or as a regex matching the name)."""
-    if not pattern:
-        return False
-    unit = str(span.get("name") or "").rsplit(".", 1)[-1]
-    base = str(span["path"]).rsplit("/", 1)[-1]
-    needles = [n for n in (unit, base, base.rsplit(".", 1)[0]) if len(n) >= NAME_MIN]
-    if any(n.lower() in pattern.lower() for n in needles):
-        return True
-    if len(pattern) < NAME_MIN or len(pattern) > PATTERN_MAX:
-        return False
-    try:
-        return any(re.search(pattern, n) for n in needles if n != base)
-    except re.error:
-        return False
 
 
 def _misses(use: TurnUse, actions: list[transcript.Action], delivered: set[str], ranked: set[str]) -> None:
@@ -201,25 +213,14 @@ def _misses(use: TurnUse, actions: list[transcript.Action], delivered: set[str],
 def _local(real_root: str, action: transcript.Action) -> transcript.Action | None:
     """The action with its path relative to the work tree; a search keeps its own; None: outside."""
     if action.kind == "search":
-        action.path = _relative(real_root, action.path) or action.path
+        action.path = transcript.relative(real_root, action.path) or action.path
         action.result = action.result.replace(real_root + "/", "")
         return action
-    rel = _relative(real_root, action.path)
+    rel = transcript.relative(real_root, action.path)
     if rel is None:
         return None
     action.path = rel
     return action
-
-
-def _relative(real_root: str, path: str) -> str | None:
-    if not path:
-        return None
-    if not os.path.isabs(path):
-        return os.path.normpath(path).replace(os.sep, "/")
-    full = os.path.realpath(path)
-    if full != real_root and not full.startswith(real_root + os.sep):
-        return None
-    return os.path.relpath(full, real_root).replace(os.sep, "/")
 
 
 def _spans(value: object) -> list[JSONObject]:

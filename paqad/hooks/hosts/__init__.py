@@ -117,7 +117,12 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path, cfg: config.Con
     if event.kind in ("prompt", "session-start") and event.prompt:
         return _answer(root, cfg, host, event, started, door)
     if event.kind == "tool":
-        return host.render(_handover(root, host, event), event)
+        text = _handover(root, host, event)
+        if event.tool and text is None:  # what the agent did after a delivery (not the call this one follows), for `paqad report`
+            from paqad.hooks import tooluse  # lazy: only a tool event that names its tool
+
+            tooluse.record(root, host.NAME, event)
+        return host.render(text, event)
     if event.kind == "file-changed":  # the host wrote files: re-index behind it; nothing to say
         if door.changed is not None and event.files:
             door.changed(root, event.files)

@@ -49,6 +49,9 @@ class Event:
     agent: str = ""  # kind "subagent-start": the subagent's id (each gets its parent's context once)
     transcript: str = ""  # the session transcript the host names (``transcript_path``): ``paqad report`` reads it
     turn: str = ""  # the host's id of this turn, where it sends one (Codex ``turn_id``, Cursor ``generation_id``)
+    tool: str = ""  # kind "tool": the tool the agent used (Copilot ``toolName``, Cursor ``tool_name``)
+    tool_args: dict[str, Any] = field(default_factory=dict)  # its arguments (``paqad report`` reads paths and patterns)
+    tool_result: str = ""  # the start of what it returned (a search's result names the files it found)
 
 
 @dataclass(frozen=True)
@@ -415,6 +418,25 @@ def machine_reason(data: dict[str, Any], prompt: str | None) -> str:
     head = (prompt or "").lstrip()[:40]
     tag = next((t for t in MACHINE_TAGS if head.startswith(t)), None)
     return f"machine-made prompt: {tag.strip('<>-')}" if tag else ""
+
+
+TOOL_RESULT_CHARS = 20_000  # of a tool's result kept on its Event: enough to see the files a search found
+
+
+def tool_fields(event: Event, name: object, args: object, result: object) -> Event:
+    """Fill a tool event's ``tool``, ``tool_args`` (an object, or JSON text of one) and
+    ``tool_result`` (text, or an object holding it) from what the host sent; odd values are dropped."""
+    event.tool = name if isinstance(name, str) else ""
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            args = {}
+    event.tool_args = args if isinstance(args, dict) else {}
+    if isinstance(result, dict):
+        result = result.get("textResultForLlm") or result.get("output") or result.get("text") or ""
+    event.tool_result = result[:TOOL_RESULT_CHARS] if isinstance(result, str) else ""
+    return event
 
 
 def hook_specific_event(host: str, kinds: dict[str, str], stdin: str, hint: str, prompt_event: str) -> Event:

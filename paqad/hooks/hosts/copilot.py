@@ -85,6 +85,8 @@ def read_event(stdin: str, hint: str) -> base.Event:
     prompt = base.text_or_none(data.get("prompt")) or base.text_or_none(data.get("initialPrompt"))
     event = base.Event(NAME, KINDS.get(hint, "other"), prompt, session, base.text_or_none(data.get("cwd")), hint, base.machine_reason(data, prompt))
     event.can_deliver = hint != "prompt-record"
+    if event.kind == "tool":
+        base.tool_fields(event, data.get("toolName"), data.get("toolArgs"), data.get("toolResult"))
     return event
 
 

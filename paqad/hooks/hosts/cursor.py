@@ -65,7 +65,11 @@ def read_event(stdin: str, hint: str) -> base.Event:
     roots = data.get("workspace_roots") or []
     cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
     session = str(data.get("conversation_id") or data.get("session_id") or "")
-    return base.Event(NAME, KINDS.get(name, "other"), base.text_or_none(data.get("prompt")), session, cwd, name)
+    event = base.Event(NAME, KINDS.get(name, "other"), base.text_or_none(data.get("prompt")), session, cwd, name)
+    event.turn = str(data.get("generation_id") or "")
+    if event.kind == "tool":
+        base.tool_fields(event, data.get("tool_name"), data.get("tool_input"), data.get("tool_output"))
+    return event
 
 
 def render(context: str | None, event: base.Event) -> str:
