@@ -6,7 +6,7 @@ import re
 import sqlite3
 
 from paqad import config
-from paqad.history import build, gitlog, lastchanged, lines, search
+from paqad.history import build, follow, gitlog, lastchanged, lines, search
 from paqad.index.writing import build as index_build
 from testing.env import LEXICAL
 from testing.repos import Repo
@@ -169,16 +169,20 @@ def test_carried_lines_name_what_git_blame_names_on_a_line_of_commits(repo: Repo
                 del text[at:at + rng.randint(1, 3)]
             else:
                 text[at] = f"changed {n}\n"
-        repo.write("f.py", "".join(text))
+        if n == 12:
+            repo.git("mv", "f.py", "g.py")  # moved with this commit's edits: git blame follows it, so must the walk
+        name = "g.py" if n >= 12 else "f.py"
+        repo.write(name, "".join(text))
         repo.commit(f"edit {n}")
     build.update(repo.root)
     with _stored(repo) as con:
-        from paqad.index import history as store
-
-        hunks = store.file_hunks(con, "f.py")
+        hunks = list(follow.back(con, "g.py"))
         shas = dict(con.execute("SELECT cid, sha FROM commits").fetchall())
+    named = set()
     for line in range(1, len(text) + 1):  # every line: one line has no removal inside it, where the walk says more than blame
-        assert shas[next(lines.walk(line, line, hunks))] == _blame_last(repo, "f.py", line, line), line
+        named.add(shas[next(lines.walk(line, line, hunks))])
+        assert shas[next(lines.walk(line, line, hunks))] == _blame_last(repo, "g.py", line, line), line
+    assert any(sha in named for sha in repo.git("rev-list", "HEAD~13").split())
 
 
 def test_a_commits_units_are_where_its_lines_are_now(repo: Repo):
@@ -198,3 +202,29 @@ def test_a_commits_units_are_where_its_lines_are_now(repo: Repo):
     repo.write("other.py", "X = 1\n")
     repo.commit("Add other")  # the history now lags HEAD: no line is said rather than a wrong one
     assert lastchanged.for_spans(repo.root, [("shop/retry.py", 16, 18)]) == [""]
+
+
+def test_a_commits_units_follow_its_file_when_it_moves(repo: Repo):
+    made_it = _retry_repo(repo)
+    repo.git("mv", "shop/retry.py", "shop/backoff.py")
+    repo.commit("Move the retry helpers")
+    index_build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    build.update(repo.root)
+    found = search.search(repo.root, "why does the retry loop wait two seconds")[0]
+    assert found.commit.sha == made_it and found.units == ["shop/backoff.py::wait_before_retry"]
+    assert lastchanged.for_spans(repo.root, [("shop/backoff.py", 5, 5)])[0].endswith("Slow the gateway loop down")
+
+
+def test_a_crafted_rename_cannot_forge_a_name(repo: Repo):
+    repo.write("a.py", "A = 1\n" * 5)
+    repo.write("b.py", "B = 1\n" * 5)
+    repo.commit("start")
+    repo.git("mv", "a.py", "x\nrename to outside.py")  # a newline in the new name: git quotes it, paqad refuses it
+    (repo.root / "ok b").mkdir()
+    repo.git("mv", "b.py", "ok b/c.py")
+    repo.commit("Move them")
+    build.update(repo.root)
+    with _stored(repo) as con:
+        paths = {r[0] for r in con.execute("SELECT path FROM paths")}
+        moved = con.execute("SELECT COUNT(*) FROM renamed").fetchone()[0]
+    assert paths == {"a.py", "b.py", "ok b/c.py"} and moved == 1  # the newline name is refused, not read as "outside.py"

@@ -133,7 +133,8 @@ def keep(commit: gitlog.Commit, cid: int, report: UpdateReport | None = None) ->
     message = redaction.redact(commit.message).strip()
     subject, _, body = message.partition("\n")
     hunks = {p: h for p, h in commit.hunks.items() if p in allowed}
-    return store.NewCommit(cid, commit.sha, commit.date, subject.strip(), body.strip(), tokenize.terms(message), hunks)
+    renames = {new: old for new, old in commit.renames.items() if new in allowed and secretfiles.secrets_match(old) is None}
+    return store.NewCommit(cid, commit.sha, commit.date, subject.strip(), body.strip(), tokenize.terms(message), hunks, renames)
 
 
 class HistoryMissingError(PaqadError):

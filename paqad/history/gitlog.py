@@ -4,8 +4,8 @@ One git process (``paqad.git.run``) writes the log to a file in the per-develope
 (``--output``), which is read back in 1 MB pieces, so neither git's output nor a long history sits
 in memory. Only git's own diff runs: ``--no-ext-diff --no-textconv`` (a configured diff driver
 would run a program on repository content), no colour, fixed ``a/``/``b/`` prefixes (a user's
-``diff.noprefix`` or ``diff.mnemonicPrefix`` would change them), no renames (a rename is a delete
-and an add), merges without a diff (their message is kept: it often carries the pull request's
+``diff.noprefix`` or ``diff.mnemonicPrefix`` would change them), renames found (``-M``: a moved file's
+lines keep their history; its ``rename from``/``rename to`` lines name both sides), merges without a diff (their message is kept: it often carries the pull request's
 title; the changes are the merged commits', which ``git log`` lists too).
 
 The stream is NUL-separated, as neither a commit message nor a text diff can hold a NUL (git
@@ -13,7 +13,8 @@ refuses one in a message and calls a file with one binary): a header token, the 
 then diff tokens until the next header. Inside the diff a hunk's lines are skipped by the counts
 in its ``@@`` header, so a changed line that looks like a header (``+++ b/x``, ``diff --git``) is
 never read as one. Names come from the ``diff --git`` line, where both sides are the same path
-(no renames), C-quoted when unusual (:func:`unquote`); a name that is absolute, climbs out with
+unless the extended header's ``rename from``/``rename to`` lines (outside any hunk) say otherwise,
+C-quoted when unusual (:func:`unquote`); a name that is absolute, climbs out with
 ``..`` or is not UTF-8 is dropped.
 """
 
@@ -42,11 +43,12 @@ class Commit:
     message: str
     paths: list[str] = field(default_factory=list)  # every file the commit touched (binary too)
     hunks: dict[str, list[Hunk]] = field(default_factory=dict)  # (old start, count, new start, count); a deletion: (1, n, 0, 0)
+    renames: dict[str, str] = field(default_factory=dict)  # new name -> old name (its hunks are the old file's to the new's)
 
 
 def write_log(root: Path, revisions: list[str], out: Path, limit: int | None = None) -> None:
     """``git log`` of ``revisions`` (``HEAD``, ``^old``) into ``out``. Raises GitError."""
-    args = ["-c", "log.showSignature=false", "-c", "core.quotePath=true", "log", "-z", "-p", "-U0", "--no-renames",
+    args = ["-c", "log.showSignature=false", "-c", "core.quotePath=true", "log", "-z", "-p", "-U0", "-M",
             "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative", "--src-prefix=a/", "--dst-prefix=b/",
             "--diff-merges=off", "--encoding=UTF-8", FORMAT, f"--output={out}"]
     if limit:
@@ -94,15 +96,36 @@ def read_diff(diff: bytes, commit: Commit) -> None:
         line = lines[i]
         i += 1
         if line.startswith(b"diff --git "):
-            name = diff_name(line[11:])
+            name, old = diff_name(line[11:]), None  # a rename's two names differ: its header lines name them
             if name is not None:
                 commit.paths.append(name)
+        elif line.startswith(b"rename from "):
+            old = header_name(line[12:])
+        elif line.startswith(b"rename to "):
+            name = _renamed(commit, name, header_name(line[10:]), old)
         elif (hunk := _HUNK.match(line)) is not None:
             old_n = int(hunk[2]) if hunk[2] is not None else 1
             start, new_n = int(hunk[3]), int(hunk[4]) if hunk[4] is not None else 1
             i = _skip(lines, i, old_n + new_n)
             if name is not None:
                 commit.hunks.setdefault(name, []).append((int(hunk[1]), old_n, start, new_n))
+
+
+def _renamed(commit: Commit, parsed: str | None, new: str | None, old: str | None) -> str | None:
+    """A rename's new name replaces what the ``diff --git`` line seemed to say; the old one is kept."""
+    if parsed is not None and commit.paths and commit.paths[-1] == parsed:
+        commit.paths.pop()
+    if new is not None:
+        commit.paths.append(new)
+        if old is not None:
+            commit.renames[new] = old
+    return new
+
+
+def header_name(raw: bytes) -> str | None:
+    """A name on a ``rename from``/``rename to`` line: C-quoted when unusual; None if unsafe."""
+    name = unquote(raw) if raw.startswith(b'"') else raw
+    return safe_name(name) if name else None
 
 
 def _skip(lines: list[bytes], i: int, count: int) -> int:
@@ -115,7 +138,7 @@ def _skip(lines: list[bytes], i: int, count: int) -> int:
 
 
 def diff_name(rest: bytes) -> str | None:
-    """The path of ``a/X b/X`` (both sides alike: no renames), C-quoted or not; None if unsafe."""
+    """The path of ``a/X b/X`` (both sides alike; a rename's header lines correct it), C-quoted or not; None if unsafe."""
     if rest.startswith(b'"'):
         half = rest[: len(rest) // 2]  # '"a/Q" "b/Q"': the first half is '"a/Q"'
         raw = unquote(half.strip()) if half.endswith(b'"') else None

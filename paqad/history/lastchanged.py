@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from paqad import git
-from paqad.history import lines
+from paqad.history import follow, lines
 from paqad.history.build import history_path
 from paqad.history.search import day
 from paqad.index import history as store
@@ -60,7 +60,7 @@ def _hunks(con: sqlite3.Connection, store_path: str, tip: str, rel: str) -> list
     if key in _files:
         _files.move_to_end(key)
         return _files[key]
-    got = _files[key] = store.file_hunks(con, rel)
+    got = _files[key] = list(follow.back(con, rel))
     while len(_files) > CACHED_FILES:
         _files.popitem(last=False)
     return got

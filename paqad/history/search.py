@@ -19,7 +19,7 @@ from pathlib import Path
 
 from paqad import tokenize
 from paqad.errors import IndexMissingError
-from paqad.history import lines
+from paqad.history import follow, lines
 from paqad.history.build import HistoryMissingError, history_path
 from paqad.index import history as store
 from paqad.index.reader import Index
@@ -53,21 +53,22 @@ def search(root: Path, question: str, limit: int = 10) -> list[Found]:
     with store.opened(path) as con:
         commits = store.search(con, tokenize.terms(question), limit)
         now = [carried(con, c) for c in commits]
-    spans = _spans(root, {p for c in commits for p in c.files})
+    spans = _spans(root, {p for n in now for p in n})
     return [Found(c, units_touched(n, spans), n) for c, n in zip(commits, now, strict=True)]
 
 
 def carried(con: sqlite3.Connection, commit: store.StoredCommit) -> dict[str, list[lines.Span]]:
-    """The lines ``commit`` wrote, per file, carried to the newest stored commit (rewritten ones dropped)."""
+    """The lines ``commit`` wrote, per file, carried to the newest stored commit under the file's
+    name then (rewritten ones dropped; a rename followed)."""
     out: dict[str, list[lines.Span]] = {}
     for path, hunks in commit.hunks.items():
-        spans = lines.written(hunks)
-        for _, later in reversed(store.file_hunks(con, path, commit.cid)):
-            spans = lines.forward(spans, later)
+        spans, name = lines.written(hunks), path
+        for _, moved_to, later in follow.forward(con, path, commit.cid):
+            spans, name = lines.forward(spans, later), moved_to
             if not spans:
                 break
         if spans:
-            out[path] = spans
+            out.setdefault(name, []).extend(spans)
     return out
 
 
@@ -114,5 +115,5 @@ def commits_for_unit(root: Path, unit_id: str, limit: int = 10) -> list[store.St
     if unit is None or not path.is_file():
         return []
     with store.opened(path) as con:
-        walked = lines.walk(unit.start_line, unit.end_line, store.file_hunks(con, unit.path))
+        walked = lines.walk(unit.start_line, unit.end_line, follow.back(con, unit.path))
         return store.commits_by_id(con, list(itertools.islice(walked, limit)))

@@ -55,6 +55,7 @@ class NewCommit:
     body: str
     terms: list[str]
     hunks: dict[str, list[Hunk]]
+    renames: dict[str, str] = field(default_factory=dict)  # new path -> old path
 
 
 def path_of(root_state: Path) -> Path:
@@ -104,6 +105,8 @@ def append(con: sqlite3.Connection, commits: list[NewCommit]) -> int:
         con.execute("INSERT INTO message_terms(rowid, terms) VALUES (?, ?)", (cid, " ".join(c.terms)))
         rows = [(_pid(con, p), cid, _pack(h)) for p, h in c.hunks.items()]
         con.executemany("INSERT OR REPLACE INTO touched(pid, cid, ranges) VALUES (?, ?, ?)", rows)
+        moved = [(cid, _pid(con, new), _pid(con, old)) for new, old in c.renames.items()]
+        con.executemany("INSERT OR REPLACE INTO renamed(cid, pid, old) VALUES (?, ?, ?)", moved)
     return len(fresh)
 
 
@@ -172,11 +175,23 @@ def commits_by_sha(con: sqlite3.Connection, shas: list[str]) -> list[StoredCommi
     return sorted(found, key=lambda c: place[c.sha])
 
 
-def file_hunks(con: sqlite3.Connection, path: str, newer_than: int = 0) -> list[tuple[int, list[Hunk]]]:
-    """``(cid, hunks)`` of every commit stored with hunks in ``path`` (after commit ``newer_than``), newest first."""
-    rows = con.execute("SELECT t.cid, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid WHERE p.path = ? AND t.cid > ?"
-                       " ORDER BY t.cid DESC", (path, newer_than)).fetchall()
+def file_hunks(con: sqlite3.Connection, path: str, newer_than: int = 0, older_than: int | None = None) -> list[tuple[int, list[Hunk]]]:
+    """``(cid, hunks)`` of every commit stored with hunks in ``path`` (between the two commits), newest first."""
+    rows = con.execute("SELECT t.cid, t.ranges FROM touched t JOIN paths p ON p.pid = t.pid WHERE p.path = ? AND t.cid > ? AND t.cid < ?"
+                       " ORDER BY t.cid DESC", (path, newer_than, older_than if older_than is not None else 1 << 62)).fetchall()
     return [(int(cid), _unpack(blob)) for cid, blob in rows]
+
+
+def renames_into(con: sqlite3.Connection, path: str) -> dict[int, str]:
+    """The commits that made ``path`` by renaming another: cid -> the old path."""
+    return {int(cid): old for cid, old in con.execute(
+        "SELECT r.cid, o.path FROM renamed r JOIN paths p ON p.pid = r.pid JOIN paths o ON o.pid = r.old WHERE p.path = ?", (path,))}
+
+
+def renames_out_of(con: sqlite3.Connection, path: str) -> dict[int, str]:
+    """The commits that renamed ``path`` to another: cid -> the new path."""
+    return {int(cid): new for cid, new in con.execute(
+        "SELECT r.cid, p.path FROM renamed r JOIN paths p ON p.pid = r.pid JOIN paths o ON o.pid = r.old WHERE o.path = ?", (path,))}
 
 
 def commits_by_id(con: sqlite3.Connection, cids: list[int]) -> list[StoredCommit]:

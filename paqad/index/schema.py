@@ -116,7 +116,7 @@ ARTIFACTS = (
 # ---- the commit history (its own SQLite file, ``paqad.index.history``) ------------------------
 
 HISTORY_FILE = "history.sqlite"  # in workspace.vectors_dir(), beside the index generations
-HISTORY_VERSION = 2  # 2: hunks (four numbers each) in place of post-image line pairs
+HISTORY_VERSION = 3  # 2: hunks (four numbers each) in place of post-image line pairs; 3: renames
 #: One row per commit kept (its masked message), the files it touched with their ``-U0`` hunks
 #: (old start, count, new start, count) packed as int32s, and the message's terms (paqad's tokenizer, space-joined) in FTS5,
 #: whose ``bm25()`` ranks them: one field, so FTS5's whole-row length normalisation is BM25's own.
@@ -128,6 +128,9 @@ HISTORY = (
     "CREATE TABLE IF NOT EXISTS touched(pid INTEGER NOT NULL, cid INTEGER NOT NULL, ranges BLOB NOT NULL,"
     " PRIMARY KEY(pid, cid)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS touched_cid ON touched(cid)",  # a found commit's files
+    "CREATE TABLE IF NOT EXISTS renamed(cid INTEGER NOT NULL, pid INTEGER NOT NULL, old INTEGER NOT NULL,"
+    " PRIMARY KEY(pid, cid)) WITHOUT ROWID",  # commit cid made path pid out of path old
+    "CREATE INDEX IF NOT EXISTS renamed_old ON renamed(old)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS message_terms USING fts5(terms, content='', tokenize='unicode61 remove_diacritics 0')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS message_vocab USING fts5vocab(message_terms, 'row')",  # each term's document count
 )
