@@ -136,6 +136,10 @@ class Settings:
         False,
         "Add to each delivered passage (prompt hook, `rag search`, MCP and the JSON-lines `search`) one line naming the last commit that touched its lines: `last changed in 3f2a1c9 (2024-05-02): subject`. Needs the commit history (`paqad rag history` builds it; add `history-update` to .paqad/hooks.yaml to keep it at HEAD); said only while that history is at HEAD. Off: no figure shows it helps yet.",
     )
+    rag_uptake_prior: bool = setting(
+        False,
+        "Rank files by what the agent did with earlier deliveries in this work tree: files it kept opening lifted, files it kept ignoring lowered (at most 2x either way), as `paqad report` last learned it. Off: on the rulers' held-out halves it lowered hit@1 even for a simulated agent that always opens the answer.",
+    )
     rag_embedding_base_url: str = setting(
         "",
         "Base URL of the embedding API (openai-compatible: required, e.g. http://localhost:11434/v1; openai/voyageai: empty = the service's own). https://, or http:// only to localhost/127.0.0.0/8/[::1]. Never holds a key.",

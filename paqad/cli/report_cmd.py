@@ -19,10 +19,18 @@ def report(app: AppContext, last: int, as_json: bool) -> None:
     misses (files the agent found and opened that paqad ranked but did not deliver, and files it
     opened that paqad did not rank), and the tokens delivered.
 
-    Counts and paths only, from the per-developer uptake record; nothing is sent anywhere.
+    Counts and paths only, from the per-developer uptake record; nothing is sent anywhere. With
+    rag_uptake_prior on, it also learns the file prior searches then use from these turns.
     Example: paqad report --last 20 --json
     """
-    data = usage.report(app.root(), last)
+    root = app.root()
+    data = usage.report(root, last)
+    if app.config().rag_uptake_prior:  # the file prior is learned here, from the same turns
+        from paqad.search import uptake_prior  # lazy: only with the prior on
+
+        factors = uptake_prior.learn(usage.file_uptake(root, last))
+        uptake_prior.save(root, factors)
+        data["file_prior"] = {"files": len(factors), "lifted": sum(1 for _, f in factors if f > 1), "lowered": sum(1 for _, f in factors if f < 1)}
     if as_json:
         emit_json(data)
         return
@@ -35,6 +43,9 @@ def report(app: AppContext, last: int, as_json: bool) -> None:
         click.echo(_host_lines(name, host))
     if data["note"]:
         click.echo(f"  note: {data['note']}")
+    prior = data.get("file_prior")
+    if isinstance(prior, dict):
+        click.echo(f"file prior (rag_uptake_prior): {prior['lifted']} files lifted, {prior['lowered']} lowered, from these turns")
 
 
 def _host_lines(name: str, host: dict) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paqad.hooks import tally, transcript, uptake
+from paqad.search.uptake_prior import FileUptake
 
 if TYPE_CHECKING:
     from paqad.jsontypes import JSONObject
@@ -44,6 +45,8 @@ class TurnUse:
     used: int = 0
     missed_ranked: list[str] = field(default_factory=list)
     missed_unranked: list[str] = field(default_factory=list)
+    used_files: list[str] = field(default_factory=list)  # files of the delivered passages used
+    ignored_files: list[str] = field(default_factory=list)  # files of the delivered passages left alone
     measured: bool = False
     note: str = ""
 
@@ -93,16 +96,10 @@ class HostReport:
 def report(root: Path, last: int = DEFAULT_LAST) -> JSONObject:
     """The report over the last ``last`` deliveries of ``root``'s uptake record, and the prompt
     tally (:mod:`paqad.hooks.tally`) over the last ``last`` prompt-hook lines, per host."""
-    every, note = uptake.read(root)
-    rows = [r for r in every if r.get("kind") != uptake.TOOL]
-    rows = rows[-last:] if last > 0 else []
-    moves = _tool_moves([r for r in every if r.get("kind") == uptake.TOOL])
+    rows, uses, note = _measured(root, last)
     hosts: dict[str, HostReport] = {}
-    real = os.path.realpath(root)
-    for index, row in enumerate(rows):
+    for row, use in zip(rows, uses, strict=True):
         name = str(row.get("host") or "?")
-        told = moves.get((name, str(row.get("session") or ""), row.get("t")))
-        use = measure(real, row, _turn_end(rows, index)) if told is None or row.get("transcript") else measure_moves(row, told)
         hosts.setdefault(name, HostReport(name)).add(row, use)
     prompts = tally.count(root, last)
     for name, counts in prompts.hosts.items():
@@ -111,6 +108,37 @@ def report(root: Path, last: int = DEFAULT_LAST) -> JSONObject:
         "last": last, "deliveries": len(rows), "record": str(uptake.path(root)), "note": note,
         "hosts": {n: h.to_dict() for n, h in sorted(hosts.items())},
     }
+
+
+def _measured(root: Path, last: int) -> tuple[list[JSONObject], list[TurnUse], str]:
+    """The last ``last`` deliveries of the record, what the agent did with each, and the record's note."""
+    every, note = uptake.read(root)
+    rows = [r for r in every if r.get("kind") != uptake.TOOL]
+    rows = rows[-last:] if last > 0 else []
+    moves = _tool_moves([r for r in every if r.get("kind") == uptake.TOOL])
+    real = os.path.realpath(root)
+    uses = []
+    for index, row in enumerate(rows):
+        told = moves.get((str(row.get("host") or "?"), str(row.get("session") or ""), row.get("t")))
+        uses.append(measure(real, row, _turn_end(rows, index)) if told is None or row.get("transcript") else measure_moves(row, told))
+    return rows, uses, note
+
+
+def file_uptake(root: Path, last: int = DEFAULT_LAST) -> dict[str, FileUptake]:
+    """Per file, over the measured deliveries of the last ``last``: delivered and used, delivered
+    and left alone, opened without being delivered. What the file prior learns from
+    (:mod:`paqad.search.uptake_prior`, ``rag_uptake_prior``)."""
+    counts: dict[str, list[int]] = {}
+    for use in _measured(root, last)[1]:
+        if not use.measured:
+            continue
+        for path in set(use.used_files):
+            counts.setdefault(path, [0, 0, 0])[0] += 1
+        for path in set(use.ignored_files) - set(use.used_files):
+            counts.setdefault(path, [0, 0, 0])[1] += 1
+        for path in set(use.missed_ranked) | set(use.missed_unranked):
+            counts.setdefault(path, [0, 0, 0])[2] += 1
+    return {path: FileUptake(*c) for path, c in counts.items()}
 
 
 def _tool_moves(rows: list[JSONObject]) -> dict[tuple[str, str, object], list[transcript.Action]]:
@@ -167,6 +195,7 @@ def measure(real_root: str, row: JSONObject, end: int | None) -> TurnUse:
 def _count(use: TurnUse, delivered: list[JSONObject], actions: list[transcript.Action], ranked: object) -> TurnUse:
     for span in delivered:
         how = _how_used(span, actions)
+        (use.used_files if how else use.ignored_files).append(str(span["path"]))
         use.opened, use.searched, use.edited = use.opened + ("opened" in how), use.searched + ("searched" in how), use.edited + ("edited" in how)
         use.used += bool(how)
     if isinstance(ranked, list):

@@ -89,6 +89,9 @@ KNOBS: dict[str, Knob] = {
     "issues.PER_FILE": Knob(1, "one unit of each file before any second one"),
     "issues.AUX_PRIOR": Knob(1.0, _NO_PRIOR),
     "issues.POOL": Knob(0, "the pipeline's own pool"),
+    # a file prior learned from uptake (issue 35, item 2): acts only when a request carries one
+    "uptake_prior.STRENGTH": Knob(0.0, "every file's factor 1"),
+    "uptake_prior.FLOOR": Knob(1.0, "no file demoted: lifts only"),
     # the vector side: blend, vector evidence, calibrated score, delivery floor
     "fusion.BLEND_LEXICAL": Knob(1.0, "the lexical order alone (vectors only add candidates)"),
     "fusion.WEAK_COVERAGE": Knob(0.0, "one blend whatever the lexical coverage"),

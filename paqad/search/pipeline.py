@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from paqad.index import status as status_mod
 from paqad.index.reader import Index
 from paqad.index.records import RESULT_FIELDS, SPAN_FIELDS, StoredUnit
-from paqad.search import crosslingual, fusion, lexical, params, ranking, vector
+from paqad.search import crosslingual, fusion, lexical, params, ranking, uptake_prior, vector
 from paqad.search import evidence as evidence_mod
 from paqad.search import issues as issues_mod
 from paqad.search import query as query_mod
@@ -141,7 +141,7 @@ def run(index: Index, request: SearchRequest) -> SearchResponse:
     """
     started = time.perf_counter()
     r = request
-    with index.reading(), index.guard(), params.using(r.params):
+    with index.reading(), index.guard(), params.using(r.params), uptake_prior.using(r.file_prior):
         read = crosslingual.read_as(index, r.query)  # a Chinese question goes on in English
         resp = _search(index, read or r.query, r.top_n, r.source_chars, r.budget_chars, r.gate, started, r.threshold, r.relief_floor, r.rerank, r.embed_deadline)
     if read is not None:

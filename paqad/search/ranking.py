@@ -62,7 +62,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, TypeVar
 
-from paqad.search import pointers, reports
+from paqad.search import pointers, reports, uptake_prior
 from paqad.search.fusion import Fused
 from paqad.search.params import Stage
 from paqad.search.paths import names_version, older_copies, path_prior, path_words
@@ -171,7 +171,7 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, StoredU
     older = index.cached("older-copies", lambda: older_copies(index.paths())) if P.OLDER_COPY_PRIOR != 1.0 else {}
     for c in head:
         u = info.get(c.uid)
-        prior = path_prior(u.path, q.words) * _older_prior(u.path, older, text) if u is not None else 1.0
+        prior = path_prior(u.path, q.words) * _older_prior(u.path, older, text) * uptake_prior.factor(u.path) if u is not None else 1.0
         c.fused = (c.fused + add[c.uid]) * prior
     head.sort(key=lambda c: (-c.fused, c.lexical_rank or 1 << 30, c.uid))
     if q.report and reports.P.CALLEE_BOOST and head:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from paqad.search import uptake_prior
 from paqad.search.params import SearchParams
 from paqad.search.rerank import RerankConfig
 from paqad.settings import SEARCH_BUDGET_CHARS, SETTINGS
@@ -51,6 +52,7 @@ class SearchRequest:
     rerank: RerankConfig | None = field(default=None, compare=False)
     embed_deadline: float | None = None
     params: SearchParams = SearchParams()  # overrides of the stages' tuned constants (paqad.search.params); none by default
+    file_prior: tuple[tuple[str, float], ...] = ()  # (path, factor) learned from uptake (paqad.search.uptake_prior); none by default
 
     @classmethod
     def from_settings(
@@ -66,6 +68,7 @@ class SearchRequest:
         rerank: str | None = None,
         deadline: float | None = None,
         params: SearchParams | None = None,
+        file_prior: tuple[tuple[str, float], ...] = (),
     ) -> SearchRequest:
         """The request the repository's settings make for ``query``; a ``None`` override keeps the setting.
 
@@ -91,6 +94,7 @@ class SearchRequest:
             ),
             embed_deadline=None if deadline is None else deadline - EMBED_RESERVE_S,
             params=params or SearchParams(),
+            file_prior=file_prior or (uptake_prior.load(root) if settings.rag_uptake_prior else ()),
         )
 
     # ---- across the service's socket (paqad.serve) ----------------------------------------------
@@ -115,6 +119,7 @@ class SearchRequest:
         data = dict(data)
         embed_left, rr = data.pop("embed_left_s", None), data.pop("rerank", None)
         params = SearchParams(tuple((str(k), v) for k, v in data.pop("params", [])))
+        data["file_prior"] = tuple((str(p), float(f)) for p, f in data.get("file_prior", ()))
         rerank = None
         if rr is not None:
             rr = dict(rr)
