@@ -172,6 +172,10 @@ def test_a_huge_transcript_line_is_skipped_and_reading_is_capped(tmp_path):
     assert transcript.read_turn(str(log), 0, 100).actions == []  # the turn's end bounds what is read
     assert "shorter" in transcript.read_turn(str(log), 10**9, None).note
     assert transcript.read_turn("relative.jsonl", 0, None).note == "the host named no transcript"
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    assert transcript.read_turn(str(fifo), 0, None).note == "transcript is not a regular file"  # never opened: it would block
+    assert transcript.read_turn("/dev/zero", 0, None).note == "transcript is not a regular file"
 
 
 @pytest.mark.parametrize(("line", "expected"), [

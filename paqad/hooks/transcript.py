@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shlex
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,9 @@ def read_turn(path: str, start: int, end: int | None) -> Turn:
         turn.note = "the host named no transcript"
         return turn
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or a device would block or never end
+            turn.note = "transcript is not a regular file"
+            return turn
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             if start < 0 or start > size:
