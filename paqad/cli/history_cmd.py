@@ -43,8 +43,9 @@ def rag_history(app: AppContext, question: str | None, limit: int, max_commits: 
     The history is indexed offline beside the index: each commit's message (secrets masked) and
     the lines it touched (never in a secrets file; a commit that touched only secrets files is left
     out). The first run reads the whole history, later runs append the new commits. Without
-    QUESTION, only that update runs. Units are the current index's whose lines the commit touched,
-    by the line numbers at that commit (older commits drift). No hook delivers it yet.
+    QUESTION, only that update runs. Units are the current index's that hold the lines the commit
+    wrote, carried through the later commits and renames to where they are now (approximate
+    across parallel branches). With rag_last_changed on, delivered passages name their last commit.
 
     Example: paqad rag history "why does the retry loop wait two seconds"
     """
