@@ -43,6 +43,9 @@ P = Stage(__name__, globals())  # the constants below as the request in force se
 ENABLED = True
 #: The longest headword tried when segmenting (CC-CEDICT's technical compounds are 2-4 characters).
 MAX_WORD = 6
+#: Distinct Chinese words read in one question (a pasted report in Chinese is long; each word
+#: costs index lookups): the rest are left out of the English question.
+MAX_WORDS = 256
 #: Senses of a word read for one this repository uses; past them the first sense is taken.
 SENSES = 10
 #: Read a word also in the sense this repository uses when that is not its first one (the index
@@ -82,22 +85,17 @@ def read_as(index: Index, text: str) -> str | None:
     if senses is None:
         return None
     out: list[str] = []
-    changed = False
+    read: dict[str, str] = {}  # each distinct word looked up once; at most MAX_WORDS of them
     pos = 0
     for run in _RUN.finditer(text):
         out.append(text[pos : run.start()])
         pos = run.end()
         for word in _segment(run.group(), senses):
-            if word in FUNCTION_WORDS:
-                changed = True
-                continue
-            if _known(index, word):
-                out.append(f" {word} ")
-                continue
-            english = _english(index, _senses(senses.get(word, "")))
-            out.append(f" {english} " if english else " ")
-            changed = True
+            if word not in read and len(read) < MAX_WORDS:
+                read[word] = "" if word in FUNCTION_WORDS else word if _known(index, word) else _english(index, _senses(senses.get(word, "")))
+            out.append(f" {read.get(word, '')} ")
     out.append(text[pos:])
+    changed = any(english != word for word, english in read.items()) or len(read) == MAX_WORDS
     return " ".join(_PUNCT.sub(" ", "".join(out)).split()) if changed else None
 
 
