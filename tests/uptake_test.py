@@ -297,3 +297,14 @@ def test_cursor_tool_events_count_too(books, paqad_cli):
     assert [r["status"] for r in records(books.root) if r.get("kind") != "tool"] == ["handover"]  # delivered on the first tool use
     assert (cursor["measured"], cursor["used"], cursor["opened"]) == (1, 1, 1), cursor  # the first Read delivered: the second counts
     assert (cursor["missed_unranked"], cursor["missed_ranked"]) == (0, 0), cursor  # README.md was read before the context arrived
+
+
+def test_doctors_replays_leave_the_record_as_it_was(books, paqad_cli, tmp_path):
+    """``paqad doctor`` runs every installed host's hook with its recorded input: those are not
+    the agent's turns, and ``paqad report`` must not count them."""
+    prompt(books.root, "claude", PROMPT, tmp_path / "t.jsonl")
+    before = uptake.path(books.root).read_bytes()
+    doctor = paqad_cli("doctor", "--json", cwd=books.root)
+    assert json.loads(doctor.stdout)["findings"], doctor.stderr
+    assert uptake.path(books.root).read_bytes() == before
+

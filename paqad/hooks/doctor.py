@@ -60,7 +60,7 @@ HINTS = {
 }
 PLAIN = ("kiro", "opencode")  # hosts whose hook output is the context as plain text
 #: The files a hook run writes, relative to ``.paqad/``; kept and put back around the replay.
-STATE = ("state/prompt.json", "state/context.json", "context/session-context.md", "state/hosts-delivered.json", "logs/hooks.log")
+STATE = ("state/prompt.json", "state/context.json", "context/session-context.md", "state/hosts-delivered.json", "logs/hooks.log", "logs/uptake.jsonl")
 
 
 #: Warn when more than this share of a host's answered prompts got an old context, nothing, or
