@@ -157,9 +157,10 @@ def test_a_transcript_paqad_cannot_read_is_a_note_never_a_failure(books, paqad_c
     data = report(paqad_cli, books.root)
     claude, codex = data["hosts"]["claude"], data["hosts"]["codex"]
     assert (claude["deliveries"], claude["measured"]) == (2, 0) and len(claude["notes"]) == 2, claude
-    assert any("unreadable (Is a directory)" in n for n in claude["notes"]), claude["notes"]
+    assert "transcript is not a regular file" in claude["notes"], claude["notes"]  # the folder
     assert any("unreadable (No such file or directory)" in n for n in claude["notes"]), claude["notes"]  # never created
-    assert (codex["deliveries"], codex["measured"], codex["used"]) == (1, 1, 0), codex  # garbage lines: skipped, nothing counted
+    assert (codex["deliveries"], codex["measured"], codex["used"]) == (1, 0, 0), codex  # garbage lines only: not a turn paqad read
+    assert len(codex["notes"]) == 1 and codex["notes"][0].startswith("transcript not understood ("), codex
 
 
 def test_a_huge_transcript_line_is_skipped_and_reading_is_capped(tmp_path):
@@ -168,7 +169,7 @@ def test_a_huge_transcript_line_is_skipped_and_reading_is_capped(tmp_path):
         out.write(json.dumps({"blob": "x" * (transcript.MAX_LINE + 10)}) + "\n")
         out.write(tool_use("t1", "Read", {"file_path": "/r/books/ledger.py"}))
     turn = transcript.read_turn(str(log), 0, None)
-    assert turn.note == "" and turn.skipped == 1 and [(a.kind, a.path) for a in turn.actions] == [("read", "/r/books/ledger.py")]
+    assert turn.note == "" and turn.skipped == 1 and turn.read == 1 and [(a.kind, a.path) for a in turn.actions] == [("read", "/r/books/ledger.py")]
     assert transcript.read_turn(str(log), 0, 100).actions == []  # the turn's end bounds what is read
     assert "shorter" in transcript.read_turn(str(log), 10**9, None).note
     assert transcript.read_turn("relative.jsonl", 0, None).note == "the host named no transcript"

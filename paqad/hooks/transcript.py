@@ -78,6 +78,7 @@ class Turn:
 
     actions: list[Action] = field(default_factory=list)
     skipped: int = 0  # lines that were not JSON, or too long
+    read: int = 0  # lines read as JSON
     note: str = ""  # why the transcript could not be read (one line), "" when it was
 
 
@@ -100,6 +101,8 @@ def read_turn(path: str, start: int, end: int | None) -> Turn:
             handle.seek(start)
             budget = min(MAX_BYTES, (end if end is not None and end >= start else size) - start)
             _scan(handle, budget, turn)
+        if turn.skipped and not turn.read:
+            turn.note = f"transcript not understood ({turn.skipped} lines, none of them JSON)"
     except OSError as exc:
         turn.note = f"transcript unreadable ({exc.strerror or type(exc).__name__})"
     except Exception as exc:  # noqa: BLE001 - a host's format is not ours: a note, never a crash
@@ -124,6 +127,7 @@ def _scan(handle: Any, budget: int, turn: Turn) -> None:
         except ValueError:
             turn.skipped += line.strip() != b""
             continue
+        turn.read += 1
         for node in _objects(data, 0):
             _visit(node, calls, turn)
 
