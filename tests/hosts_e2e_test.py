@@ -620,3 +620,24 @@ def test_paqad_report_counts_what_copilot_cli_did_from_its_tool_events(books, pa
     counts = data["hosts"]["copilot"]
     got = {k: counts[k] for k in ("measured", "passages_measured", "used", "opened", "searched", "edited", "missed_ranked", "missed_unranked")}
     assert got == {"measured": 1, "passages_measured": 1, "used": 1, "opened": 1, "searched": 1, "edited": 1, "missed_ranked": 1, "missed_unranked": 1}, (got, why)
+
+
+def test_paqad_report_counts_what_a_claude_code_subagent_did(books, paqad_cli, monkeypatch):
+    # The fake model starts a subagent, which reads the delivered file: Claude Code 2.1.332 writes
+    # that read to the subagent's own transcript (<session>/subagents/), and it counts for the turn.
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")
+    install(books, paqad_cli, "claude")
+    agent = {"description": "find the ledger code", "prompt": TASK, "subagent_type": "general-purpose", "run_in_background": False}
+    server = FakeModel(script=[("Agent", agent), ("Read", {"file_path": str(books.root / "books/ledger.py")})]).start()
+    try:
+        done = run_cli(
+            books, "claude", ["-p", PROMPT, "--output-format", "json", "--allowedTools", "Read,Agent"],
+            ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="sk-ant-fake", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+        )
+    finally:
+        server.stop()
+    why = f"exit {done.returncode}; played {len(server.played)}; requests: {server.summary()}; stderr: {done.stderr[-1500:]}"
+    assert done.returncode == 0 and len(server.played) == 2, why
+    claude = json.loads(paqad_cli("report", "--json", cwd=books.root).stdout)["hosts"]["claude"]
+    assert (claude["measured"], claude["used"], claude["opened"]) == (1, 1, 1), (claude, why)

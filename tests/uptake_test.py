@@ -309,3 +309,20 @@ def test_doctors_replays_leave_the_record_as_it_was(books, paqad_cli, tmp_path):
     assert json.loads(doctor.stdout)["findings"], doctor.stderr
     assert uptake.path(books.root).read_bytes() == before
 
+
+
+def test_a_subagents_moves_count_for_the_turn_that_started_it(books, paqad_cli, tmp_path):
+    # Claude Code 2.1 writes a subagent's transcript to <session>/subagents/agent-<id>.jsonl.
+    log = tmp_path / "sess.jsonl"
+    log.write_text("", encoding="utf-8")
+    subagents = tmp_path / "sess" / "subagents"
+    subagents.mkdir(parents=True)
+    old = subagents / "agent-old.jsonl"  # an earlier turn's subagent: written before this delivery
+    old.write_text(tool_use("o1", "Edit", {"file_path": str(books.root / "books/ledger.py")}), encoding="utf-8")
+    os.utime(old, (1_000_000, 1_000_000))
+    prompt(books.root, "claude", PROMPT, log)
+    with log.open("a", encoding="utf-8") as out:
+        out.write(tool_use("t1", "Agent", {"description": "look", "prompt": "find the ledger code"}))
+    (subagents / "agent-new.jsonl").write_text(tool_use("s1", "Read", {"file_path": str(books.root / "books/ledger.py"), "offset": 3, "limit": 2}), encoding="utf-8")
+    claude = report(paqad_cli, books.root)["hosts"]["claude"]
+    assert (claude["measured"], claude["used"], claude["opened"], claude["edited"]) == (1, 1, 1, 0), claude

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 MAX_BYTES = 8_000_000  # read at most this much of one turn
 MAX_LINE = 2_000_000  # a longer line (a huge tool result) is skipped
 MAX_DEPTH = 12  # how deep a line's JSON is searched for tool calls
+MAX_SUBAGENTS = 50  # subagent transcripts read for one turn
 RESULT_CHARS = 20_000  # characters of a search's result kept to see which files it found
 PATTERN_MAX = 200  # a longer search pattern is compared as text only, never compiled
 NAME_MIN = 4  # a file stem or unit name shorter than this is not taken as named by a pattern
@@ -108,6 +109,30 @@ def read_turn(path: str, start: int, end: int | None) -> Turn:
     except Exception as exc:  # noqa: BLE001 - a host's format is not ours: a note, never a crash
         turn.note = f"transcript not understood ({type(exc).__name__})"
     return turn
+
+
+def subagent_actions(path: str, since: float, until: float | None) -> list[Action]:
+    """The actions of the subagents a turn started: Claude Code 2.1 writes each subagent's
+    transcript to ``<session>/subagents/agent-<id>.jsonl`` beside the session's ``<session>.jsonl``.
+    The files last written within the turn (from ``since`` to ``until``, epoch seconds) are read
+    whole, at most ``MAX_SUBAGENTS`` of them; an unreadable one adds nothing."""
+    folder = os.path.join(path.removesuffix(".jsonl"), "subagents")
+    if not path.endswith(".jsonl") or not os.path.isdir(folder):
+        return []
+    out: list[Action] = []
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))[:MAX_SUBAGENTS]
+    except OSError:
+        return []
+    for name in names:
+        full = os.path.join(folder, name)
+        try:
+            written = os.stat(full).st_mtime
+        except OSError:
+            continue
+        if written >= since and (until is None or written < until):
+            out.extend(read_turn(full, 0, None).actions)
+    return out
 
 
 def _scan(handle: Any, budget: int, turn: Turn) -> None:

@@ -120,7 +120,7 @@ def _measured(root: Path, last: int) -> tuple[list[JSONObject], list[TurnUse], s
     uses = []
     for index, row in enumerate(rows):
         told = moves.get((str(row.get("host") or "?"), str(row.get("session") or ""), row.get("t")))
-        uses.append(measure(real, row, _turn_end(rows, index)) if told is None or row.get("transcript") else measure_moves(row, told))
+        uses.append(measure(real, row, *_turn_end(rows, index)) if told is None or row.get("transcript") else measure_moves(row, told))
     return rows, uses, note
 
 
@@ -166,16 +166,17 @@ def measure_moves(row: JSONObject, actions: list[transcript.Action]) -> TurnUse:
     return _count(TurnUse(delivered=len(delivered), measured=True), delivered, actions, row.get("ranked"))
 
 
-def _turn_end(rows: list[JSONObject], index: int) -> int | None:
-    """Where the delivery's turn ends: the next delivery's offset in the same transcript."""
+def _turn_end(rows: list[JSONObject], index: int) -> tuple[int | None, float | None]:
+    """Where the delivery's turn ends: the next delivery's offset in the same transcript, and its time."""
     path = rows[index].get("transcript")
     for later in rows[index + 1 :]:
         if later.get("transcript") == path and _int(later.get("offset"), -1) >= 0:
-            return _int(later.get("offset"))
-    return None
+            when = later.get("t")
+            return _int(later.get("offset")), float(when) if isinstance(when, (int, float)) else None
+    return None, None
 
 
-def measure(real_root: str, row: JSONObject, end: int | None) -> TurnUse:
+def measure(real_root: str, row: JSONObject, end: int | None, until: float | None = None) -> TurnUse:
     """What the agent did with one delivery (``row``) in its turn."""
     delivered = [s for s in _spans(row.get("delivered")) if s["path"]]
     use = TurnUse(delivered=len(delivered))
@@ -188,6 +189,9 @@ def measure(real_root: str, row: JSONObject, end: int | None) -> TurnUse:
         use.note = turn.note
         return use
     use.measured = True
+    since = row.get("t")
+    if isinstance(since, (int, float)):  # Claude Code's subagents write transcripts of their own
+        turn.actions += transcript.subagent_actions(str(row.get("transcript")), float(since), until)
     actions = [a for a in (_local(real_root, a) for a in turn.actions) if a is not None]
     return _count(use, delivered, actions, row.get("ranked"))
 
