@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import struct
+
+import numpy as np
 import pytest
 
 from paqad import config
 from paqad.index.writing import build
 from paqad.search import fusion, pipeline
+from paqad.search.lexical import rounded
 from testing.env import LEXICAL
 from testing.repos import make_shop
 
@@ -114,3 +118,30 @@ def test_search_applies_the_floor_and_probe_does_not(shop):
 def test_a_lexical_refusal_reports_the_best_score_below_the_relief_floor(shop):
     silent = pipeline.search(shop.root, "kubernetes helm chart")
     assert not silent.answered and silent.diagnosis["best_score"] < F
+
+
+def _bits(values: list[float]) -> list[bytes]:
+    return [struct.pack("<d", v) for v in values]
+
+
+def test_rounded_is_pythons_round_for_every_float() -> None:
+    """The pool's scores are rounded in one numpy pass: each the very float ``round`` gives, ties,
+    near-ties, signed zeros and huge values included (a differing bit would change a JSON answer)."""
+    rng = np.random.default_rng(7)
+    values = np.concatenate([
+        rng.random(100_000), rng.random(20_000) * 1e4, rng.random(20_000) * 1e-3, -rng.random(20_000),
+        (np.arange(20_000) + 0.5) / 1e4, np.arange(4_000) / 32.0,  # decimal ties, and binary ones (1/32 = 0.03125)
+        np.array([0.0, -0.0, -0.00001, 1e300, 2.0**60, 0.00005, 0.00015, 1.00005, 0.12345]),
+    ])
+    for digits in (4, 6):
+        assert _bits(rounded(values, digits).tolist()) == _bits([round(v, digits) for v in values.tolist()])
+
+
+def test_calibrate_on_a_pool_gives_each_candidate_the_formulas_score() -> None:
+    rng = np.random.default_rng(3)
+    pool = [fusion.Fused(i, fused=f) for i, f in enumerate(sorted(rng.random(200) * 9.0, reverse=True))]
+    fusion.calibrate(pool, 1.3, True)
+    best = pool[0].fused
+    confidence = fusion.LEXICAL_CONF + fusion.LEXICAL_CONF_GAIN * min(1.0, max(0.0, (1.3 - 1.0) / 0.5))
+    want = [round(min(1.0, max(0.0, confidence - fusion.BEHIND_SLOPE * (1.0 - c.fused / best))), 4) for c in pool]
+    assert _bits([c.score for c in pool]) == _bits(want)

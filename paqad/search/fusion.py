@@ -14,10 +14,12 @@ The calibrated score (``calibrated``) is what the floor compares; see its docstr
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from paqad.search import evidence as ev_mod
 from paqad.search.evidence import Evidence
+from paqad.search.lexical import rounded
 from paqad.search.params import Stage
 
 P = Stage(__name__, globals())  # the constants below as the request in force sees them (paqad.search.params)
@@ -37,7 +39,7 @@ WEAK_COVERAGE = 0.4
 BLEND_LEXICAL_REPORT = 1.0
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a query makes one per candidate of its pool (200 and more)
 class Fused:
     uid: int
     bm25f: float = 0.0
@@ -231,6 +233,13 @@ def calibrate(
         confidence = P.NO_EVIDENCE_CONF * min(1.0, max(0.0, lex_strength))
     best = ranked[0].fused or 1.0
     slope = P.BEHIND_SLOPE
+    if len(ranked) > 16 and "numpy" in sys.modules:  # the pool in one pass: the same operations, the same floats
+        import numpy as np  # loaded already (the lexical scores are numpy's)
+
+        behind = confidence - slope * (1.0 - np.array([f.fused for f in ranked]) / best)
+        for f, score in zip(ranked, rounded(np.fmin(1.0, np.fmax(0.0, behind)), 4).tolist()):
+            f.score = score
+        return
     for f in ranked:
         f.score = round(min(1.0, max(0.0, confidence - slope * (1.0 - f.fused / best))), 4)
 

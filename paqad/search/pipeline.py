@@ -254,10 +254,11 @@ def _vector_hits(
 
 
 def _ranked(scored: lexical.Scored, hits: vector.VectorHits | None, coverage: float, report: bool = False) -> list[fusion.Fused]:
-    lex = [(c.uid, c.bm25f, c.relevance) for c in scored.ranked]
     if hits is None:
-        out = [fusion.Fused(c.uid, c.bm25f, c.relevance, lexical_rank=i, fused=c.bm25f, matched=c.matched) for i, c in enumerate(scored.ranked, 1)]
+        # positional (uid, bm25f, relevance, cosine, lexical_rank, vector_rank, fused, score, matched): keywords cost 1.8x per Fused
+        out = [fusion.Fused(c.uid, c.bm25f, c.relevance, None, i, None, c.bm25f, 0.0, c.matched) for i, c in enumerate(scored.ranked, 1)]
         return out
+    lex = [(c.uid, c.bm25f, c.relevance) for c in scored.ranked]
     return fusion.fuse(lex, hits.ranked(vector.POOL), hits.by_uid([u for u, _, _ in lex]), lexical_weight=fusion.blend_weight(coverage, report))
 
 
