@@ -38,6 +38,10 @@ What they prove besides "this prompt's block reached the model" is each test's c
 CLI and ``droid exec`` run paqad's hooks but do not (Cline) or cannot (no ``UserPromptSubmit`` in
 exec) hand this prompt's block to the model, and those tests say so by asserting it.
 
+Uptake (issue 35): the fake model plays a scripted sequence of tool calls once paqad's block has
+reached it (``FakeModel.script``), and ``paqad report --json`` must count exactly what it made the
+agent do (Claude Code, its subagents, Codex, Gemini CLI, Qwen Code, Copilot CLI).
+
 Not driven here: Kiro and Cursor have no npm CLI; they are tested from their documented hook JSON
 only (``paqad/hooks/hosts/recorded/``, replayed by hosts_prompt_test.py and ``paqad doctor``), and
 the run's summary says so.
