@@ -19,7 +19,7 @@ service's ``/proc/<pid>/stat``), as a median over queries (in-process) or a mean
   (``paqad.serve.route.search``): the client's CPU in its process plus the service's CPU;
 - ``prompt``: a warm Claude Code prompt (``UserPromptSubmit``) through the service on the hybrid
   index, as the hook client hands it over (``paqad.serve.route.hook``): the service's CPU
-  (the hook process's own CPU is ``benchmarks/prompt_client_cost.py``'s);
+  (the hook process's own CPU is ``benchmarks/hook_latency.py``'s);
 - ``semble``: semble from PyPI (pinned ``SEMBLE``, in its own venv under
   ``benchmarks/.cache/query-cost/``) with a stand-in static model: model2vec's ``StaticModel``
   made offline from paqad's ``minilm-static`` token table and MiniLM's tokenizer (no hub); the
