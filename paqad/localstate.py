@@ -50,8 +50,37 @@ def data_home(environ: Mapping[str, str] | None = None) -> str:
 
 def tree_dir(root: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> str:
     """The per-developer folder of the work tree at ``root`` (keyed by its real path)."""
-    real = os.path.realpath(os.fspath(root))
-    return os.path.join(data_home(environ), TREES + real) + SUFFIX
+    return os.path.join(data_home(environ), TREES + real_path(root)) + SUFFIX
+
+
+_REAL: dict[str, tuple[str, tuple[int, int]]] = {}  # absolute path -> (its real path, the folder's device and inode)
+
+
+def real_path(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath(path)``, kept for an absolute path while it and its real path both reach
+    the same file (two ``stat`` calls instead of an ``lstat`` per part of the path: a warm process
+    asks for its work tree's folder several times a query). Anything else is resolved afresh."""
+    text = os.fspath(path)
+    ident = _identity(text) if os.path.isabs(text) else None
+    if ident is None:
+        return os.path.realpath(text)
+    kept = _REAL.get(text)
+    if kept is not None and kept[1] == ident and _identity(kept[0]) == ident:
+        return kept[0]
+    real = os.path.realpath(text)
+    if len(_REAL) > 256:
+        _REAL.clear()
+    _REAL[text] = (real, ident)
+    return real
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of what ``path`` reaches, or None."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
 
 
 def launcher(environ: Mapping[str, str] | None = None) -> str:

@@ -63,3 +63,23 @@ def test_a_host_that_substitutes_variables_first_still_runs_the_launcher(tmp_pat
     command = _gemini_substitution(launcher.command("prompt-submit", "gemini"), env)
     done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, input="{}", capture_output=True, text=True, check=False)
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "launcher hook run prompt-submit --host gemini", "")
+
+
+def test_a_kept_real_path_follows_a_repointed_link_and_a_moved_folder(tmp_path: Path) -> None:
+    """``real_path`` keeps a work tree's real path between calls, never past a change of where the
+    path leads: a symlink pointed elsewhere, or the folder moved and the link pointed after it."""
+    a, b, link = tmp_path / "a", tmp_path / "b", tmp_path / "link"
+    a.mkdir()
+    b.mkdir()
+    link.symlink_to(a)
+    assert localstate.real_path(link) == localstate.real_path(str(link)) == os.path.realpath(a)
+    link.unlink()
+    link.symlink_to(b)
+    assert localstate.real_path(link) == os.path.realpath(b)
+    moved = tmp_path / "moved"
+    b.rename(moved)  # the same folder (device and inode) under a new real path
+    link.unlink()
+    link.symlink_to(moved)
+    assert localstate.real_path(link) == os.path.realpath(moved)
+    assert localstate.tree_dir(link).endswith(os.path.realpath(moved) + localstate.SUFFIX)
+    assert localstate.real_path("relative/x") == os.path.realpath("relative/x")

@@ -52,7 +52,7 @@ def digest(data: bytes, size: int = KEY_BYTES) -> str:
 
 def key_of(root: str | os.PathLike[str]) -> str:
     """The service key of the work tree at ``root``: a hash of its resolved path."""
-    return digest(os.fsencode(os.path.realpath(os.fspath(root))))
+    return digest(os.fsencode(localstate.real_path(root)))
 
 
 def temp_dir() -> str:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
+from paqad import localstate
 from paqad.errors import IndexCorruptError, IndexMissingError
 from paqad.index import postings, schema, store
 from paqad.index.models import provider_for
@@ -82,7 +83,7 @@ class Index:
     def shared(cls, root: Path) -> Index:
         """The process's ``Index`` for ``root``. Lazy: nothing is opened (and nothing raised) until
         an operation refreshes it, so a caller can order its own checks before the index's."""
-        key = root.resolve()
+        key = Path(localstate.real_path(root))  # ``root.resolve()``, kept while the work tree stays put
         with _SHARED_LOCK:
             index = _SHARED.get(key)
             if index is None:
