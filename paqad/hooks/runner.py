@@ -80,7 +80,7 @@ DEFAULT_YAML = """\
 # Events: post-commit, post-merge, post-checkout, post-rewrite (git), prompt-submit,
 # session-start (agents). An event not listed here keeps its built-in default; `event: []`
 # switches it off. Each action: a name, or a mapping with
-#   action: rag-update    what to run (actions: rag-update, refresh-context)
+#   action: rag-update    what to run (actions: rag-update, refresh-context, history-update)
 #   background: true      detached child (true) or foreground with the timeout (false)
 #   timeout: 300          seconds before the run is abandoned and logged as a timeout
 #   debounce: 2           seconds: a burst of events inside this window becomes one run
