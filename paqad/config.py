@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from paqad import workspace, yamlio
+from paqad import localstate, workspace, yamlio
 from paqad.errors import ConfigError
 from paqad.settings import SETTINGS, Setting, Settings, SettingValue
 
@@ -89,25 +89,26 @@ def _inputs(root: Path) -> tuple[object, ...] | None:
     """What :func:`load` (no overrides, this process's environment) depends on, as stats; None
     when a stat fails in a way ``load`` would have to judge (it is then simply not kept)."""
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
-    team = workspace.team_config_dir(root)
-    local = workspace.local_config_path(root)
-    places = [team.parent, team, local]
+    # plain strings: the paths of workspace.team_config_dir and local_config_path, without pathlib's cost per request
+    team = os.path.join(root, workspace.DIRNAME, "configs")
+    local = os.path.join(localstate.tree_dir(root), "config.yaml")
+    places = [os.path.dirname(team), team, local]
     try:
-        places += sorted(team / name for name in os.listdir(team))
+        places += sorted(os.path.join(team, name) for name in os.listdir(team))
     except FileNotFoundError:
         pass
     except OSError:
         return None
-    stats: list[object] = [env, str(local)]
+    stats: list[object] = [env, local]
     for place in places:
         try:
             st = os.lstat(place)
         except FileNotFoundError:
-            stats.append((str(place), None))
+            stats.append((place, None))
             continue
         except OSError:
             return None
-        stats.append((str(place), st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        stats.append((place, st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(stats)
 
 

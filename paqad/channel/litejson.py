@@ -2,8 +2,8 @@
 
 ``import json`` imports ``re`` (and with it ``enum``, ``functools``, ``collections``): 8 ms of CPU
 in a hook process whose whole budget is 30 (benchmarks/README.md, "The hook shim"). The work itself is done
-by CPython's ``_json`` accelerator, which ``json`` uses too: ``make_scanner`` parses and
-``encode_basestring(_ascii)`` quotes strings, so :func:`loads` and :func:`dumps` give exactly what
+by CPython's ``_json`` accelerator, which ``json`` uses too: ``make_scanner`` parses,
+``make_encoder`` encodes and ``encode_basestring(_ascii)`` quotes strings, so :func:`loads` and :func:`dumps` give exactly what
 ``json.loads`` and ``json.dumps`` give for the values a request or reply holds (dicts with string
 keys, lists, strings, numbers, booleans, None). Anything else (another key type, an object
 ``json`` could refuse with its own message) goes to the real ``json``, imported then; so does
@@ -14,6 +14,10 @@ try:
     from _json import encode_basestring, encode_basestring_ascii, make_scanner
 except ImportError:  # not CPython: the real json, always
     make_scanner = None  # type: ignore[assignment,misc]
+try:  # the C encoder ``json.dumps`` itself uses (no indent): the service's replies, at C speed
+    from _json import make_encoder
+except ImportError:
+    make_encoder = None  # type: ignore[assignment,misc]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,9 +62,15 @@ def dumps(obj: "Any", *, ensure_ascii: bool = True, separators: "tuple[str, str]
     item, key = separators or (", ", ": ")
     if make_scanner is None:
         return _json().dumps(obj, ensure_ascii=ensure_ascii, separators=(item, key))
+    quote = encode_basestring_ascii if ensure_ascii else encode_basestring
+    if make_encoder is not None and not isinstance(obj, str):
+        try:  # as json.JSONEncoder.encode calls it (markers for the circular check, allow_nan)
+            return "".join(make_encoder({}, _unsupported, quote, None, key, item, False, False, True)(obj, 0))
+        except (_Unsupported, ValueError):  # json says why (circular), or encodes it (a non-string key)
+            return _json().dumps(obj, ensure_ascii=ensure_ascii, separators=(item, key))
     parts: list[str] = []
     try:
-        _encode(obj, parts, encode_basestring_ascii if ensure_ascii else encode_basestring, item, key, set())
+        _encode(obj, parts, quote, item, key, set())
     except _Unsupported:
         return _json().dumps(obj, ensure_ascii=ensure_ascii, separators=(item, key))
     return "".join(parts)
@@ -68,6 +78,10 @@ def dumps(obj: "Any", *, ensure_ascii: bool = True, separators: "tuple[str, str]
 
 class _Unsupported(Exception):
     """A value :func:`dumps` leaves to the real json (which encodes it or says why not)."""
+
+
+def _unsupported(obj: "Any") -> "Any":
+    raise _Unsupported  # the C encoder's ``default``: json's own ``default`` raises TypeError here
 
 
 def _encode(obj: "Any", out: list, quote: "Any", item: str, key: str, seen: set) -> None:

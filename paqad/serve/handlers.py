@@ -99,7 +99,7 @@ def connection(svc: Service, conn: socket.socket) -> None:
     finally:
         svc.end()
         conn.close()
-        if rss_mb() > svc.cfg.rag_serve_memory_cap:
+        if svc.memory_due() and rss_mb() > svc.cfg.rag_serve_memory_cap:
             svc.stop_process(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
 
 
