@@ -17,14 +17,6 @@ EXE = paqad_exe()
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
-    assert done.returncode == 0, done.stderr
-    return repo
-
-
-@pytest.fixture
 def agent(shop: Repo):
     running = Agent(shop.root)
     yield running

@@ -14,20 +14,12 @@ import pytest
 
 from paqad import localstate
 from paqad.channel import client
-from testing.repos import Repo, make_shop
+from testing.repos import Repo
 
 
 def _environ(pid: int) -> dict[str, str]:
     raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
-
-
-@pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
-    assert done.returncode == 0, done.stderr
-    return repo
 
 
 @pytest.mark.parametrize("mine", [None, "2"])

@@ -173,6 +173,26 @@ def repo(tmp_path: Path) -> Repo:
 
 
 @pytest.fixture
+def shop_hooks() -> str | None:
+    """The agents whose prompt hooks ``shop`` installs (``hooks install --agents``): none here; a
+    test file that needs them overrides this fixture with its own returning, say, ``"claude"``."""
+    return None
+
+
+@pytest.fixture
+def shop(repo: Repo, paqad_cli: Callable[..., subprocess.CompletedProcess[str]], shop_hooks: str | None) -> Repo:
+    """The shop (``repos.make_shop``), committed and indexed by the installed CLI's ``rag init``
+    (lexical, as ``_isolated_env`` pins), with ``shop_hooks``' hooks installed. A file that needs
+    more set up overrides ``shop`` with a fixture of the same name that asks for this one."""
+    repos.make_shop(repo)
+    steps = [("rag", "init", "--provider", "none")] + ([("hooks", "install", "--agents", shop_hooks)] if shop_hooks else [])
+    for args in steps:
+        done = paqad_cli(*args, cwd=repo.root)
+        assert done.returncode == 0, done.stderr
+    return repo
+
+
+@pytest.fixture
 def detached(repo: Repo) -> Repo:
     """The shop with HEAD detached at its first commit (``repos.make_detached``)."""
     return repos.make_detached(repo)

@@ -53,13 +53,6 @@ def _json(proc: subprocess.CompletedProcess) -> dict:
     return json.loads(proc.stdout)
 
 
-@pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    _json(paqad_cli("rag", "init", "--json", cwd=repo.root))
-    return repo
-
-
 def _hash(paqad_cli, root: Path, unit_id: str) -> str:
     units = _json(paqad_cli("describe", "pending", "--limit", "100", "--json", cwd=root))["units"]
     return next(u["content_hash"] for u in units if u["id"] == unit_id)

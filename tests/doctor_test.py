@@ -7,23 +7,14 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from paqad import workspace
 from paqad.delivery import refresh
 from paqad.hooks.hosts import launcher
 from paqad.serve import hookclient
 from testing.hosts import run_host
-from testing.repos import Repo, make_shop
+from testing.repos import make_shop
 
 QUESTION = "where is the session cookie signed with hmac"
-
-
-@pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    return repo
 
 
 def _doctor(paqad_cli, root, **env):

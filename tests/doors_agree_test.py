@@ -25,21 +25,19 @@ from testing import serve
 from testing.agents import Agent, call_all, text_of
 from testing.hosts import run_host
 from testing.models import make_model
-from testing.repos import Repo, make_shop
+from testing.repos import Repo
 
 QUESTIONS = ["where is a charge refunded", "retry a card charge with exponential backoff", "how is the session cookie signed"]
 THRESHOLD = "0.6"  # not the default (0.75): a door that ignores the setting answers differently
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli, tmp_path: Path) -> Repo:
-    make_shop(repo)
-    done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
-    assert done.returncode == 0, done.stderr
-    model = make_model(tmp_path / "models" / "tiny", repo.root, {"transaction": 10.0})
+def shop(shop: Repo, tmp_path: Path) -> Repo:
+    """conftest's indexed shop with a tiny local reranker and a threshold that is not the default."""
+    model = make_model(tmp_path / "models" / "tiny", shop.root, {"transaction": 10.0})
     for key, value in {"rag_rerank": "local", "rag_rerank_model": str(model.folder), "rag_similarity_threshold": THRESHOLD}.items():
-        config.set_value(repo.root, key, value)
-    return repo
+        config.set_value(shop.root, key, value)
+    return shop
 
 
 def ranked(results: list[dict]) -> list[tuple[str, float, float | None]]:

@@ -19,7 +19,7 @@ from paqad.hooks import runner
 from testing import serve
 from testing.env import BIN
 from testing.hosts import configured_command, host_json, run_host
-from testing.repos import Repo, make_shop
+from testing.repos import Repo
 
 QUESTION = "where is the session cookie signed with hmac"
 BUDGET_S = 1.5  # rag_prompt_budget's default
@@ -27,11 +27,9 @@ SLACK_S = 0.6  # sh, the launcher and the interpreter before /proc's start time 
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", "--provider", "none", cwd=repo.root).returncode == 0
-    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
-    return repo
+def shop_hooks() -> str:
+    """The agents whose hooks conftest's ``shop`` installs."""
+    return "claude"
 
 
 def _last(root: Path) -> dict:

@@ -27,18 +27,15 @@ from paqad.index import store
 from paqad.index.writing import build
 from testing.env import BIN, wait_for
 from testing.hosts import host_json, run_host
-from testing.repos import Repo, make_shop
+from testing.repos import make_shop
 
 QUESTION = "where is the session cookie signed with hmac"
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    proc = paqad_cli("hooks", "install", "--agents", "all", "--json", cwd=repo.root)
-    assert proc.returncode == 0, proc.stderr
-    return repo
+def shop_hooks() -> str:
+    """The agents whose hooks conftest's ``shop`` installs: every host's."""
+    return "all"
 
 
 # ---- hosts that inject on prompt --------------------------------------------------------------

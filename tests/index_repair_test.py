@@ -23,7 +23,7 @@ from paqad.index.reader import Index
 from paqad.index.writing import build
 from testing.env import LEXICAL, wait_for
 from testing.hosts import run_host
-from testing.repos import Repo, make_shop
+from testing.repos import Repo
 
 QUESTION = "retry charge after transient processor error backoff"
 EXPECTED = "shop/payments.py::retry_charge"
@@ -39,13 +39,6 @@ DAMAGE = {
     "posting_block_malformed": "UPDATE postings SET w = x'0102'",
     "unit_without_a_file": GHOST,
 }
-
-
-@pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    return repo
 
 
 def _damage(root: Path, sql: str) -> None:

@@ -14,17 +14,15 @@ from testing import serve
 from testing.agents import call_all, text_of
 from testing.env import wait_for
 from testing.hosts import run_host
-from testing.repos import Repo, make_shop
+from testing.repos import Repo
 
 QUESTION = "where is the session cookie signed"
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", "--provider", "none", cwd=repo.root).returncode == 0
-    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
-    return repo
+def shop_hooks() -> str:
+    """The agents whose hooks conftest's ``shop`` installs."""
+    return "claude"
 
 
 def _context(text: str) -> str:

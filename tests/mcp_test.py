@@ -24,14 +24,6 @@ EXE = paqad_exe()
 TOOLS = {"search", "research", "neighbors", "open", "describe_pending", "describe_put", "stats"}
 
 
-@pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    done = paqad_cli("rag", "init", "--provider", "none", cwd=repo.root)
-    assert done.returncode == 0, done.stderr
-    return repo
-
-
 def test_tools_answer_over_stdio_and_bad_calls_are_tool_errors(shop: Repo) -> None:
     calls = [
         ("search", {"query": "retry a card charge with exponential backoff", "top_n": 3}),

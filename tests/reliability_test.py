@@ -31,11 +31,9 @@ def _hook_lines(root: Path) -> list[dict]:
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
-    return repo
+def shop_hooks() -> str:
+    """The agents whose hooks conftest's ``shop`` installs."""
+    return "claude"
 
 
 # ---- 4. no index: answer at once, build behind the prompt -----------------------------------------

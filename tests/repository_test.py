@@ -11,16 +11,8 @@ import paqad
 from paqad.channel import calls
 from paqad.errors import UsageError
 from testing.hosts import host_json
-from testing.repos import Repo, make_shop
 
 QUESTION = "where is the session cookie signed with hmac"
-
-
-@pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    return repo
 
 
 def test_the_public_face_searches_a_work_tree(shop):

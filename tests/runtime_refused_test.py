@@ -15,18 +15,16 @@ import pytest
 
 from paqad.hooks import runner
 from testing.hosts import run_host
-from testing.repos import Repo, make_shop
+from testing.repos import Repo
 
 QUESTION = "where is the session cookie signed with hmac"
 CASES = ["open-to-others", "symlink"] + (["another-user"] if os.getuid() == 0 else [])
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli: Any) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", "--provider", "none", cwd=repo.root).returncode == 0
-    assert paqad_cli("hooks", "install", "--agents", "claude", cwd=repo.root).returncode == 0
-    return repo
+def shop_hooks() -> str:
+    """The agents whose hooks conftest's ``shop`` installs."""
+    return "claude"
 
 
 def _plant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> Path:

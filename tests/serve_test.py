@@ -32,12 +32,9 @@ pytestmark = pytest.mark.usefixtures("serving")
 
 
 @pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    for args in (("rag", "init", "--provider", "none"), ("hooks", "install", "--agents", "claude")):
-        done = paqad_cli(*args, cwd=repo.root)
-        assert done.returncode == 0, done.stderr
-    return repo
+def shop_hooks() -> str:
+    """The agents whose hooks conftest's ``shop`` installs."""
+    return "claude"
 
 
 def last_prompt_log(root: Path) -> dict:

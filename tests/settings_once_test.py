@@ -16,16 +16,8 @@ from paqad.channel import calls
 from paqad.cli.app import cli
 from paqad.serve import route
 from testing.hosts import host_json
-from testing.repos import Repo, make_shop
 
 QUESTION = "where is the session cookie signed with hmac"
-
-
-@pytest.fixture
-def shop(repo: Repo, paqad_cli) -> Repo:
-    make_shop(repo)
-    assert paqad_cli("rag", "init", cwd=repo.root).returncode == 0
-    return repo
 
 
 @pytest.fixture
