@@ -21,10 +21,10 @@ FILLER = "\n\n".join(
 
 @pytest.fixture
 def store(repo):
-    # "Session" is mentioned all over the client; only sessions.py declares it.
+    # "Session" is mentioned all over the client, even in its names; only sessions.py declares it.
     repo.write("shop/client.py", "\n\n".join(
-        f"def call_{i}(session):\n    '''Send request {i} with the Session: session.send(session.prepare()).'''\n"
-        f"    session = Session()\n    return session.send(session.prepare(), session, dispatch, dispatch)\n" for i in range(6)
+        f"def session_call_{i}(session):\n    '''Send request {i} with the Session: Session.send(Session.prepare()).'''\n"
+        f"    session = Session(Session())\n    return session.send(session.prepare(), session, dispatch, dispatch)\n" for i in range(6)
     ))
     repo.write("shop/sessions.py", (
         "class Session:\n    '''Keeps cookies and settings across requests.'''\n\n"

@@ -20,17 +20,22 @@ from paqad.tokenize import terms
 from paqad.units import CodeUnit
 
 # Bumped when weights or priors change: stored posting weights then need a full rebuild.
-# 3: the description field (agent-written descriptions, paqad.describe).
-RANKING_VERSION = 3
+# 3: the description field (agent-written descriptions, paqad.describe). 4: one length
+# normalisation for every field (the per-field values moved nothing: issue 32's ablation).
+RANKING_VERSION = 4
 
 FIELDS = ("name", "signature", "doc", "relations", "body", "description")
-# Field weights W_f and length normalisation B_f; chosen on the rulers (benchmarks/README.md).
+# Field weights W_f, chosen on the rulers (benchmarks/README.md); setting them all to 1 costs
+# NDCG@10 -0.007 and hit@1 -0.005 on every ruler's tune half (``python -m benchmarks ablate_index``).
 # Descriptions weigh as much as the name: on the requests ruler with 197 described units, W 3.0
 # beat joining the doc field (1.5) and W 1.0/1.5/2.25; 4.5 and 6.0 changed nothing more
 # (benchmarks/README.md, "Descriptions"). They are not identifier evidence (``lexical.IDENT_MASK``):
 # counting them so lowered hit@1 and silence there.
 WEIGHTS = (3.0, 2.0, 1.5, 1.0, 1.0, 3.0)
-LENGTH_NORM = (0.3, 0.6, 0.75, 0.75, 0.75, 0.75)
+# Length normalisation B and saturation K1 are BM25's usual values, the same in every field. Tuned
+# per field (name 0.3, signature 0.6) they moved nothing on 2,123 cases of nine rulers, both halves
+# and all of semble (NDCG@10 -0.0005 [-0.002, +0.001], hit@1 -0.002 [-0.007, +0.001]), so they went.
+B = 0.75
 K1 = 1.2
 # Credit a match earns toward the relevance score, by the best field it matched in: a term in
 # the name says more about what a unit is than the same term somewhere in its body.
@@ -62,7 +67,7 @@ def posting_weights(counts: list[Counter[str]], avg_lengths: list[float], prior:
     """term → (w · prior, field mask) for one unit, given the corpus' average field lengths."""
     lengths = [sum(c.values()) for c in counts]
     norms = [
-        1.0 - LENGTH_NORM[f] + LENGTH_NORM[f] * (lengths[f] / avg_lengths[f] if avg_lengths[f] > 0 else 1.0)
+        1.0 - B + B * (lengths[f] / avg_lengths[f] if avg_lengths[f] > 0 else 1.0)
         for f in range(len(FIELDS))
     ]
     acc: dict[str, list[float]] = {}
