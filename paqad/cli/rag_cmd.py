@@ -230,7 +230,10 @@ def _query_options(fn: F) -> F:
     return JSON_OPT(fn)
 
 
-def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate: bool, rerank: str | None = None) -> pipeline.SearchResponse:
+def _run_query(
+    app: AppContext, query: str, top_n: int | None, budget: int, gate: bool, rerank: str | None = None
+) -> tuple[pipeline.SearchResponse, config_mod.Config]:
+    """The answer, and the settings it was made with (loaded once: the caller reads them too)."""
     if not query.strip():
         raise UsageError("the query is empty; ask a question, e.g. paqad rag search \"where are sessions saved\"")
     cfg = app.config()
@@ -245,7 +248,7 @@ def _run_query(app: AppContext, query: str, top_n: int | None, budget: int, gate
     resp.freshness = dict(fresh)  # the response carries it as the JSON object it is
     if resp.rerank and resp.rerank.get("fallback"):
         click.echo(f"warning: reranking skipped, fused order kept ({resp.rerank['fallback']}); see audit.log (paqad doctor shows where)", err=True)
-    return resp
+    return resp, cfg
 
 
 HOPS_OPT = click.option("--hops", type=click.IntRange(1, 3), default=1, show_default=True, help="Graph hops from each result (1 to 3).")
@@ -289,10 +292,10 @@ def rag_search(
         else:
             click.echo(render.search_text(resp, shown=show), color=render.color())
         return
-    resp = _run_query(app, query, top_n, budget, True, rerank)
+    resp, cfg = _run_query(app, query, top_n, budget, True, rerank)
     expansions = _expand(app.root(), resp, hops, graph_budget) if with_graph else None
     data = resp.to_dict()
-    if app.config().rag_last_changed:  # off by default: the last commit that touched each result's lines
+    if cfg.rag_last_changed:  # off by default: the last commit that touched each result's lines
         from paqad.history import lastchanged  # lazy: only with the setting on
 
         lastchanged.annotate(app.root(), data["results"])
@@ -354,7 +357,7 @@ def rag_probe(app: AppContext, query: str, top_n: int | None, budget: int, reran
 
     Example: paqad rag probe "where is the session cookie signed"
     """
-    resp = _run_query(app, query, top_n or 10, budget, False, rerank)
+    resp, _ = _run_query(app, query, top_n or 10, budget, False, rerank)
     emit_json(resp.to_dict()) if as_json else click.echo(render.search_text(resp, probe=True), color=render.color())
 
 
