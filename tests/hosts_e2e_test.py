@@ -99,8 +99,13 @@ def model() -> Iterator[FakeModel]:
 
 
 @pytest.fixture
-def books(repo: Repo, paqad_cli) -> Repo:
-    """A small bookkeeping repository, indexed (lexical), with an earlier prompt's answer on record."""
+def books(repo: Repo, paqad_cli, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    """A small bookkeeping repository, indexed (lexical), with an earlier prompt's answer on record.
+
+    The hook's time budget is raised: these tests check what reaches the model, and on a loaded CI
+    machine the 1.5 s default handed Copilot, Cline and OpenCode the earlier (stale) context. The
+    budget itself is measured in benchmarks/ (``hook_latency``), not asserted here."""
+    monkeypatch.setenv("PAQAD_HOOK_BUDGET", "20")
     repo.write("books/ledger.py", LEDGER)
     repo.write("books/tax.py", TAX)
     repo.write("README.md", "# Books\n\nA small bookkeeping tool.\n")
