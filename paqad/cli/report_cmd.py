@@ -13,11 +13,13 @@ from paqad.hooks import usage
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_obj
 def report(app: AppContext, last: int, as_json: bool) -> None:
-    """Per agent host, over the last N deliveries: how the prompts were answered (live, stale,
-    nothing, failed), the passages delivered and the share the agent then used (opened, searched
-    for or edited within the turn, read from the session transcript the host names), candidate
-    misses (files the agent found and opened that paqad ranked but did not deliver, and files it
-    opened that paqad did not rank), and the tokens delivered.
+    """What the agent did with paqad's context, per host, over the last N deliveries.
+
+    How the prompts were answered (live, stale, nothing, failed), the passages delivered and the
+    share the agent then used (opened, searched for or edited within the turn, read from the
+    session transcript the host names), candidate misses (files the agent found and opened that
+    paqad ranked but did not deliver, and files it opened that paqad did not rank), and the tokens
+    delivered.
 
     Counts and paths only, from the per-developer uptake record; nothing is sent anywhere. With
     rag_uptake_prior on, it also learns the file prior searches then use from these turns.
