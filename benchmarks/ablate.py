@@ -75,6 +75,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "definition": ("ranking.DEFINITION_BOOST",),  # the lookup; its shares below
     "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),  # dapper's SqlMapper.cs (tests/ranking_test.py)
     "embedded_scale": ("ranking.EMBEDDED_SCALE",),  # symbols inside a sentence; reports decide it (undecided)
+    "continuation_scale": ("ranking.CONTINUATION_SCALE",),  # a split class's head answers its name (semble, default model)
     "stem_file": ("ranking.STEM_FILE_SCALE",),  # a bare name on the file named after it (dapper's SqlMapper.cs)
     "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
     "path_min_share": ("ranking.PATH_MIN_SHARE",),

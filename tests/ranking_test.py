@@ -614,3 +614,24 @@ def test_a_title_name_many_files_declare_shares_its_lift():
     with using(SearchParams.of(knobs)):
         ranking._definitions([Fused(0, fused=1.0)], lone, q, 1.0, add)
     assert add[0] == pytest.approx(shared[0])
+
+
+def test_a_split_class_answers_its_name_with_its_head_not_a_part_that_says_it_more():
+    """fastapi's ``APIRouter`` (29 parts): its 5th part, which holds ``include_router``, outscores
+    the head on BM25F and, with every part lifted alike, answered the bare name (semble's symbol
+    queries with the default model: 0.937 without the head-first share, 0.962 with it). Later parts
+    take ``CONTINUATION_SCALE`` of the lift; here the arithmetic, on the stack's own records."""
+    from paqad.index.records import StoredUnit
+    from paqad.search.fusion import Fused
+
+    def part(uid: int, n: int) -> StoredUnit:
+        return StoredUnit(uid=uid, path="fastapi/routing.py", name="APIRouter", qualified_name="APIRouter", kind="class", part=n)
+
+    q = ranking.shape("APIRouter")
+    head = [Fused(5, fused=1.0), Fused(1, fused=0.8)]  # the 5th part first on BM25F
+    info = {5: part(5, 5), 1: part(1, 1)}
+    for scale, head_wins in ((1.0, False), (0.5, True)):
+        add = {5: 0.0, 1: 0.0}
+        with using(SearchParams.of({"ranking.CONTINUATION_SCALE": scale})):
+            ranking._definitions(head, info, q, 1.0, add)
+        assert (0.8 + add[1] > 1.0 + add[5]) is head_wins, (scale, add)

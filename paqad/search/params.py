@@ -60,6 +60,7 @@ KNOBS: dict[str, Knob] = {
     "ranking.DEFINITION_BOOST": Knob(0.0, _NO_BOOST),
     "ranking.DEFINITION_STEM_BONUS": Knob(0.0, _NO_BOOST),
     "ranking.EMBEDDED_SCALE": Knob(0.0, "no lift for identifiers inside a sentence"),
+    "ranking.CONTINUATION_SCALE": Knob(1.0, "later parts lifted as the head"),
     "ranking.STEM_FILE_SCALE": Knob(0.0, "no file named after the symbol looked up"),
     "ranking.PATH_BOOST": Knob(0.0, _NO_BOOST),
     "ranking.PATH_MIN_SHARE": Knob(0.0, "any share of path words lifts"),

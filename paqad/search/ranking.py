@@ -32,8 +32,10 @@ is in benchmarks/README.md, "Ranking stack"); every tuned constant below is read
   ``TOP_FILE_FREE`` units go before diversity starts counting (SWE-bench sympy function Acc@5
   28.8 -> 34.8, file Acc unchanged; no semble query is that long).
 - **split declarations**: a name lookup reads declarations' first parts first and searches the
-  file named after the name for it (C# partial classes over dozens of files); every part of a split
-  declaration takes the same lift (a head-first share and bonus were dropped by issue 32's ablation).
+  file named after the name for it (C# partial classes over dozens of files); the later parts of a
+  split declaration take ``CONTINUATION_SCALE`` of the lift, so the head answers the bare name. It
+  was dropped once on a lexical ablation that did not see it and restored when the whole semble
+  benchmark with the default model did (its symbol queries 0.962 -> 0.937 without it).
 - **older API copies**: files under a version folder kept beside a newer one (zod's ``v3/``
   beside ``v4/``, pydantic's lone ``v1/`` whose files are also one level up;
   ``paths.older_copies``) are multiplied by ``OLDER_COPY_PRIOR`` unless the query names that
@@ -82,6 +84,7 @@ ENABLED = True
 DEFINITION_BOOST = 0.5
 DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symbol too
 EMBEDDED_SCALE = 0.5
+CONTINUATION_SCALE = 0.5  # share of the lift for a split declaration's later parts (its head is the declaration)
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
 PATH_MIN_SHARE = 0.1
@@ -241,8 +244,8 @@ def _older_prior(path: str, older: dict[str, str], text: str) -> float:
 
 def _definitions(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape, best: float, add: dict[int, float]) -> None:
     """Declarations of a queried symbol gain ``DEFINITION_BOOST`` (``EMBEDDED_SCALE`` of it for a
-    symbol written inside a sentence; more in a file named after it; every part of a split
-    declaration alike); a report's title lifts the declarations it names (``TITLE_SCALE``);
+    symbol written inside a sentence; more in a file named after it; ``CONTINUATION_SCALE`` of it
+    for a split declaration's later parts); a report's title lifts the declarations it names (``TITLE_SCALE``);
     failing that, a file named after the symbol lifts its best unit by ``STEM_FILE_SCALE`` of the
     boost."""
     unit = P.DEFINITION_BOOST * best * (P.EMBEDDED_SCALE if q.embedded else 1.0)
@@ -254,7 +257,7 @@ def _definitions(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape, 
         u = info.get(c.uid)
         if u is None or u.kind not in DEFINITION_KINDS:
             continue
-        scale = unit if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
+        scale = unit * (1.0 if u.part == 1 else P.CONTINUATION_SCALE) if any(defines(u.name, u.qualified_name, s) for s in q.symbols) else 0.0
         if title and u.name in title and u.part == 1:  # the title's subject (its head: a split class's other parts stay put)
             shared = min(1.0, P.TITLE_SPREAD / spread[u.name]) if spread else 1.0
             scale = max(scale, P.DEFINITION_BOOST * best * P.TITLE_SCALE * shared)
