@@ -39,6 +39,7 @@ import random
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -181,19 +182,32 @@ def row_of(case: Any, root: Path, cfg: Any, group: str | None) -> dict[str, Any]
     }
 
 
-def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool = False) -> list[dict[str, Any]]:
-    overrides: dict[str, str] = {} if model else dict(all_rulers.LEXICAL)
-    data = all_rulers.CACHE / "data" / all_rulers.settings_key(overrides)
+def prepared(selected: cases_mod.Selection, data: Path, overrides: dict[str, str]) -> Iterator[tuple[str, list[cases_mod.Case], Path, Any]]:
+    """Each corpus of ``selected`` indexed under ``data`` (its PAQAD_DATA_DIR, set here): (key, its
+    cases, its root, its settings). A corpus that fails to prepare is reported and skipped: one
+    broken corpus must not end a long run. ``ablate``, ``ablate_index`` and ``uptake_prior`` share it."""
     os.environ["PAQAD_DATA_DIR"] = str(data.resolve())
-    rows: list[dict[str, Any]] = []
     for key, cs in selected.by_corpus().items():
-        started = time.perf_counter()
         try:
             root, identity = all_rulers.working_copy(selected.corpora[key], all_rulers.CACHE / "work")
             cfg, _ = all_rulers.prepare(root, identity, overrides, data)
-        except Exception as exc:  # noqa: BLE001 - one broken corpus must not end a long run
+        except Exception as exc:  # noqa: BLE001
             print(f"  {key}: PREPARE FAILED: {exc}", file=sys.stderr)
             continue
+        yield key, cs, root, cfg
+
+
+def append_rows(out: Path, rows: list[dict[str, Any]]) -> None:
+    with out.open("a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool = False) -> list[dict[str, Any]]:
+    overrides: dict[str, str] = {} if model else dict(all_rulers.LEXICAL)
+    data = all_rulers.CACHE / "data" / all_rulers.settings_key(overrides)
+    rows: list[dict[str, Any]] = []
+    for key, cs, root, cfg in prepared(selected, data, overrides):
+        started = time.perf_counter()
         got = []
         for group in [None, *groups]:
             for case in cs:
@@ -201,8 +215,7 @@ def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool
                     got.append(row_of(case, root, cfg, group))
                 except Exception as exc:  # noqa: BLE001
                     got.append({**case.head(), "group": group or "shipped", "error": f"{type(exc).__name__}: {exc}"[-300:]})
-        with out.open("a", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in got)
+        append_rows(out, got)
         rows += got
         print(f"  {key:40s} {len(cs):4d} cases x {len(groups) + 1}, {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     return rows

@@ -19,7 +19,6 @@ bootstrap, rulers equal. Rows: ``.cache/results/ablate/STAMP-index.jsonl``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -51,17 +50,10 @@ def child(group: str, args: argparse.Namespace, out: Path) -> int:
         from paqad.search import lexical
 
         lexical._CREDIT = [fields.FIELD_CREDIT[fields.best_field(m)] if m else 0.0 for m in range(1 << len(fields.FIELDS))]
-    selected = _selected(args)
     data = all_rulers.CACHE / "data" / ("lexical" if group in QUERY_TIME else f"index-{group}")
-    os.environ["PAQAD_DATA_DIR"] = str(data.resolve())
-    overrides = dict(all_rulers.LEXICAL)
-    for key, cs in selected.by_corpus().items():
+    for key, cs, root, cfg in ablate.prepared(_selected(args), data, dict(all_rulers.LEXICAL)):
         started = time.perf_counter()
-        root, identity = all_rulers.working_copy(selected.corpora[key], all_rulers.CACHE / "work")
-        cfg, _ = all_rulers.prepare(root, identity, {**overrides}, data)
-        rows = [{**ablate.row_of(case, root, cfg, None), "group": group} for case in cs]
-        with out.open("a", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        ablate.append_rows(out, [{**ablate.row_of(case, root, cfg, None), "group": group} for case in cs])
         print(f"  {group}: {key:40s} {len(cs):4d} cases, {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     return 0
 

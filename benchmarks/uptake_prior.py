@@ -24,7 +24,6 @@ same. Rows: ``.cache/results/uptake_prior/STAMP.jsonl``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -90,16 +89,9 @@ def run(selected: cases_mod.Selection, out: Path, model: bool, params: Any) -> l
 
     overrides: dict[str, str] = {} if model else dict(all_rulers.LEXICAL)
     data = all_rulers.CACHE / "data" / all_rulers.settings_key(overrides)
-    os.environ["PAQAD_DATA_DIR"] = str(data.resolve())
     rows: list[dict[str, Any]] = []
-    for key, cs in selected.by_corpus().items():
+    for key, cs, root, cfg in ablate.prepared(selected, data, overrides):
         started = time.perf_counter()
-        try:
-            root, identity = all_rulers.working_copy(selected.corpora[key], all_rulers.CACHE / "work")
-            cfg, _ = all_rulers.prepare(root, identity, overrides, data)
-        except Exception as exc:  # noqa: BLE001 - one broken corpus must not end a long run
-            print(f"  {key}: PREPARE FAILED: {exc}", file=sys.stderr)
-            continue
         got: list[dict[str, Any]] = []
         for learn_on, judge in (("tune", "report"), ("report", "tune")):
             counts = simulate([c for c in cs if c.half == learn_on], root, cfg, params)
@@ -108,8 +100,7 @@ def run(selected: cases_mod.Selection, out: Path, model: bool, params: Any) -> l
             for case in (c for c in cs if c.half == judge):
                 got.append(row(case, root, cfg, "shipped", (), params))
                 got.append(row(case, root, cfg, "prior", prior, params))
-        with out.open("a", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in got)
+        ablate.append_rows(out, got)
         rows += got
         print(f"  {key:40s} {len(cs):4d} cases, {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     return rows
