@@ -18,7 +18,11 @@ The figures are pooled as ``all_rulers`` pools them, each ruler weighing the sam
 rulers' figures, ``all_rulers_table.macro``): NDCG@10 ungated, hit@1 gated (a silence is a miss),
 the target among the delivered passages at all (the low-confidence tail and relief count), and
 answered share over answerable cases, silence over unanswerable ones, and what an answer costs
-(tokens of its passages, characters / 4). A group's change is its
+(tokens of its passages, characters / 4). Beside ``rag search``, the hook door
+(``hook_door.py``; ``--no-hook`` leaves it out): what the prompt hook would deliver for the case
+through its own depth, delivery table and rendering (the confident passages when there are any),
+scored as the target delivered with its code, the target named (code or pointer), silence on
+unanswerable cases, and tokens per case. A group's change is its
 pooled figure minus the shipped one; the noise is a paired bootstrap over cases (resampled
 within each ruler, ``--resample`` times): the 95 % interval of that difference. A group whose
 interval holds 0 on every column does not move the pooled figure beyond its noise.
@@ -43,14 +47,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks import all_rulers
+from benchmarks import all_rulers, hook_door
 from benchmarks import all_rulers_cases as cases_mod
 from benchmarks import all_rulers_table as table
 
 HERE = Path(__file__).resolve().parent
 
 RESULTS = HERE / ".cache" / "results" / "ablate"
-COLUMNS = ("ndcg_ungated", "hit1_gated", "delivered", "answered", "silence", "tokens")
+RAG_COLUMNS = ("ndcg_ungated", "hit1_gated", "delivered", "answered", "silence", "tokens")
+COLUMNS = (*RAG_COLUMNS, *hook_door.COLUMNS)
 
 #: Named groups: constants that act together are switched off together (say why in the name's note).
 GROUPS: dict[str, tuple[str, ...]] = {
@@ -168,7 +173,7 @@ def ask(root: Path, cfg: Any, q: str, gate: bool, params: Any) -> Any:
     return pipeline.run(Index.shared(root), SearchRequest.from_settings(cfg, root, q, top_n=all_rulers.K, gate=gate, params=params))
 
 
-def row_of(case: Any, root: Path, cfg: Any, group: str | None) -> dict[str, Any]:
+def row_of(case: Any, root: Path, cfg: Any, group: str | None, hook: bool = True) -> dict[str, Any]:
     params = params_of(group)
     gated = ask(root, cfg, case.q, True, params)
     probe = ask(root, cfg, case.q, False, params)
@@ -179,6 +184,7 @@ def row_of(case: Any, root: Path, cfg: Any, group: str | None) -> dict[str, Any]
         "tokens": round(chars / 4),  # as all_rulers counts them: what the delivered passages cost
         "gated": all_rulers.ranks_of(case, all_rulers.spans(gated)) if gated.answered else {"unit_rank": None, "file_rank": None, "ndcg10": 0.0},
         "ungated": all_rulers.ranks_of(case, all_rulers.spans(probe)),
+        **({"hook": hook_door.deliver(case, root, cfg, params)} if hook else {}),
     }
 
 
@@ -202,7 +208,7 @@ def append_rows(out: Path, rows: list[dict[str, Any]]) -> None:
         fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
 
-def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool = False) -> list[dict[str, Any]]:
+def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool = False, hook: bool = True) -> list[dict[str, Any]]:
     overrides: dict[str, str] = {} if model else dict(all_rulers.LEXICAL)
     data = all_rulers.CACHE / "data" / all_rulers.settings_key(overrides)
     rows: list[dict[str, Any]] = []
@@ -212,7 +218,7 @@ def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool
         for group in [None, *groups]:
             for case in cs:
                 try:
-                    got.append(row_of(case, root, cfg, group))
+                    got.append(row_of(case, root, cfg, group, hook))
                 except Exception as exc:  # noqa: BLE001
                     got.append({**case.head(), "group": group or "shipped", "error": f"{type(exc).__name__}: {exc}"[-300:]})
         append_rows(out, got)
@@ -225,8 +231,15 @@ def run(selected: cases_mod.Selection, groups: list[str], out: Path, model: bool
 
 
 def pooled(by_ruler: dict[str, list[dict[str, Any]]]) -> dict[str, float | None]:
+    """Rulers equal: ``rag search``'s figures (``all_rulers_table.macro``) and the hook door's, each
+    the mean of the rulers that have it."""
     m = table.macro({r: table.metrics(rs) for r, rs in by_ruler.items()})
-    return {k: m[k] for k in COLUMNS}
+    hooks = [hook_door.metrics(rs) for rs in by_ruler.values()]
+    out: dict[str, float | None] = {k: m[k] for k in RAG_COLUMNS}
+    for k in hook_door.COLUMNS:
+        values = [h[k] for h in hooks if h[k] is not None]
+        out[k] = sum(values) / len(values) if values else None
+    return out
 
 
 def compare(rows: list[dict[str, Any]], group: str, resample: int, min_cases: int = 1, seed: int = 32) -> dict[str, Any]:
@@ -289,13 +302,14 @@ def render(rows: list[dict[str, Any]], resample: int, min_cases: int = 1) -> str
         + (f"; left out, under {min_cases} cases: {', '.join(small)}" if small else ""),
         "shipped constants, rulers equal: " + ", ".join(f"{c} {base[c]:.4f}" for c in COLUMNS if base[c] is not None),
         "",
-        "| group (constants set to neutral) | n cases | NDCG@10 ungated | hit@1 gated | target delivered | answered | silence | tokens / answer | moves |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| group (constants set to neutral) | n cases | NDCG@10 ungated | hit@1 gated | target delivered | answered | silence | tokens / answer"
+        " | hook: target delivered | hook: target named | hook: silence | hook: tokens / case | moves |",
+        "|" + " --- |" * (len(COLUMNS) + 3),
     ]
     for g in groups:
         res = compare(rows, g, resample, min_cases)
         knobs = f"`{g}`" if "=" in g else ", ".join(f"`{k}`={KNOBS[k].neutral}" for k in ALL_GROUPS.get(g, ()))
-        lines.append(f"| {g}: {knobs} | {res['n']} | " + " | ".join(_cell(res[c], c == "tokens") for c in COLUMNS) + f" | {'yes' if res['moves'] else 'no'} |")
+        lines.append(f"| {g}: {knobs} | {res['n']} | " + " | ".join(_cell(res[c], c.endswith("tokens")) for c in COLUMNS) + f" | {'yes' if res['moves'] else 'no'} |")
     lines.append("")
     lines.append(f"change = pooled figure with the group neutral minus shipped; [95 % paired bootstrap over cases, {resample} resamples]; "
                  "* = the interval excludes 0.")
@@ -356,6 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sympy-git", default="/work/.mirror/sympy+sympy/repo")
     ap.add_argument("--resample", type=int, default=200)
     ap.add_argument("--rescore", metavar="ROWS", nargs="+", help="saved rows (several files: a case asked twice counts once)")
+    ap.add_argument("--no-hook", action="store_true", help="leave out the hook door (what the prompt hook delivers: benchmarks/hook_door.py)")
     ap.add_argument("--min-cases", type=int, default=5, help="leave out rulers with fewer cases in the half (default 5)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--count", action="store_true", help="count the numeric constants and switches of paqad/search/")
@@ -388,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     out = RESULTS / (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + ".jsonl")
     print(f"{len(selected.cases)} cases x {len(groups) + 1} settings; rows: {out}; load {os.getloadavg()}", file=sys.stderr)
     started = time.perf_counter()
-    rows = run(selected, groups, out, args.model)
+    rows = run(selected, groups, out, args.model, not args.no_hook)
     print(f"{time.perf_counter() - started:.0f} s; load {os.getloadavg()}", file=sys.stderr)
     print(render(rows, args.resample, args.min_cases))
     return 0

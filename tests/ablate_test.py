@@ -63,3 +63,51 @@ def test_the_vector_sides_neutral_values_change_what_fusion_computes():
     with params.using(ablate.params_of("relief_max")):
         assert len(fusion.floor([0.6] * 5, 0.75, 0.5, list(range(5)))[0]) == 1
     assert len(fusion.floor([0.6] * 5, 0.75, 0.5, list(range(5)))[0]) == 5
+
+
+def test_the_hook_door_delivers_what_the_prompt_hook_delivers(repo):
+    """``hook_door.deliver`` is the prompt hook's refresh for a case (the same block), scored; a
+    request's neutral calibration reaches it: with no slope behind the best, every candidate is
+    confident and the hook sends pointers for the rest."""
+    from benchmarks import hook_door
+    from benchmarks.all_rulers_cases import Case
+    from paqad import config
+    from paqad.delivery import refresh
+    from paqad.index.writing import build
+    from paqad.search.params import SearchParams
+    from testing.env import LEXICAL
+    from testing.repos import make_shop
+
+    make_shop(repo)
+    cfg = config.load(repo.root, cli_overrides={"rag_enabled": "true"}, environ=LEXICAL)
+    build.build_full(repo.root, cfg)
+    lines = (repo.root / "shop/sessions.py").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines, 1) if line.startswith("def sign_cookie"))
+    q = "where is the session cookie signed"
+    asked = Case("r", "1", "c", "python", "question", q, [{"path": "shop/sessions.py", "lines": [start, start + 3]}])
+    got = hook_door.deliver(asked, repo.root, cfg, SearchParams())
+    hook = refresh.refresh(repo.root, cfg, prompt=q, sync=False).delivery or {}
+    assert got["case"] == hook["case"] == "passages" and got["bodies"] == len(hook["passages"]) and got["pointers"] == 0
+    assert got["delivered"] and got["named"] and got["said"] and got["tokens"] > 50
+    elsewhere = Case("r", "2", "c", "python", "question", q, [{"path": "shop/payments.py", "lines": [1, 3]}])
+    assert not hook_door.deliver(elsewhere, repo.root, cfg, SearchParams())["delivered"]
+    probe = Case("r", "3", "c", "python", "question", "kubernetes helm chart", [])
+    silent = hook_door.deliver(probe, repo.root, cfg, SearchParams())
+    assert silent["case"] == "dark" and not silent["said"] and 0 < silent["tokens"] < got["tokens"]
+    flat = hook_door.deliver(asked, repo.root, cfg, ablate.params_of("behind_slope"))
+    assert flat["bodies"] + flat["pointers"] > got["bodies"] + got["pointers"]
+    m = hook_door.metrics([{"answerable": True, "hook": got}, {"answerable": False, "hook": silent}, {"answerable": True}])
+    assert m == {"hook_delivered": 1.0, "hook_named": 1.0, "hook_silence": 1.0, "hook_tokens": (got["tokens"] + silent["tokens"]) / 2}
+
+
+def test_the_hook_doors_columns_are_pooled_and_bootstrapped_like_the_others():
+    def hooked(group: str, ruler: str, i: int, said: bool) -> dict:
+        hook = {"delivered": False, "named": False, "said": said, "tokens": 400 if said else 60}
+        return {**_row(group, ruler, i, None, answered=said), "answerable": False, "level": None, "hook": hook}
+
+    rows = [hooked("shipped", ru, i, False) for ru in ("a", "b") for i in range(20)]
+    rows += [hooked("loud", ru, i, i % 2 == 0) for ru in ("a", "b") for i in range(20)]
+    loud = ablate.compare(rows, "loud", 50)
+    assert loud["hook_silence"][0] == -0.5 and loud["hook_silence"][2] < 0 and loud["hook_tokens"][0] == 170
+    assert loud["hook_delivered"] == (None, None, None) and loud["moves"]
+    assert "hook: silence" in ablate.render(rows, 20)
