@@ -121,7 +121,6 @@ VECTOR_GROUPS: dict[str, tuple[str, ...]] = {
     "vector_margin": ("fusion.VECTOR_MARGIN_BAR",),
     "vector_partial": ("fusion.VECTOR_PARTIAL_BAR",),  # with VECTOR_PARTIAL_COVERAGE (its coverage bar)
     "vector_veto": ("fusion.VECTOR_VETO_BAR",),
-    "vector_conf_max": ("fusion.VECTOR_CONF_MAX",),  # with VECTOR_CONF (a vector answer's base confidence)
     "relief_max": ("fusion.RELIEF_MAX",),
 }
 ALL_GROUPS = {**GROUPS, **VECTOR_GROUPS}

@@ -50,10 +50,13 @@ def test_lexical_evidence_puts_the_best_above_the_threshold_and_keeps_close_runn
     assert strong[0].score == 1.0
 
 
-def test_vector_evidence_alone_never_reaches_the_threshold_and_no_evidence_stays_below_relief():
+def test_vector_evidence_alone_is_relief_unless_far_over_its_bar_and_no_evidence_stays_below_relief():
+    bar = fusion.default_bars().top_for(0.0)
     ranked = _fused(1.0, 0.9)
-    fusion.calibrate(ranked, lex_strength=0.0, lexical_passed=False, top_cos=0.95)
-    assert F <= ranked[0].score <= fusion.VECTOR_CONF_MAX < T
+    fusion.calibrate(ranked, lex_strength=0.0, lexical_passed=False, top_cos=bar + 0.1)
+    assert ranked[0].score == pytest.approx(fusion.VECTOR_CONF + 0.1) and F <= ranked[0].score < T
+    fusion.calibrate(ranked, lex_strength=0.0, lexical_passed=False, top_cos=bar + 0.3)  # no cap: far over the bar is confident
+    assert ranked[0].score == pytest.approx(fusion.VECTOR_CONF + 0.3) and ranked[0].score >= T
     fusion.calibrate(ranked, lex_strength=0.9, lexical_passed=False, top_cos=None)
     assert ranked[0].score < F
 

@@ -102,7 +102,6 @@ KNOBS: dict[str, Knob] = {
     "fusion.VECTOR_PARTIAL_BAR": Knob(1.0, "a partly matched query needs the full top bar"),
     "fusion.VECTOR_VETO_BAR": Knob(-1.0, "the vectors never overrule a lexical pass"),
     "fusion.LEXICAL_CONF_GAIN": Knob(0.0, "no gain for clearing the bars"),
-    "fusion.VECTOR_CONF_MAX": Knob(1.0, "no cap on a vector-only answer's confidence"),
     "fusion.BEHIND_SLOPE": Knob(0.0, "every candidate scores the query's confidence"),
     "fusion.TAIL_MIN": Knob(0, "no low-confidence tail after a confident answer"),
     "fusion.RELIEF_MAX": Knob(1, "one passage for an answer on vector evidence"),
