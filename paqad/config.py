@@ -180,7 +180,7 @@ def _apply(values: dict[str, Value], data: dict[str, object], origin: str, team:
             )
         if team and setting.local_only and value != setting.default:
             raise ConfigError(
-                f"{origin}: {setting.name} = {raw!r} lets paqad write outside this repository, which a committed team "
+                f"{origin}: {setting.name} = {raw!r} {setting.local_only}, which a committed team "
                 f"config cannot choose for you; to accept it, set it yourself: `paqad config set {setting.name} {raw}`"
             )
         values[setting.name] = Value(value, origin)

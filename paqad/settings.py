@@ -36,9 +36,9 @@ class Setting:
     # value). A committed team config is written by whoever controls the repository, not by the
     # person running paqad, so it may not choose them (paqad.config refuses it, naming the file).
     off_machine: tuple[str, ...] = ()
-    # A setting only the person running paqad may choose (never a committed team config): it lets
-    # paqad write outside the repository.
-    local_only: bool = False
+    # A setting only the person running paqad may choose (never a committed team config), with
+    # why, as the refusal says it ("lets paqad write outside this repository"); "" = any layer.
+    local_only: str = ""
 
     def sends_off_machine(self, value: SettingValue) -> bool:
         """True when ``value`` of this setting would send code (or a key) off this machine."""
@@ -66,7 +66,7 @@ def setting(
     low: float | None = None,
     high: float | None = None,
     off_machine: tuple[str, ...] = (),
-    local_only: bool = False,
+    local_only: str = "",
 ) -> _V:
     """One field of :class:`Settings`: its default, and what validation and the docs need."""
     meta = {"help": help, "choices": choices, "low": low, "high": high, "off_machine": off_machine, "local_only": local_only}
@@ -186,7 +186,12 @@ class Settings:
     rag_index_outside_repo: bool = setting(
         False,
         "No effect: the index always lives outside the repository now, in the work tree's per-developer folder (`paqad doctor` shows where). Kept so settings files that name it still load. Local only: a committed team config cannot set it.",
-        local_only=True,
+        local_only="lets paqad write outside this repository",
+    )
+    rag_describe_background: bool = setting(
+        False,
+        "Ask the agent to write descriptions (`paqad describe`) in the background: the session-start orientation says how many declarations have none and asks for one background subagent writing a batch of 20 through `paqad describe put` (in the Claude Code plugin: `/paqad:describe`). Only the sidecar paqad.descriptions.json is written; it costs the agent's tokens. Off: the orientation says nothing about it. Local or environment only: a committed team config cannot set it.",
+        local_only="has your agent spend its tokens writing descriptions into this repository",
     )
     rag_serve: bool = setting(
         True,

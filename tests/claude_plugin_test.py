@@ -49,7 +49,11 @@ def test_the_marketplace_lists_the_plugin_at_paqads_version():
     assert entry["name"] == manifest["name"] == "paqad" and entry["version"] == manifest["version"] == version
     skill = (PLUGIN / "skills" / "paqad" / "SKILL.md").read_text(encoding="utf-8")
     assert skill.startswith("---\nname: paqad\ndescription: ")
-    assert sorted(p.stem for p in (PLUGIN / "commands").glob("*.md")) == ["doctor", "research", "search"]
+    # descriptions (issue 32): the skill and /paqad:describe name the commands the CLI really has
+    describe_md = (PLUGIN / "commands" / "describe.md").read_text(encoding="utf-8")
+    for text in (skill, describe_md):
+        assert "paqad describe pending --limit" in text and "describe_put" in text and "never" in text
+    assert sorted(p.stem for p in (PLUGIN / "commands").glob("*.md")) == ["describe", "doctor", "research", "search"]
 
 
 def path_without_paqad() -> str:

@@ -264,7 +264,7 @@ def test_the_claude_code_plugin_and_its_marketplace_validate_strictly():
         done = run_claude_plugin(["validate", "--strict", str(folder)], cwd=CHECKOUT)
         assert done.returncode == 0 and "Validation passed" in done.stdout, done.stdout + done.stderr
     listed = run_claude_plugin(["validate", str(PLUGIN)], cwd=CHECKOUT).stdout
-    for part in ("mcpServers: paqad", "skills: paqad:paqad", "commands: paqad:search", "commands: paqad:research", "commands: paqad:doctor"):
+    for part in ("mcpServers: paqad", "skills: paqad:paqad", "commands: paqad:search", "commands: paqad:research", "commands: paqad:doctor", "commands: paqad:describe"):
         assert part in listed, listed
 
 
@@ -298,6 +298,7 @@ def test_claude_code_plugin_hands_this_prompts_context_to_the_model(books, paqad
     assert not (books.root / ".claude").exists()
     install_plugin(books)
     env = {
+        "PAQAD_RAG_DESCRIBE_BACKGROUND": "true",  # the user's opt-in: the orientation asks for descriptions
         "PATH": no_paqad_path(), "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-fake",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
     }
@@ -307,6 +308,8 @@ def test_claude_code_plugin_hands_this_prompts_context_to_the_model(books, paqad
     assert_context_reached_the_model(model, "claude", ran)
     sent = model.transcript()
     assert "## paqad (orientation)" in sent, model.summary()  # the plugin's SessionStart hook
+    # ... with the opt-in's request (both functions are undescribed) and the plugin's command for it
+    assert "Descriptions (the user opted in: rag_describe_background): 2 of 2 declarations" in sent and "`/paqad:describe`" in sent, model.summary()
     # The plugin's MCP server starts through the same shim (`claude mcp list` health-checks it).
     listed = subprocess.run([exe, "mcp", "list"], cwd=books.root, env=full, input="", capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     assert "plugin:paqad:paqad" in listed.stdout and "Connected" in listed.stdout, listed.stdout + listed.stderr

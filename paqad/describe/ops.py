@@ -93,16 +93,19 @@ class Stored(TypedDict):
 # --------------------------------------------------------------------------- reading the index
 
 
-#: What ``pending`` and ``status`` read of each unit (no text: excerpts are read for one page only).
+#: What ``pending`` reads of each unit (no text: excerpts are read for one page only).
 _ROW_FIELDS = ("id", "path", "kind", "name", "qualified_name", "signature", "docstring", "start_line", "end_line", "content_hash", "is_test", "part", "calls")
+#: What ``status`` reads: enough to count (the session-start orientation counts on every start).
+_COUNT_FIELDS = ("id", "kind", "content_hash", "part")
 
 
-def _index_rows(index: Index) -> tuple[list[StoredUnit], Counter[str]]:
-    """Describable units of the live index and how often each name is called (graph in-degree)."""
-    units = index.all_units(_ROW_FIELDS)
+def _index_rows(index: Index, fields: tuple[str, ...] = _ROW_FIELDS) -> tuple[list[StoredUnit], Counter[str]]:
+    """Describable units of the live index and how often each name is called (graph in-degree;
+    empty when ``fields`` has no ``calls``)."""
+    units = index.all_units(fields)
     rows = [u for u in units if u.part == 1 and u.kind in DESCRIBABLE_KINDS]
     callers: Counter[str] = Counter()
-    for u in units:
+    for u in units if "calls" in fields else ():
         callers.update({str(c).rsplit(".", 1)[-1] for c in u.calls})
     return rows, callers
 
@@ -157,7 +160,7 @@ def status(index: Index) -> Coverage:
     (no valid description), total describable units, share; plus ignored sidecar entries."""
     sidecar = read_sidecar(index.root)
     index.refresh()
-    rows, _ = _index_rows(index)
+    rows, _ = _index_rows(index, _COUNT_FIELDS)
     described = sum(1 for r in rows if description_for(sidecar, r.id, r.content_hash))
     stale = sum(1 for r in rows if r.id in sidecar.entries and not description_for(sidecar, r.id, r.content_hash))
     known = {r.id for r in rows}

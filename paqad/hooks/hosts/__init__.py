@@ -110,8 +110,10 @@ def _handle(host: base.AgentHost, event: base.Event, root: Path, cfg: config.Con
         _log(root, host, event, "skipped", started, event.machine, door)
         return host.render(None, event)
     if event.kind == "session-start" and not event.prompt:  # no question yet: an orientation, never an old answer
-        _log(root, host, event, "orientation", started, "session start without a prompt", door)
-        return host.render(turns.end_marked(orientation.text(root, _has_mcp(root, host))), event)
+        ask = orientation.describe_request(root, host.NAME) if cfg.rag_describe_background else ""
+        _log(root, host, event, "orientation", started, "session start without a prompt" + ("; descriptions asked for" if ask else ""), door)
+        oriented = orientation.text(root, _has_mcp(root, host))
+        return host.render(turns.end_marked(f"{oriented}\n\n{ask}" if ask else oriented), event)
     if event.kind == "subagent-start":
         return _subagent(root, host, event, started, door)
     if event.kind in ("prompt", "session-start") and event.prompt:
