@@ -101,7 +101,11 @@ def test_diversity_shows_other_files_before_a_files_further_units(store):
 
 def test_diversity_leaves_the_best_files_next_units_free_only_when_asked():
     items = [("a", 1.0), ("a", 0.9), ("a", 0.8), ("b", 0.7), ("c", 0.6)]
-    order = lambda free: [f"{p}{s}" for p, s in ranking.diversify(items, lambda x: x[1], lambda x: x[0], free)]  # noqa: E731
+
+    def order(free: int) -> list[str]:
+        with using(SearchParams.of({"ranking.DIVERSITY": 0.6})):  # this test's factor, not the shipped one
+            return [f"{p}{s}" for p, s in ranking.diversify(items, lambda x: x[1], lambda x: x[0], free)]
+
     assert order(0) == ["a1.0", "b0.7", "c0.6", "a0.9", "a0.8"]
     assert order(2) == ["a1.0", "a0.9", "a0.8", "b0.7", "c0.6"]
     assert order(1) == ["a1.0", "a0.9", "b0.7", "c0.6", "a0.8"]
@@ -143,6 +147,7 @@ def test_a_report_keeps_the_best_files_next_units_together(store):
     knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     knobs["ranking.COHERENCE_BOOST"] = 0.0
     knobs["issues.ENABLED"] = False  # the diversified order of a report; an issue's own order: tests/issues_test.py
+    knobs["ranking.DIVERSITY"] = 0.6  # a factor strong enough to mix this small shop's files
     assert len(ranking.shape(REPORT).words) >= shape.TOP_FILE_MIN_WORDS > len(ranking.shape("dispatch").words)
     report = [r.path for r in _ask(store.root, REPORT, knobs).results]
     assert report[:3] == ["shop/client.py"] * 3
