@@ -2,7 +2,7 @@
 
 The prompt hook's refresh (``paqad.delivery.refresh.refresh``) chooses a depth from the prompt,
 searches (``refresh.search_at_depth``: the repository's ``rag_top_n``, once more three times deeper
-when fewer than ``depth.MIN_USABLE`` passages clear the relief floor), turns the answer into the
+when fewer than ``depth.MIN_CONFIDENT`` passages are confident and the gate did not refuse), turns the answer into the
 delivered block by the delivery table (``context.select``: the confident passages, the best
 ``MAX_PASSAGES`` with their code and pointers for the rest; low-confidence ones only when none is
 confident) and renders it within the host's limit (``context.render_for_hook``, Claude Code's
@@ -44,7 +44,7 @@ def deliver(case: Any, root: Path, cfg: Any, params: Any) -> dict[str, Any]:
     chosen = depth_mod.choose(case.q, [], top_n)
     if chosen.level == "none":
         return {"case": "skipped", "delivered": False, "named": False, "said": False, "bodies": 0, "pointers": 0, "tokens": 0}
-    resp, steps = refresh.search_at_depth(search, case.q, chosen, top_n, cfg.rag_relief_floor)
+    resp, steps = refresh.search_at_depth(search, case.q, chosen, top_n)
     reason = (resp.diagnosis or {}).get("reason") if not resp.answered else None
     block = context.select(root, case.q, resp.results, cfg.rag_similarity_threshold, cfg.rag_relief_floor, reason=reason)
     text = context.render_for_hook(block, claude.LIMIT)

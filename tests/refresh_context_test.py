@@ -105,24 +105,80 @@ def test_trivial_prompt_and_empty_working_set_deliver_nothing(shop):
 
 
 def fake_search(scores_by_top_n: dict[int, list[float]], seen: list[int]):
-    """A search that returns ``scores_by_top_n[top_n]`` passages on shop/sessions.py (scoring moves; the rule must not)."""
+    """A search that returns ``scores_by_top_n[top_n]`` passages on shop/sessions.py (scoring moves; the rule must not);
+    those under the default threshold (0.75) are low-confidence."""
 
     def search(root, query, top_n):
         seen.append(top_n)
-        results = [SimpleNamespace(path="shop/sessions.py", start_line=7, end_line=10, score=s, source="") for s in scores_by_top_n[top_n]]
+        results = [
+            SimpleNamespace(path="shop/sessions.py", start_line=7, end_line=10, score=s, source="", low_confidence=s < 0.75) for s in scores_by_top_n[top_n]
+        ]
         return SimpleNamespace(answered=True, results=results, diagnosis=None)
 
     return search
 
 
-def test_depth_steps_up_when_too_few_usable_passages_come_back(shop):
+def test_depth_steps_up_when_too_few_confident_passages_come_back(shop):
     seen: list[int] = []
     report = refresh.refresh(shop.root, config.load(shop.root), prompt="sign cookie", search=fake_search({20: [0.9, 0.2], 60: [0.9, 0.5, 0.4]}, seen))
     assert seen == [20, 60] and [s["level"] for s in report.depth_steps] == ["standard", "deep"]
-    assert "only 1 usable" in report.depth["reason"] and report.usable == 3
+    assert "only 1 confident" in report.depth["reason"] and report.usable == 3
     seen.clear()
-    report = refresh.refresh(shop.root, config.load(shop.root), prompt="sign cookie", search=fake_search({20: [0.9, 0.8, 0.4]}, seen))
+    report = refresh.refresh(shop.root, config.load(shop.root), prompt="sign cookie", search=fake_search({20: [0.9, 0.8, 0.76, 0.4]}, seen))
     assert seen == [20] and report.depth["level"] == "standard" and len(report.depth_steps) == 1
+    seen.clear()  # relief only (nothing confident): no passage would score higher deeper down
+    report = refresh.refresh(shop.root, config.load(shop.root), prompt="sign cookie", search=fake_search({20: [0.6, 0.5, 0.4]}, seen))
+    assert seen == [20] and report.depth["level"] == "standard"
+
+
+LEDGER = '''\
+def settle_refund_ledger(order):
+    """Settle the refund ledger of an order: every refund line is booked to the ledger."""
+    refund = order.refund
+    ledger = order.ledger
+    return ledger.settle(refund)
+
+
+def audit_refund(order):
+    """Check one refund against the card processor."""
+    return order.refund
+
+
+def print_ledger(book):
+    """Print the ledger's pages."""
+    return book.ledger
+
+
+def close_till(till):
+    """Settle the till at the end of the day."""
+    return till.close()
+'''
+
+
+def test_a_confident_answer_padded_by_its_low_confidence_tail_goes_deeper_and_a_refused_prompt_does_not(repo):
+    """Real index, real search: one passage holds the whole question, others one word of it (the
+    tail after a confident answer). The tail used to count as usable passages, so only a refused
+    prompt went deeper (benchmarks/README.md, "The hook's deeper search counts confident passages")."""
+    repo.write("shop/ledger.py", LEDGER)
+    repo.commit("ledger")
+    config.set_value(repo.root, "rag_enabled", "true")
+    cfg = config.load(repo.root)
+    build.build_full(repo.root, cfg)
+    seen: list[tuple[int, int, int]] = []
+
+    def search(root, query, top_n):  # the real search, recording what each call returned
+        resp = refresh._search(root, query, top_n, cfg)
+        seen.append((top_n, refresh.confident(resp), len(resp.results)))
+        return resp
+
+    report = refresh.refresh(repo.root, cfg, prompt="settle the refund ledger", sync=False, search=search)
+    first = seen[0]
+    assert first[0] == 20 and 1 <= first[1] < 3 <= first[2], seen  # few confident, padded to 3+ by the tail
+    assert [n for n, _, _ in seen] == [20, 60] and report.depth["level"] == "deep"
+    assert "shop/ledger.py" in {p["path"] for p in report.delivery["passages"]}
+    seen.clear()
+    report = refresh.refresh(repo.root, cfg, prompt="quantum teleportation of photons", sync=False, search=search)
+    assert seen == [(20, 0, 0)] and report.depth["level"] == "standard" and report.case == "dark"
 
 
 def test_retrieval_off_is_an_error(repo):

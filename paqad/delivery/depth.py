@@ -12,8 +12,9 @@ From the working set, a module is the first two parts of a file's folder (``src/
 single module; 2 or 3 modules → multi-module: all ``standard``. 4 or more modules → system-wide →
 ``deep``.
 
-Step-up: when fewer than ``MIN_USABLE`` usable passages came back, go one depth deeper
-(standard → deep); deep stays deep.
+Step-up: when fewer than ``MIN_CONFIDENT`` confident passages came back (the low-confidence ones
+after them, ``fusion.TAIL_MIN``'s tail, do not count), go one depth deeper (standard → deep); deep
+stays deep. The caller does not ask after a silent gate (``refresh.search_at_depth``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 DEPTHS = ("none", "standard", "deep")
 DEEP_FACTOR = 3
-MIN_USABLE = 3
+MIN_CONFIDENT = 3
 SYSTEM_WIDE_MODULES = 4
 TRIVIAL_MAX_WORDS = 4
 ACKNOWLEDGEMENTS = frozenset(
@@ -106,8 +107,8 @@ def choose(prompt: str | None, paths: Iterable[str], top_n: int) -> Depth:
     return for_working_set(paths, top_n)
 
 
-def step_up(depth: Depth, usable: int, top_n: int) -> Depth | None:
-    """One depth deeper when fewer than ``MIN_USABLE`` usable passages came back; None when no step applies."""
-    if depth.level != "standard" or usable >= MIN_USABLE:
+def step_up(depth: Depth, confident: int, top_n: int) -> Depth | None:
+    """One depth deeper when fewer than ``MIN_CONFIDENT`` confident passages came back; None when no step applies."""
+    if depth.level != "standard" or confident >= MIN_CONFIDENT:
         return None
-    return Depth("deep", top_n * DEEP_FACTOR, f"{depth.reason}; stepped up: only {usable} usable passage(s) at standard", depth.scope, depth.modules)
+    return Depth("deep", top_n * DEEP_FACTOR, f"{depth.reason}; stepped up: only {confident} confident passage(s) at standard", depth.scope, depth.modules)

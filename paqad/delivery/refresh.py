@@ -38,6 +38,7 @@ PROMPT_MAX_CHARS = context.STATE_QUERY_MAX_CHARS  # one cap for the recorded pro
 QUERY_MAX_WORDS = 60
 RANKED_KEPT = 10  # results kept in Report.ranked: what ``paqad report`` counts candidate misses against
 _WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+BELOW_FLOOR = "below_relief_floor"  # pipeline._diagnosis's reason for an answer whose passages all scored under the relief floor
 
 
 @dataclass
@@ -157,16 +158,21 @@ def _search(root: Path, query: str, top_n: int, cfg: Config | None = None, deadl
 
 
 def search_at_depth(
-    search: Callable[[str, int], pipeline.SearchResponse], query: str, chosen: depth_mod.Depth, top_n: int, floor: float,
+    search: Callable[[str, int], pipeline.SearchResponse], query: str, chosen: depth_mod.Depth, top_n: int,
 ) -> tuple[pipeline.SearchResponse, list[depth_mod.Depth]]:
-    """Search at ``chosen`` depth, and once more a step deeper when too few passages clear ``floor``.
+    """Search at ``chosen`` depth, and once more a step deeper when too few passages are confident.
 
-    Returns the answer and the depths tried (the last one answered). The prompt hook's refresh and
-    ``rag eval``'s paqad arm both deliver through this, so they widen the same way.
+    The low-confidence tail after a confident answer (``fusion.TAIL_MIN``) does not count: it filled
+    the list, so the deeper search only ever followed a silent gate (benchmarks/README.md, "The
+    calibration at the hook door"). Nor is an answer a deeper search cannot change asked again
+    (:func:`settled`). Returns the answer and the depths tried (the last one answered). The prompt
+    hook's refresh and ``rag eval``'s paqad arm both deliver through this, so they widen the same way.
     """
     resp = search(query, chosen.top_n)
     steps = [chosen]
-    deeper = depth_mod.step_up(chosen, usable(resp, floor), top_n)
+    if settled(resp):
+        return resp, steps
+    deeper = depth_mod.step_up(chosen, confident(resp), top_n)
     if deeper is not None:
         resp = search(query, deeper.top_n)
         steps.append(deeper)
@@ -206,7 +212,7 @@ def refresh(
     floor, threshold = cfg.rag_relief_floor, cfg.rag_similarity_threshold
     if search is _search:
         search = functools.partial(_search, cfg=cfg, deadline=deadline)
-    resp, steps = search_at_depth(lambda q, n: search(root, q, n), report.query, chosen, top_n, floor)
+    resp, steps = search_at_depth(lambda q, n: search(root, q, n), report.query, chosen, top_n)
     chosen = steps[-1]
     report.depth, report.depth_steps = chosen.to_dict(), [step.to_dict() for step in steps]
     usable_count = usable(resp, floor)
@@ -229,5 +235,23 @@ def ranked(result: context.Hit) -> dict:
 
 
 def usable(resp: pipeline.SearchResponse, floor: float) -> int:
-    """Passages of ``resp`` that clear the relief floor (what the depth step-up counts)."""
+    """Passages of ``resp`` that clear the relief floor (``Report.usable``)."""
     return sum(1 for r in resp.results if float(r.score) >= floor)
+
+
+def confident(resp: pipeline.SearchResponse) -> int:
+    """Passages of ``resp`` delivered with confidence, not as the low-confidence tail or relief (what the depth step-up counts)."""
+    return sum(1 for r in resp.results if not r.low_confidence)
+
+
+def settled(resp: pipeline.SearchResponse) -> bool:
+    """True when a deeper search cannot bring a confident passage. The gate refused: its verdict
+    reads nothing the depth changes (``pipeline._search``: the evidence and the vector test come
+    before ``top_n``; past the hook's deadline a second search is late too). Or the answer is relief
+    only (no passage confident): no passage scores above the query's confidence
+    (``fusion.calibrate``: the best one scores it), and that is under the threshold (an answer on
+    vector evidence alone). A silence below the relief floor is not settled: a reranker may have
+    ordered the best passage past ``top_n``."""
+    if not resp.answered:
+        return (resp.diagnosis or {}).get("reason") != BELOW_FLOOR
+    return bool(resp.results) and confident(resp) == 0

@@ -13,10 +13,10 @@ that read more would pay more, so this flatters the off arm.
 
 **on** (``PaqadArm``): what ``refresh.refresh`` does for a prompt, without syncing or writing
 files: the depth for a prompt (standard ``rag_top_n``), ``pipeline.run`` on the masked copy as
-``refresh._search`` calls it, one step up to deep when fewer than ``depth.MIN_USABLE`` passages
-reach the relief floor, ``context.select`` with the configured threshold and floor (spans read from
-the live files, so a delivered docstring is counted, against paqad), and the hook's rendering
-within the hosts' 10,000-character limit. Silent when the delivery is dark (its short "nothing
+``refresh._search`` calls it, one step up to deep when fewer than ``depth.MIN_CONFIDENT`` passages
+are confident (``refresh.search_at_depth``), ``context.select`` with the configured threshold and
+floor (spans read from the live files, so a delivered docstring is counted, against paqad), and
+the hook's rendering within the hosts' 10,000-character limit. Silent when the delivery is dark (its short "nothing
 here answers this" note still counts as characters).
 """
 
@@ -104,7 +104,7 @@ class PaqadArm:
         if chosen.level == "none":
             delivery = context.Delivery("skipped", question, threshold=self.threshold, floor=self.floor, reason=chosen.reason)
             return self._answer(delivery, chosen.level, None)
-        resp, steps = refresh.search_at_depth(self._search, question, chosen, self.top_n, self.floor)
+        resp, steps = refresh.search_at_depth(self._search, question, chosen, self.top_n)
         reason = (resp.diagnosis or {}).get("reason") if not resp.answered else None
         delivery = context.select(self.root, question, resp.results, self.threshold, self.floor, reason=reason)
         return self._answer(delivery, steps[-1].level, resp)

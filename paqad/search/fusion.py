@@ -184,9 +184,9 @@ RELIEF_MAX = 5
 #: half A, Dec 2: hybrid 0.828 → 0.830 at 5, 0.835 at 10). 5 until Dec 7, to keep the list short.
 #: The tail reaches ``rag search``, MCP and the JSON-lines protocol, marked ``low_confidence``; the
 #: prompt hook's delivery table (``delivery.context.select``) reads confident passages only when
-#: there are any, so what a hook sends is unchanged (within noise on every ruler, Dec 8; but the
-#: tail counts as usable passages, so the hook's deeper second search, ``delivery.depth.step_up``,
-#: then follows only a silent gate: benchmarks/README.md, "The calibration at the hook door").
+#: there are any, so what a hook sends is unchanged (within noise on every ruler, Dec 8; the hook's
+#: deeper second search, ``delivery.refresh.search_at_depth``, counts confident passages only:
+#: benchmarks/README.md, "The hook's deeper search counts confident passages").
 #: 10 chosen on semble half A with the default model (gated 0.8493 → 0.8509; lexical 0.8038 →
 #: 0.8082); half B 0.8353 → 0.8384 (lexical in benchmarks/README.md); our rulers' gated MRR 0.3953
 #: → 0.3964; silence cannot move (the tail follows a confident answer only).
