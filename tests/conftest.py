@@ -50,7 +50,7 @@ GITCONFIG = """\
 TIERS: dict[str, frozenset[str]] = {
     "hosts": frozenset({"hosts_e2e_test.py", "claude_mcp_hook_e2e_test.py"}),
     "postgres": frozenset({"shared_store_test.py", "shared_index_test.py", "shared_index_trust_test.py"}),
-    "service": frozenset({"serve_test.py", "hook_clock_test.py", "doors_agree_test.py", "mcp_hook_test.py", "runtime_refused_test.py"}),
+    "service": frozenset({"serve_test.py", "serve_wire_test.py", "hook_clock_test.py", "doors_agree_test.py", "mcp_hook_test.py", "runtime_refused_test.py"}),
     "core": frozenset(
         {
             "architecture_test.py", "audit_test.py", "collect_test.py", "context_delivery_test.py", "depth_test.py", "docs_reference_test.py", "embed_remote_test.py",

@@ -5,10 +5,12 @@ pulls in ``enum`` and ``selectors``), :mod:`paqad.channel.litejson` rather than 
 in ``re``), no ``typing`` or ``hashlib`` at run time.
 
 A request is ``{"op": ..., "version": ..., "protocol": ..., "env": ..., ...}``. The service first
-answers an *ack* line (``{"ack": true, ...}`` or a refusal), at once, before doing any work, then
-the *reply* line. The ack lets a client tell a hung service (no ack within ``ACK_TIMEOUT_S``) from
-a busy one, and carries the budget the service will answer within, so the client knows how long to
-wait. A refusal (``{"ack": false, "refused": reason}``) sends the client to its in-process path:
+answers an *ack* line (``{"ack": true, ...}`` or a refusal), then the *reply* line. The ack lets a
+client tell a hung service (no ack within ``ACK_TIMEOUT_S``) from a busy one, and carries the
+budget the service will answer within, so the client knows how long to wait. The service holds
+the ack for up to a fifth of ``ACK_TIMEOUT_S`` (``serve.handlers.ACK_HOLD_S``): a reply ready by
+then leaves with its ack in one write; otherwise the ack leaves alone. The bytes are the same
+either way; a client reads two lines. A refusal (``{"ack": false, "refused": reason}``) sends the client to its in-process path:
 
 - ``outdated``: the client's paqad is newer than the service's, or, in a source checkout, its
   code differs from the code the service started with (``build_fingerprint``); the service exits
@@ -152,8 +154,13 @@ def is_newer(client: str, service: str) -> bool:
     return version_tuple(client) > version_tuple(service)
 
 
+def encode(obj: Message | Ack | Reply) -> bytes:
+    """One line of the exchange: compact JSON, UTF-8, a newline."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
 def send(sock: socket, obj: Message | Ack | Reply) -> None:
-    sock.sendall(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+    sock.sendall(encode(obj))
 
 
 class LineReader:

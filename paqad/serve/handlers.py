@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -82,8 +83,74 @@ def peer_is_us(conn: socket.socket) -> bool:
     return struct.unpack("3i", creds)[1] == os.getuid()
 
 
-def connection(svc: Service, conn: socket.socket) -> None:
+#: How long a connection's ack waits for its reply, so the two lines leave in one write (a warm
+#: search or status answers within a few ms; each write was a system call here and a wake-up and a
+#: read in the client). Past it the accept loop sends the ack alone (:func:`flush_acks`; it wakes
+#: every ``ACK_HOLD_S`` while an ack is held, so the ack leaves within twice that), well inside the
+#: client's ``wire.ACK_TIMEOUT_S``: a busy service is still told from a hung one.
+ACK_HOLD_S = wire.ACK_TIMEOUT_S / 5
+
+
+class Held:
+    """One connection's way out: its ack line held until the reply (both sent in one write), or
+    sent alone once ``ACK_HOLD_S`` has passed since the accept. The lock keeps the ack first."""
+
+    __slots__ = ("conn", "due", "line", "sent", "done", "lock")
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.due = time.monotonic() + ACK_HOLD_S
+        self.line = b""  # the ack, once the operation has given it
+        self.sent = False  # the ack has been written
+        self.done = False  # the connection is answered (the accept loop forgets it)
+        self.lock = threading.Lock()
+
+    def ack(self, obj: Message) -> None:
+        """The ack line: held, or written at once when its hold is already over."""
+        with self.lock:
+            self.line = wire.encode(obj)
+            if not self.sent and time.monotonic() >= self.due:
+                self.sent = True
+                self.conn.sendall(self.line)
+
+    def reply(self, obj: Reply | Message) -> None:
+        """The last line, with the ack before it when that is still held: one write."""
+        with self.lock:
+            out = wire.encode(obj) if self.sent or not self.line else self.line + wire.encode(obj)
+            self.sent = True
+            self.conn.sendall(out)
+
+    def overdue(self) -> None:
+        """The accept loop's part: past the hold, the ack alone (if the operation gave it yet;
+        if not, :meth:`ack` writes it when it comes)."""
+        with self.lock:
+            if self.line and not self.sent:
+                self.sent = True
+                self.conn.sendall(self.line)
+
+
+def flush_acks(held: list[Held]) -> float | None:
+    """Send the acks whose hold is over, forget the answered connections; the next hold's end
+    (``time.monotonic()``), or None when no ack is held (called by the accept loop)."""
+    now, due, keep = time.monotonic(), None, []
+    for h in held:
+        if h.done:
+            continue
+        if h.due <= now:
+            try:
+                h.overdue()
+            except OSError:
+                pass  # the client went away; its worker sees it too
+            continue
+        keep.append(h)
+        due = h.due if due is None else min(due, h.due)
+    held[:] = keep
+    return due
+
+
+def connection(svc: Service, out: Held) -> None:
     """Read one request, gate it, acknowledge, do it, reply; close. Never raises."""
+    conn = out.conn
     svc.begin()
     try:
         if not peer_is_us(conn):
@@ -93,27 +160,28 @@ def connection(svc: Service, conn: socket.socket) -> None:
             req = reader.read(time.monotonic() + REQUEST_READ_S)
         except wire.WireError:
             return
-        _answer(svc, conn, req)
+        _answer(svc, out, req)
     except OSError:
         pass  # the client went away (it gave up waiting): nothing to tell it
     finally:
+        out.done = True
         svc.end()
         conn.close()
         if svc.memory_due() and rss_mb() > svc.cfg.rag_serve_memory_cap:
             svc.stop_process(f"memory cap: {rss_mb():.0f} MB > {svc.cfg.rag_serve_memory_cap} MB")
 
 
-def _answer(svc: Service, conn: socket.socket, req: Message) -> None:
+def _answer(svc: Service, out: Held, req: Message) -> None:
     op = str(req.get("op"))
     refusal = _gate(svc, req, op) or (None if op in OPS else "bad_request")
     if refusal is not None:
-        wire.send(conn, {"ack": False, "refused": refusal, "version": __version__})
+        out.reply({"ack": False, "refused": refusal, "version": __version__})
         return
     acked = False
 
     def ack(budget: float | None = None) -> None:
         nonlocal acked
-        wire.send(conn, {"ack": True, "version": __version__} if budget is None else {"ack": True, "version": __version__, "budget": budget})
+        out.ack({"ack": True, "version": __version__} if budget is None else {"ack": True, "version": __version__, "budget": budget})
         acked = True
 
     try:
@@ -121,12 +189,12 @@ def _answer(svc: Service, conn: socket.socket, req: Message) -> None:
     except Exception as exc:  # noqa: BLE001 - one request's failure never ends the service
         if not acked:
             reason = exc.reason if isinstance(exc, Refused) else f"error: {type(exc).__name__}"
-            wire.send(conn, {"ack": False, "refused": reason, "version": __version__})
+            out.reply({"ack": False, "refused": reason, "version": __version__})
             return
         reply = {"ok": False, "error": _error(exc)}
     if not acked:
         ack(None)
-    wire.send(conn, reply)
+    out.reply(reply)
 
 
 def _error(exc: BaseException) -> ErrorInfo:

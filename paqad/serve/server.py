@@ -48,6 +48,7 @@ from paqad.serve.state import Service, log, rss_mb
 
 if TYPE_CHECKING:
     from paqad.config import Config
+    from paqad.serve.handlers import Held
 
 LOCK_WAIT_S = 5.0  # a successor waits this long for a predecessor that is exiting
 LOOP_TICK_S = 0.5  # how often the accept loop checks idleness, memory and the stop flag
@@ -147,14 +148,14 @@ class _Workers:
 
     KEEP_IDLE = 4
 
-    def __init__(self, answer: Callable[[socket.socket], None]) -> None:
+    def __init__(self, answer: Callable[[Held], None]) -> None:
         self._answer = answer
         self._lock = threading.Lock()
         self._idle = 0  # threads waiting on the queue, not yet promised a connection
         self._closed = False
-        self._queue: queue.SimpleQueue[socket.socket | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Held | None] = queue.SimpleQueue()
 
-    def submit(self, conn: socket.socket) -> None:
+    def submit(self, conn: Held) -> None:
         with self._lock:
             spare = self._idle > 0
             if spare:
@@ -186,18 +187,24 @@ def _loop(svc: Service, sock: socket.socket) -> None:
     from paqad.serve import handlers  # lazy: the search stack; a `paqad serve` that hands its tree to the host never loads it
 
     checked = time.monotonic()
-    workers = _Workers(lambda conn: handlers.connection(svc, conn))
+    workers = _Workers(lambda out: handlers.connection(svc, out))
+    held: list[Held] = []  # connections whose ack may be held for their reply (handlers.ACK_HOLD_S)
     try:
         while svc.stop_reason is None:
             try:
                 conn, _ = sock.accept()
-                workers.submit(conn)
+                out = handlers.Held(conn)
+                held.append(out)
+                workers.submit(out)
             except TimeoutError:
                 pass
             except OSError:
                 if svc.stop_reason is None:
                     svc.stop("socket closed")
                 break
+            wait = LOOP_TICK_S if handlers.flush_acks(held) is None else handlers.ACK_HOLD_S  # a held ack past its hold goes alone
+            if wait != sock.gettimeout():  # each settimeout is a system call: two values, set on a change
+                sock.settimeout(wait)
             if time.monotonic() - checked >= LOOP_TICK_S:  # a steady stream of requests must not starve the checks
                 checked = time.monotonic()
                 _check(svc)
