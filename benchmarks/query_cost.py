@@ -20,6 +20,10 @@ service's ``/proc/<pid>/stat``), as a median over queries (in-process) or a mean
 - ``prompt``: a warm Claude Code prompt (``UserPromptSubmit``) through the service on the hybrid
   index, as the hook client hands it over (``paqad.serve.route.hook``): the service's CPU
   (the hook process's own CPU is ``benchmarks/hook_latency.py``'s);
+- ``hook``: the same warm prompt as Claude Code runs it, ``python -m paqad hook run prompt-submit
+  --host claude`` with the event on stdin, one process per prompt: the service's CPU per prompt
+  (the process found by its command line), any revision (``prompt`` needs ``paqad.serve.route``,
+  from 5e0f0a1 on);
 - ``semble``: semble from PyPI (pinned ``SEMBLE``, in its own venv under
   ``benchmarks/.cache/query-cost/``) with a stand-in static model: model2vec's ``StaticModel``
   made offline from paqad's ``minilm-static`` token table and MiniLM's tokenizer (no hub); the
@@ -51,9 +55,9 @@ CACHE = HERE / ".cache" / "query-cost"
 SEMBLE = "semble==0.7.0"
 SEMBLE_VENV = CACHE / "semble-venv"
 STAND_IN = CACHE / "minilm-static-model2vec"
-ARMS = ("lexical", "hybrid", "static", "service", "prompt", "semble")
+ARMS = ("lexical", "hybrid", "static", "service", "prompt", "hook", "semble")
 #: The index each paqad arm reads: (provider, embedding model) for ``rag init``.
-INDEX_OF = {"lexical": ("none", ""), "service": ("none", ""), "hybrid": ("local", ""), "prompt": ("local", ""), "static": ("local", "minilm-static")}
+INDEX_OF = {"lexical": ("none", ""), "service": ("none", ""), "hybrid": ("local", ""), "prompt": ("local", ""), "hook": ("local", ""), "static": ("local", "minilm-static")}
 
 
 # --------------------------------------------------------------------------- the children
@@ -149,6 +153,45 @@ def child_prompt(root: Path, queries: list[str], passes: int) -> dict:
     return {"delivered": delivered, "service_cpu_ms": round(statistics.median(service_ms), 3), "service_pid": pid}
 
 
+def _service_pid(root: Path) -> int | None:
+    """The process serving ``root`` (``... paqad --root ROOT serve``), found by its command line."""
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and os.fsencode(root) in argv and entry.name != str(os.getpid()):
+            return int(entry.name)
+    return None
+
+
+def child_hook(root: Path, queries: list[str], passes: int) -> dict:
+    def prompt(q: str) -> bool:
+        payload = {"session_id": "bench", "transcript_path": "/tmp/bench.jsonl", "cwd": str(root), "hook_event_name": "UserPromptSubmit", "prompt": q}
+        argv = [sys.executable, "-P", "-m", "paqad", "hook", "run", "prompt-submit", "--host", "claude"]
+        done = subprocess.run(argv, input=json.dumps(payload), capture_output=True, text=True, cwd=root)
+        return bool(done.stdout.strip())
+
+    prompt("warm up: where is the app created")  # starts the service
+    deadline = time.monotonic() + 120
+    pid = _service_pid(root)
+    while pid is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+        pid = _service_pid(root)
+    if pid is None:
+        sys.exit(f"{root}: no service started")
+    time.sleep(5)  # its warm-up (the model)
+    delivered = sum(prompt(q) for q in queries)  # warm-up
+    tick = os.sysconf("SC_CLK_TCK")
+    service_ms: list[float] = []
+    for p in range(passes):
+        s = _cpu_ticks(pid)
+        for i, q in enumerate(queries):
+            prompt(f"{q} ({p}.{i})")
+        service_ms.append((_cpu_ticks(pid) - s) * 1000 / tick / len(queries))
+    return {"delivered": delivered, "service_cpu_ms": round(statistics.median(service_ms), 3), "service_pid": pid}
+
+
 def child_semble(root: Path, queries: list[str], passes: int) -> dict:
     from model2vec import StaticModel
     from semble import SembleIndex
@@ -169,7 +212,7 @@ def child_semble(root: Path, queries: list[str], passes: int) -> dict:
             "cpu_ms_mean": round(statistics.mean(cpu), 3)}
 
 
-CHILDREN = {"lexical": child_inproc, "hybrid": child_inproc, "static": child_inproc, "service": child_service, "prompt": child_prompt, "semble": child_semble}
+CHILDREN = {"lexical": child_inproc, "hybrid": child_inproc, "static": child_inproc, "service": child_service, "prompt": child_prompt, "hook": child_hook, "semble": child_semble}
 
 
 # --------------------------------------------------------------------------- the parent
