@@ -76,11 +76,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "named": ("evidence.NAMED_ENABLED",),  # with NAMED_MAX_SHARE, NAMED_MIN_OWN_SHARE
     "named_weight_cap": ("evidence.NAMED_WEIGHT_CAP",),
     "named_max_terms": ("evidence.NAMED_MAX_TERMS",),
+    "exact_names": ("evidence.EXACT_NAMES",),  # express's bare ``response`` (tests/gate_names_test.py; semble, default model)
     # ranking signals
     "ranking_all": ("ranking.ENABLED",),  # every signal at once: a reference, not a candidate
     "definition": ("ranking.DEFINITION_BOOST",),  # the lookup; its shares below
     "definition_stem_bonus": ("ranking.DEFINITION_STEM_BONUS",),  # dapper's SqlMapper.cs (tests/ranking_test.py)
     "embedded_scale": ("ranking.EMBEDDED_SCALE",),  # symbols inside a sentence; reports decide it (undecided)
+    "part_one_bonus": ("ranking.PART_ONE_BONUS",),  # nlohmann's adl_serializer (tests/ranking_test.py; semble, default model)
     "continuation_scale": ("ranking.CONTINUATION_SCALE",),  # a split class's head answers its name (semble, default model)
     "stem_file": ("ranking.STEM_FILE_SCALE",),  # a bare name on the file named after it (dapper's SqlMapper.cs)
     "path_words": ("ranking.PATH_BOOST",),  # with PATH_MIN_SHARE, paths.*
@@ -91,6 +93,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "diversity": ("ranking.DIVERSITY",),  # with DIVERSITY_WIDEN, TOP_FILE_FREE
     "top_file_free": ("ranking.TOP_FILE_FREE",),
     "central": ("ranking.CENTRAL_BOOST",),  # with CENTRAL_SHARE
+    "type_bonus": ("ranking.TYPE_BONUS",),  # with TYPE_KINDS: gin's Engine struct (tests/ranking_test.py; semble, default model)
     "older_copy": ("ranking.OLDER_COPY_PRIOR",),  # with paths.OLDER_COPY_MIN_SHARED
     "title": ("ranking.TITLE_SCALE", "ranking.TITLE_PATHS"),  # with TITLE_SPREAD: the report title, both uses
     "title_spread": ("ranking.TITLE_SPREAD",),

@@ -100,3 +100,29 @@ def test_the_early_refusal_agrees_with_full_scoring(central, query):
     assert resp.answered == full.passed
     if not resp.answered:
         assert resp.diagnosis["reason"] == full.reason
+
+
+def test_a_common_word_that_is_a_ranked_unit_s_whole_name_is_answered(repo):
+    """express's bare ``response``: the word is in over a third of the units' bodies (ubiquitous) and
+    in the name of one unit only, the module ``response.js`` (one name among dozens of bodies is
+    under ``NAMED_MIN_OWN_SHARE``, so ``named_terms`` does not count it). The word *is* that unit's
+    whole name, and it ranks among the best 50: ``EXACT_NAMES`` counts it as evidence. Without it
+    the lookup was refused (semble's express with the default model, Dec 8)."""
+    from paqad.search.params import SearchParams
+
+    verbs = ("send", "json", "status", "links", "format", "cookie", "location", "redirect")
+    repo.write("lib/response.js", "var res = Object.create(http.ServerResponse.prototype);\n\n" + "\n\n".join(
+        f"res.{v} = function {v}(value) {{\n  this.set('{v}', value);\n  return this;\n}};\n" for v in verbs) + "\nmodule.exports = res;\n")
+    for i in range(7):  # 70 handlers, a third of them hold a response
+        repo.write(f"lib/router/layer_{i}.js", "\n\n".join(
+            f"function handle_{i}_{j}(req, res, next) {{\n  var response = res;\n  return next(response);\n}}\n" if j % 3 == 0
+            else f"function handle_{i}_{j}(req, res, next) {{\n  return next(req.params[{j}]);\n}}\n" for j in range(10)))
+    repo.write("lib/express.js", "var res = require('./response');\n\nexports.response = res;\n")
+    repo.commit("express")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    resp = pipeline.search(repo.root, "response")
+    assert resp.answered, resp.diagnosis
+    assert resp.results[0].path == "lib/response.js"
+    off = pipeline.search(repo.root, "response", params=SearchParams.of({"evidence.EXACT_NAMES": False}))
+    assert not off.answered and off.diagnosis["reason"] == "only_ubiquitous_terms_matched", off.diagnosis
+    assert off.diagnosis["ubiquitous_terms"] == ["respons"]

@@ -640,3 +640,43 @@ def test_a_split_class_answers_its_name_with_its_head_not_a_part_that_says_it_mo
         with using(SearchParams.of({"ranking.CONTINUATION_SCALE": scale})):
             ranking._definitions(head, info, q, 1.0, add)
         assert (0.8 + add[1] > 1.0 + add[5]) is head_wins, (scale, add)
+
+
+def test_a_capitalised_name_finds_its_type_before_methods_named_so(repo):
+    """gin's ``Engine`` struct against three interface methods ``Engine()``: all four declare the
+    name; the type is what a bare capitalised name asks for (``TYPE_BONUS``; semble's gin with the
+    default model put ``binding.go``'s method first without it, Dec 8)."""
+    repo.write("gin.go", "package gin\n\n// Engine is the framework's instance: the muxer, middleware and settings.\ntype Engine struct {\n\tRouterGroup\n\ttrees methodTrees\n}\n")
+    for name in ("binding", "validator", "render"):
+        repo.write(f"{name}/{name}.go", f"package {name}\n\n// Engine returns the engine that powers the {name} engine.\n"
+                   f"type Hook interface {{\n\tEngine() any\n}}\n\nfunc (h *impl) Engine() any {{ return h.engine }}\n")
+    repo.write("format.py", FILLER)
+    repo.commit("go")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    before = [(r.path, r.kind) for r in _ask(repo.root, "Engine", {"ranking.TYPE_BONUS": 0.0}).results]
+    after = [(r.path, r.kind) for r in _ask(repo.root, "Engine").results]
+    assert before[0] != ("gin.go", "struct") and after[0] == ("gin.go", "struct"), (before, after)
+    # lower case is a function's or method's name: no type preference
+    assert ranking.shape("engine").symbols == () and _ask(repo.root, "engine").results
+
+
+def test_a_declaration_s_first_part_outranks_a_later_part_of_another_that_scored_higher():
+    """nlohmann's "ADL-based to_json and from_json conversion hooks for custom types": the third
+    part of a split ``namespace`` in ``to_json.hpp`` (no declaration of either name, lifted as the
+    best unit of a file named after ``to_json``) outscores ``adl_serializer.hpp``'s ``from_json`` on
+    the fused score; a declaration's first part takes ``PART_ONE_BONUS`` more of the
+    (embedded-symbol) lift, which puts it above (semble with the default model: the target second
+    with it, third without). The arithmetic, on the stack's own records."""
+    from paqad.index.records import StoredUnit
+    from paqad.search.fusion import Fused
+
+    q = ranking.shape("ADL-based to_json and from_json conversion hooks for custom types")
+    assert "from_json" in q.symbols and q.embedded
+    info = {82: StoredUnit(uid=82, path="detail/conversions/to_json.hpp", name="namespace", qualified_name="namespace", kind="function", part=3),
+            2: StoredUnit(uid=2, path="adl_serializer.hpp", name="from_json", qualified_name="from_json", kind="function", part=1)}
+    head = [Fused(82, fused=1.0), Fused(2, fused=0.85)]
+    for bonus, declaration_wins in ((0.0, False), (0.2, True)):
+        add = {82: 0.0, 2: 0.0}
+        with using(SearchParams.of({"ranking.PART_ONE_BONUS": bonus})):
+            ranking._definitions(head, info, q, 1.0, add)
+        assert (0.85 + add[2] > 1.0 + add[82]) is declaration_wins, (bonus, add)

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from paqad import tokenize
 from paqad.index.fields import idf
 from paqad.search import query as _query
 from paqad.search.lexical import Scored
@@ -74,8 +76,17 @@ NAMED_MAX_TERMS = 10
 # bar): it is lifted to "distinctive", not above. Uncapped, a word like "is" (in every ``isX``
 # name, rare as a name) outweighed the unknown subject of a probe and let it through.
 NAMED_WEIGHT_CAP = True
+# A query word that *is* a ranked declaration's whole name (express's ``response``: the module
+# ``response.js``; ``Sinatra::Helpers``), compared case-insensitively with the names of the units
+# whose name field holds it, is evidence however many bodies contain it (``named_terms`` misses
+# such a word: one name among dozens of bodies is under ``NAMED_MIN_OWN_SHARE``). Only the
+# ``BEST_POOL`` best-ranked units are read for it. Dropped once on a lexical tune-half row that
+# showed nothing (960dbfe) and restored when the whole semble benchmark with the default model
+# did: express's bare ``response`` refused, sinatra's ``Sinatra::Helpers`` second (Dec 8).
+EXACT_NAMES = True
 NAME_BIT = 1  # the "name" field's bit in a posting's field mask (paqad.index.fields.FIELDS[0])
 BEST_POOL = 50  # candidates searched for the unit holding most of the query's rarity
+_WORD = re.compile(r"[^\W\d_]\w*")  # an identifier as written (paqad.tokenize's word)
 
 REASONS = (
     "no_query_term_in_index",
@@ -125,9 +136,12 @@ class Evidence:
 
 
 def assess(query: AnalyzedQuery, result: Scored, index: Index | None = None) -> Evidence:
-    """The evidence figures and the refusal reason. ``index`` is not read (it was, for the exact
-    names a ranked unit declares; dropped by issue 32's ablation): the callers' signature."""
+    """The evidence figures and the refusal reason. ``index`` lets a word that is a ranked unit's
+    whole name count (``exact_names``); without it only the name-field shares are used."""
     named = named_terms(query, result)
+    if index is not None:
+        for term in exact_names(index, query, result):
+            named.setdefault(term, named_weight(1 << 30, query.n_units))
     present = query.distinctive
     absent = query.absent
     scored = [t for t in query.scored() if t.status == "distinctive"]
@@ -196,6 +210,42 @@ def named_terms(query: AnalyzedQuery, result: Scored) -> dict[str, float]:
         n_name = _count_bit(posting[2], NAME_BIT)
         if 1 <= n_name <= NAMED_MAX_SHARE * n and n_name >= NAMED_MIN_OWN_SHARE * len(posting[0]):
             out[qt.term] = named_weight(n_name, n)
+    return out
+
+
+def exact_names(index: Index, query: AnalyzedQuery, result: Scored) -> list[str]:
+    """Ubiquitous scored terms written in the query as a word that is the whole name of one of the
+    ``BEST_POOL`` best-ranked units (a declaration named exactly so ranks there: its name field
+    holds the word). Bounded to those units so a common word costs a few row reads, not thousands."""
+    if not P.EXACT_NAMES or not result.postings or len(query.terms) > P.NAMED_MAX_TERMS:
+        return []
+    status = {t.term: t.status for t in query.scored()}
+    pool = [c.uid for c in result.ranked[:BEST_POOL]]
+    out: list[str] = []
+    names: dict[int, str] | None = None
+    for word in dict.fromkeys(_WORD.findall(query.text)):
+        word_terms = tokenize.terms(word)
+        whole = word_terms[-1] if word_terms else ""
+        if status.get(whole) != "ubiquitous" or whole in out or whole not in result.postings:
+            continue
+        holders = _name_holders(pool, result.postings[whole])
+        if not holders:
+            continue
+        if names is None:  # one read of the pool's names, only when some word needs it
+            names = {uid: u.name.lower() for uid, u in index.units(pool, ("name",)).items()}
+        if any(names.get(uid) == word.lower() for uid in holders):
+            out.append(whole)
+    return out
+
+
+def _name_holders(uids: list[int], posting: tuple[Sequence[int], object, np.ndarray | Sequence[int]]) -> list[int]:
+    """Those of ``uids`` whose posting for the term has the name bit (posting lists sorted by unit id)."""
+    p_uids, _, masks = posting
+    out = []
+    for uid in uids:
+        i = bisect.bisect_left(p_uids, uid)
+        if i < len(p_uids) and p_uids[i] == uid and int(masks[i]) & NAME_BIT:
+            out.append(uid)
     return out
 
 

@@ -35,7 +35,13 @@ is in benchmarks/README.md, "Ranking stack"); every tuned constant below is read
   file named after the name for it (C# partial classes over dozens of files); the later parts of a
   split declaration take ``CONTINUATION_SCALE`` of the lift, so the head answers the bare name. It
   was dropped once on a lexical ablation that did not see it and restored when the whole semble
-  benchmark with the default model did (its symbol queries 0.962 -> 0.937 without it).
+  benchmark with the default model did (its symbol queries 0.962 -> 0.937 without it). The part
+  holding a declaration's first line also takes ``PART_ONE_BONUS`` more (nlohmann's
+  ``adl_serializer`` over a later part of ``to_json``'s split struct).
+- **types first**: a bare capitalised symbol (``Engine``) gives its type declarations (struct,
+  class, interface...) ``TYPE_BONUS`` more than methods or functions of the same name (Go's
+  interface methods ``Engine()``). Both were dropped on lexical tune-half rows (4a59aeb, 434bee8)
+  and restored on Dec 8 when the whole semble benchmark with the default model missed them.
 - **older API copies**: files under a version folder kept beside a newer one (zod's ``v3/``
   beside ``v4/``, pydantic's lone ``v1/`` whose files are also one level up;
   ``paths.older_copies``) are multiplied by ``OLDER_COPY_PRIOR`` unless the query names that
@@ -84,6 +90,7 @@ ENABLED = True
 DEFINITION_BOOST = 0.5
 DEFINITION_STEM_BONUS = 0.5  # extra share when the file is named after the symbol too
 EMBEDDED_SCALE = 0.5
+PART_ONE_BONUS = 0.2  # extra share for the part of a split declaration that holds its first line
 CONTINUATION_SCALE = 0.5  # share of the lift for a split declaration's later parts (its head is the declaration)
 STEM_FILE_SCALE = 0.5  # a file named after the symbol, where no unit declares it by that name
 PATH_BOOST = 1.0
@@ -108,6 +115,10 @@ OLDER_COPY_PRIOR = 0.5  # a file in an older API copy kept beside the current on
 TITLE_SCALE = 2.0  # a report's title names what it is about: a declaration named there gets twice the definition lift (0: off)
 TITLE_PATHS = True  # ... and its words, not the whole report's, are what file paths are matched against
 TITLE_SPREAD = 3  # ... shared when more candidate files than this declare the name (lift x SPREAD / files; 0: never)
+TYPE_BONUS = 0.3  # a bare capitalised symbol: extra share for a type declared so (Go's ``Engine`` struct over ``Engine()`` methods)
+
+#: Declarations of types: what a bare capitalised name asks for first (``TYPE_BONUS``).
+TYPE_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "protocol", "record", "object"})
 
 
 def declared(index: Index, q: QueryShape) -> dict[int, StoredUnit]:
@@ -248,12 +259,14 @@ def _older_prior(path: str, older: dict[str, str], text: str) -> float:
 
 def _definitions(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape, best: float, add: dict[int, float]) -> None:
     """Declarations of a queried symbol gain ``DEFINITION_BOOST`` (``EMBEDDED_SCALE`` of it for a
-    symbol written inside a sentence; more in a file named after it; ``CONTINUATION_SCALE`` of it
-    for a split declaration's later parts); a report's title lifts the declarations it names (``TITLE_SCALE``);
-    failing that, a file named after the symbol lifts its best unit by ``STEM_FILE_SCALE`` of the
-    boost."""
+    symbol written inside a sentence; more in a file named after it, in the part holding the
+    declaration's first line (``PART_ONE_BONUS``) and for a type asked by a capitalised name
+    (``TYPE_BONUS``); ``CONTINUATION_SCALE`` of it for a split declaration's later parts); a
+    report's title lifts the declarations it names (``TITLE_SCALE``); failing that, a file named
+    after the symbol lifts its best unit by ``STEM_FILE_SCALE`` of the boost."""
     unit = P.DEFINITION_BOOST * best * (P.EMBEDDED_SCALE if q.embedded else 1.0)
     keys = {_squash(segments(s)[-1]) for s in q.symbols if segments(s)}
+    capital = not q.embedded and any(segments(s)[-1][:1].isupper() for s in q.symbols if segments(s))
     lifted: set[str] = set()
     title = q.title if P.TITLE_SCALE else ()
     spread = reports.title_spread(head, info, q) if title and P.TITLE_SPREAD else {}
@@ -268,7 +281,9 @@ def _definitions(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape, 
         if not scale:
             continue
         named_file = _file_key(u.path) in keys or _file_key(u.path).rstrip("s") in keys
-        add[c.uid] += scale * (1.0 + (P.DEFINITION_STEM_BONUS if named_file else 0.0))
+        part_one = P.PART_ONE_BONUS if u.part == 1 else 0.0
+        typed = P.TYPE_BONUS if capital and u.kind in TYPE_KINDS else 0.0
+        add[c.uid] += scale * (1.0 + (P.DEFINITION_STEM_BONUS if named_file else 0.0) + part_one + typed)
         lifted.add(u.path)
     if not P.STEM_FILE_SCALE:
         return
