@@ -80,3 +80,22 @@ def test_auxiliary_paths():
         assert issues.auxiliary(p), p
     for p in ("billing/invoice.py", "src/main/java/a/Foo.java", "docs/testing.md", "contest/score.py"):
         assert not issues.auxiliary(p), p
+
+
+def test_the_best_files_functions_come_before_its_class_head(repo):
+    # The class's head (its docstring) repeats the report's words; the fix is in one of its methods.
+    repo.write("billing/invoice.py", (
+        "class Invoice:\n    '''An invoice: lines, refund lines, the invoice total and the tax on refunded lines.\n\n"
+        "    The invoice total counts every line; a refund line is refunded once, its tax too.'''\n\n"
+        "    def total(self):\n        '''The invoice total, refunds included.'''\n        return sum(l.amount for l in self.lines)\n\n"
+        "    def refund(self, line):\n        '''Refund a line of the invoice.'''\n        line.refunded = True\n\n"
+        "    def tax(self):\n        '''Tax of the invoice lines.'''\n        return sum(l.tax for l in self.lines)\n"
+    ))
+    repo.write("billing/currency.py", "def rounding(amount):\n    '''Round an amount to the currency's cents.'''\n    return round(amount, 2)\n")
+    repo.commit("billing")
+    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
+    got = pipeline.search(repo.root, ISSUE, top_n=10, gate=False).results
+    off = pipeline.search(repo.root, ISSUE, top_n=10, gate=False, params=SearchParams.of({"issues.ENABLED": False})).results
+    kinds = [r.kind for r in got if r.path == "billing/invoice.py"]
+    assert "class" in kinds and set(kinds[:kinds.index("class")]) == {"method"} and kinds.index("class") >= 3
+    assert [r.kind for r in off][0] == "class"  # without the issue path the class's head comes first

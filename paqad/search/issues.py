@@ -12,8 +12,10 @@ issue, the ranked pool (``ranking.apply``'s order, scores unchanged) is regroupe
   describes the failure, and its words are in the test that reproduces it and in the template it
   was written from, while the fix is elsewhere;
 - the best file's best ``PER_FILE`` units come first (the function to change is often its second
-  or fourth unit), then every other file's best unit in file order, then the rest of the pool in
-  its own order: ten results still show the next files.
+  or fourth unit), its functions and methods before its class heads and module lines (a fix is in
+  a function; a Java class's head part, long and full of the report's words, took one of the five
+  places), then every other file's best unit in file order, then the rest of the pool in its own
+  order: ten results still show the next files.
 
 What is an issue is :func:`speaks`; the constants are in ``paqad.search.params.KNOBS`` (``issues.*``).
 """
@@ -39,6 +41,7 @@ MIN_LINES = 2  # an issue: a report (shape.TOP_FILE_MIN_WORDS distinct terms) in
 PER_FILE = 5  # units of the best file delivered before the next file's (tune halves, function Acc@5: 2, 3, 4, 5, 8 -> d4j 37.5, 62.5, 75.0, 83.3, 83.3; sympy 50.0 for all)
 AUX_PRIOR = 0.2  # a test, template, CI or environment file the text does not name
 POOL = 60  # candidates regrouped (at least; the pipeline's own pool when larger)
+FUNCTION_KINDS = frozenset({"function", "method"})  # what a fix changes: the best file's come before its other units
 
 # ... or one with a traceback, a code block, a stack frame or a bug report's phrases
 _MARKS = re.compile(
@@ -85,7 +88,7 @@ def order(index: Index, top: list[Fused], text: str) -> list[Fused]:
     """``top`` (best first) regrouped files first (see the module's doc); scores unchanged."""
     if len(top) < 2:
         return list(top)
-    info: dict[int, Any] = index.units([c.uid for c in top], ("uid", "path", "is_test"))
+    info: dict[int, Any] = index.units([c.uid for c in top], ("uid", "path", "is_test", "kind"))
     lowered = text.lower()
     prior: dict[str, float] = {}
     files: dict[str, list[Fused]] = {}
@@ -101,6 +104,9 @@ def order(index: Index, top: list[Fused], text: str) -> list[Fused]:
 
     ranked = sorted(files, key=lambda p: -file_score(p))  # stable: ties keep the pool's file order
     per = max(1, int(P.PER_FILE))
-    first = files[ranked[0]][:per] + [files[p][0] for p in ranked[1:]]
+    best = files[ranked[0]]
+    routine = [(u := info.get(c.uid)) is not None and u.kind in FUNCTION_KINDS for c in best]
+    best = [c for c, r in zip(best, routine) if r] + [c for c, r in zip(best, routine) if not r]  # functions first, each in score order
+    first = best[:per] + [files[p][0] for p in ranked[1:]]
     taken = {id(c) for c in first}
     return first + [c for c in top if id(c) not in taken]
