@@ -89,3 +89,18 @@ def test_an_answered_connection_sends_both_lines_in_one_write_and_is_forgotten()
         out.done = True
         assert _first_read(client_end) == b'{"ack":true,"version":"1"}\n{"ok":true,"info":{}}\n'
         assert handlers.flush_acks(held) is None and held == []
+
+
+def test_the_accept_loop_never_waits_for_a_worker_writing_and_sends_the_ack_on_its_next_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(handlers, "ACK_HOLD_S", 0.0)
+    service_end, client_end = socket.socketpair()
+    with service_end, client_end:
+        out = handlers.Held(service_end)
+        held = [out]
+        with out.lock:  # a worker in the middle of a write (a long reply to a slow reader)
+            out.line = b'{"ack":true,"version":"1"}\n'
+            started = time.monotonic()
+            assert handlers.flush_acks(held) is not None and held == [out], "kept for the next turn"
+            assert time.monotonic() - started < 0.5
+        assert handlers.flush_acks(held) is None and held == []
+        assert _first_read(client_end) == b'{"ack":true,"version":"1"}\n'

@@ -120,13 +120,19 @@ class Held:
             self.sent = True
             self.conn.sendall(out)
 
-    def overdue(self) -> None:
+    def overdue(self) -> bool:
         """The accept loop's part: past the hold, the ack alone (if the operation gave it yet;
-        if not, :meth:`ack` writes it when it comes)."""
-        with self.lock:
+        if not, :meth:`ack` writes it when it comes). False when the worker holds the lock (it
+        may be writing a long reply to a slow reader: the accept loop never waits for that)."""
+        if not self.lock.acquire(blocking=False):
+            return False
+        try:
             if self.line and not self.sent:
                 self.sent = True
                 self.conn.sendall(self.line)
+        finally:
+            self.lock.release()
+        return True
 
 
 def flush_acks(held: list[Held]) -> float | None:
@@ -138,10 +144,10 @@ def flush_acks(held: list[Held]) -> float | None:
             continue
         if h.due <= now:
             try:
-                h.overdue()
+                if h.overdue():
+                    continue
             except OSError:
-                pass  # the client went away; its worker sees it too
-            continue
+                continue  # the client went away; its worker sees it too
         keep.append(h)
         due = h.due if due is None else min(due, h.due)
     held[:] = keep
