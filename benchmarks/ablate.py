@@ -101,8 +101,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "frames_all": ("reports.FRAMES_ALL",),
     "named_for": ("reports.NAMED_FOR_BOOST",),  # with NAMED_FOR_MAX
     "callees": ("reports.CALLEE_BOOST",),  # with CALLEE_MAX
-    "report_calls": ("shape.REPORT_CALLS",),  # with REPORT_VARIABLE_CALLS
-    "report_variable_calls": ("shape.REPORT_VARIABLE_CALLS",),
+    "report_calls": ("shape.REPORT_CALLS",),
     "report_shape": ("shape.TOP_FILE_MIN_WORDS",),  # no query is a report: every report signal off
     "drop_containers": ("pipeline.DROP_CONTAINERS",),
     # an issue text delivered files first (paqad.search.issues; issue 32, item 5)

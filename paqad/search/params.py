@@ -82,7 +82,6 @@ KNOBS: dict[str, Knob] = {
     "reports.NAMED_FOR_BOOST": Knob(0.0, _NO_BOOST),
     "reports.CALLEE_BOOST": Knob(0.0, _NO_BOOST),
     "shape.REPORT_CALLS": Knob(False, "no calls read from a report"),
-    "shape.REPORT_VARIABLE_CALLS": Knob(False, "no calls on variables read from a report"),
     "shape.TOP_FILE_MIN_WORDS": Knob(100_000, "no query is a report"),
     "pipeline.DROP_CONTAINERS": Knob(False, _OFF),
     "crosslingual.ENABLED": Knob(False, "a Chinese question searched as written"),

@@ -20,7 +20,6 @@ P = Stage(__name__, globals())  # the constants below as the request in force se
 
 TOP_FILE_MIN_WORDS = 25  # a report: this many distinct terms (as evidence.LONG_QUERY_TERMS)
 REPORT_CALLS = True  # a report's ``Type.method(`` names that method, as a backticked name would
-REPORT_VARIABLE_CALLS = True  # ... and a backticked ``variable.method(`` names ``method``
 TITLE_MAX_CHARS = 160  # a report's title: a first line this short, with the report's body below it
 
 # One identifier, optionally qualified (``a.b``, ``a::b``, ``a\\b``, ``a->b``, ``a#b``).
@@ -32,8 +31,6 @@ _SEPARATORS = re.compile(r"::|\.|\\|->|#")
 _EMBEDDED = re.compile(r"`([^`\s]{2,80})`|\b([a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}[a-z]{2,}\w*|[A-Za-z]+_\w+|_+[A-Za-z]\w*)\b")
 # A method called on a type in a report (``Point.vel() should calculate the velocity``)
 _METHOD_CALL = re.compile(r"(?<![\w.])([A-Z]\w*\.[a-z_]\w*)\(")
-# ... and on a variable, inside backticks (```expr.atoms()``` names the method ``atoms``)
-_VARIABLE_CALL = re.compile(r"`[a-z_]\w*\.([a-z_]\w*)\([^`]*`")
 # A name a report's title calls (``cse() has strange behaviour``) or capitalises (``Wrong Derivative kind``).
 _TITLE_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(|(?<![\w.])([A-Z]\w+|_+[A-Za-z]\w*)")
 
@@ -59,11 +56,11 @@ def is_report(words: frozenset[str]) -> bool:
 
 
 def shape(text: str) -> QueryShape:
-    return _shape(text, P.REPORT_CALLS, P.REPORT_VARIABLE_CALLS, P.TOP_FILE_MIN_WORDS)
+    return _shape(text, P.REPORT_CALLS, P.TOP_FILE_MIN_WORDS)
 
 
 @lru_cache(maxsize=512)
-def _shape(text: str, calls: bool, variable_calls: bool, min_words: int) -> QueryShape:
+def _shape(text: str, calls: bool, min_words: int) -> QueryShape:
     """:func:`shape`, cached per text and the constants it reads (a request may override them)."""
     stripped = text.strip().strip("`'\"")
     words = frozenset(terms(text))
@@ -72,8 +69,6 @@ def _shape(text: str, calls: bool, variable_calls: bool, min_words: int) -> Quer
     found = [a or b for a, b in _EMBEDDED.findall(text)]
     if calls and is_report(words):
         found += _METHOD_CALL.findall(text)
-        if variable_calls:
-            found += [m for m in _VARIABLE_CALL.findall(text) if len(m) >= 4]
     names = tuple(dict.fromkeys(n.strip("()") for n in found if _SYMBOL.match(n.strip("()"))))
     head = _title(text) if is_report(words) else ""
     title = tuple(dict.fromkeys(a or b for a, b in _TITLE_NAME.findall(head)))
