@@ -99,7 +99,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "title_spread": ("ranking.TITLE_SPREAD",),
     "pointers": ("reports.POINTER_BOOST",),  # with FRAMES_ALL
     "frames_all": ("reports.FRAMES_ALL",),
-    "named_for": ("reports.NAMED_FOR_BOOST",),  # with NAMED_FOR_MAX
     "callees": ("reports.CALLEE_BOOST",),  # with CALLEE_MAX
     "report_calls": ("shape.REPORT_CALLS",),
     "report_shape": ("shape.TOP_FILE_MIN_WORDS",),  # no query is a report: every report signal off

@@ -158,36 +158,6 @@ def test_a_report_keeps_the_best_files_next_units_together(store):
     assert plain[:2] == report[:2] and plain[2] != "shop/client.py"  # diversity counts from the second unit
 
 
-PRINTER = "class LatexPrinter:\n    \'\'\'Render expressions as LaTeX strings.\'\'\'\n\n" + "\n".join(
-    f"    def _print_{t}(self, expr):\n        parts = [self._print(a) for a in expr.args]\n        return r'\\{t.lower()}' + ' '.join(parts)\n"
-    for t in ("Sum", "Integral", "Limit", "Derivative", "Product", "Piecewise")
-)
-
-
-def test_a_report_lifts_the_function_named_for_a_type_it_builds(repo):
-    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
-    repo.write("calc/latex.py", PRINTER)
-    repo.write("calc/products.py", "class Product:\n    \'\'\'A product of terms over a range; rendering shows the bounds under the symbol.\'\'\'\n"
-               "    def __init__(self, term, limits):\n        self.args = (term, limits)\n")
-    repo.write("calc/render.py", "def render(expr, unicode=True):\n    \'\'\'Render an expression for the terminal, with bounds, symbol and range.\'\'\'\n    return str(expr)\n")
-    repo.write("calc/format.py", FILLER)
-    repo.commit("printers")
-    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
-    report = ("The LaTeX rendering of a product looks wrong. Running latex(Product(1/n, (n, 1, oo))) shows "
-              "the bounds in the wrong place and the symbol is far too wide compared with the sum symbol; "
-              "the range should sit under it, as printed books and journals typeset it, and the output "
-              "should be compact enough to fit inline in notebooks.")
-    assert "Product" in reports.report_types(report, ranking.shape(report))
-    after = [r.id for r in _ask(repo.root, report, knobs).results]  # as shipped
-    knobs["reports.NAMED_FOR_BOOST"] = 0.0
-    before = [r.id for r in _ask(repo.root, report, knobs).results]
-    assert "calc/latex.py::LatexPrinter._print_Product" not in before[:3]
-    assert "calc/latex.py::LatexPrinter._print_Product" in after[:2] and after.index("calc/latex.py::LatexPrinter._print_Product") < after.index("calc/latex.py::LatexPrinter._print_Sum")
-    short = [r.id for r in _ask(repo.root, "latex Product bounds", knobs).results]  # not a report: no lift
-    knobs["reports.NAMED_FOR_BOOST"] = 0.5
-    assert short == [r.id for r in _ask(repo.root, "latex Product bounds", knobs).results]
-
-
 def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo):
     knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     repo.write("calc/simplify.py", "\n\n".join([

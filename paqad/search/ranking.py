@@ -55,7 +55,7 @@ is in benchmarks/README.md, "Ranking stack"); every tuned constant below is read
   declare the name (``__eq__``, ``eval``: a name every other class declares singles none out):
   Acc@1 59.7 -> 62.3, function Acc@5 47.0 -> 50.0, Acc@5 79.2 both (2 alone: Acc@5 77.9; 3 alone:
   Acc@1 57.1; spread 8 as 3; 1.5 and 3 with spread 3: Acc@1 58.4, function 48.5).
-- **report signals** (pointers and traceback frames, functions named for a type, callees):
+- **report signals** (pointers and traceback frames, callees):
   ``paqad.search.reports``. What a query's text asks for is read by ``paqad.search.shape``.
 - **names led by underscores** (``__matmul__``, ``_meta``) are identifiers in a sentence and in a
   report's title, as snake_case and camelCase ones are.
@@ -172,16 +172,15 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, StoredU
         info.update(extra)
     frames, framed = reports.frame_units(index, text, pointed)
     q = shape(text)
-    named_for = reports.named_for(index, text, q) if reports.P.NAMED_FOR_BOOST and q.report else {}
-    if framed or named_for:  # looked up by name: they join the head, from the tail if ranked there
-        joining = {**framed, **named_for}
+    if framed:  # looked up by name: they join the head, from the tail if ranked there
+        joining = framed
         in_head = {c.uid for c in head}
         moved = {c.uid: c for c in tail if c.uid in joining}
         tail = [c for c in tail if c.uid not in moved]
         head += [moved.get(uid) or Fused(uid) for uid in joining if uid not in in_head]
         info.update(joining)
     best = max(c.fused for c in head) or 1.0
-    pool = Pool(index, head, info, q, best, dict.fromkeys((c.uid for c in head), 0.0), pointed, frames, named_for)
+    pool = Pool(index, head, info, q, best, dict.fromkeys((c.uid for c in head), 0.0), pointed, frames)
     for signal in SIGNALS:
         if signal.speaks(pool):
             signal.lift(pool)
@@ -211,7 +210,6 @@ class Pool:
     add: dict[int, float]
     pointed: dict[str, pointers.Pointer]
     frames: dict[str, frozenset[str]]
-    named_for: dict[int, StoredUnit]
 
 
 @dataclass(frozen=True)
@@ -223,11 +221,6 @@ class Signal:
     lift: Callable[[Pool], None]
 
 
-def _named_for(p: Pool) -> None:
-    for uid in p.named_for:
-        p.add[uid] += reports.P.NAMED_FOR_BOOST * p.best
-
-
 def _bare_symbol(q: QueryShape) -> bool:
     return bool(q.symbols) and not q.embedded
 
@@ -236,7 +229,6 @@ def _bare_symbol(q: QueryShape) -> bool:
 #: in ``paqad.search.params.KNOBS`` to ablate it). The path priors and the older-copy prior multiply
 #: after them, and a report's callees are placed last (:func:`apply`).
 SIGNALS: tuple[Signal, ...] = (
-    Signal("named_for", lambda p: p.named_for, _named_for),
     Signal("definitions", lambda p: (p.q.symbols or (p.q.title and P.TITLE_SCALE)) and P.DEFINITION_BOOST,
            lambda p: _definitions(p.head, p.info, p.q, p.best, p.add)),
     Signal("path_words", lambda p: p.q.words and P.PATH_BOOST,

@@ -1,18 +1,14 @@
 """Signals of a pasted report (an issue text), which a question never triggers.
 
-An issue carries its own pointers (paths and traceback frames, the types its code builds, the
-function it names in its title) and is usually about one file. These signals read them; the
-ranking stack (``paqad.search.ranking.apply``) adds what they give to the fused scores. Each was
-kept on SWE-bench Lite sympy (benchmarks/README.md, "Long queries"); no semble query is a report.
+An issue carries its own pointers (paths and traceback frames, the function it names in its
+title) and is usually about one file. These signals read them; the ranking stack
+(``paqad.search.ranking.apply``) adds what they give to the fused scores. Each was kept on
+SWE-bench Lite sympy (benchmarks/README.md, "Long queries"); no semble query is a report.
 
 - **pointers** (``paqad.search.pointers``): a file the query names by path, traceback frame or
   dotted module lifts its best unit by ``POINTER_BOOST``; where frames name functions in it, each
   of those functions takes the lift instead, looked up by name when BM25F missed it
   (``FRAMES_ALL``).
-- **named for a type**: a function or method whose name ends in ``_<Type>`` for a type the report
-  names or builds in its code (``_print_Product`` for ``Product(1, (n, 1, oo))``: printers,
-  visitors and handlers keep one type's code so) joins the candidates and gains
-  ``NAMED_FOR_BOOST``.
 - **callees**: when a report's best unit is a function or method, the functions it calls that are
   declared in its own file (its ``calls``, up to ``CALLEE_MAX``) gain ``CALLEE_BOOST``, never
   passing their caller: an issue names the entry point it used (``col_insert()``, ``cse()``,
@@ -26,13 +22,12 @@ kept on SWE-bench Lite sympy (benchmarks/README.md, "Long queries"); no semble q
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from paqad.search import pointers
 from paqad.search.fusion import Fused
 from paqad.search.params import Stage
-from paqad.search.shape import QueryShape, segments
+from paqad.search.shape import QueryShape
 
 if TYPE_CHECKING:
     from paqad.index.reader import Index
@@ -44,16 +39,11 @@ INFO_FIELDS = ("uid", "path", "name", "qualified_name", "kind", "part")  # what 
 DECLARED_MAX = 32  # declarations of a name looked up per lookup
 POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted module
 FRAMES_ALL = True  # every traceback frame of a pointed file names a function that takes the lift
-NAMED_FOR_BOOST = 0.5  # a report's function named for a type it names (``_print_Product`` for ``Product(...)``)
-NAMED_FOR_MAX = 64  # such functions looked up per report
 CALLEE_BOOST = 1.0  # a report's best function: what it calls in its own file, lifted by this share of the best score up to just below it (0: off)
 CALLEE_KINDS = frozenset({"function", "method"})
 CALLEE_MAX = 3  # ... at most this many of them, those ranked best first, then in the order called
 #: Declarations a name lookup is after; modules, prose sections and config keys only mention names.
 DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro", "constant", "variable", "object", "protocol", "record", "module_def", "impl"})
-
-# A capitalised name called in a report's code (``Product(1, (n, 1, oo))``): a type it builds.
-_TYPE_CALL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]{2,})\(")
 
 
 def callees(index: Index, head: list[Fused], info: dict[int, StoredUnit], best: float, tail: list[Fused]) -> list[Fused]:
@@ -99,24 +89,6 @@ def title_spread(head: list[Fused], info: dict[int, StoredUnit], q: QueryShape) 
         if u is not None and u.kind in DEFINITION_KINDS and u.part == 1 and u.name in q.title:
             files.setdefault(u.name, set()).add(u.path)
     return {name: len(paths) for name, paths in files.items()}
-
-
-def report_types(text: str, q: QueryShape) -> frozenset[str]:
-    """Type names a report speaks of: its capitalised identifiers (``SeqFormula``, ``BlockMatrix``)
-    and the capitalised names its code calls (``Product(...)``)."""
-    named = {segments(s)[-1] for s in q.symbols if segments(s)}
-    named |= set(_TYPE_CALL.findall(text))
-    return frozenset(n for n in named if n[:1].isupper() and n.isidentifier() and "_" not in n)
-
-
-def named_for(index: Index, text: str, q: QueryShape) -> dict[int, StoredUnit]:
-    """Functions and methods named for a type the report names (``_print_Product``, ``visit_Call``):
-    where a visitor, printer or handler keeps the code for that one type."""
-    types = report_types(text, q)
-    if not types:
-        return {}
-    found = index.units_named_after(types, ("function", "method"), INFO_FIELDS, NAMED_FOR_MAX)
-    return {uid: u for uid, u in found.items() if any(u.name.endswith("_" + t) for t in types)}
 
 
 def pointed_files(index: Index, text: str) -> dict[str, pointers.Pointer]:
