@@ -97,8 +97,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "older_copy": ("ranking.OLDER_COPY_PRIOR",),  # with paths.OLDER_COPY_MIN_SHARED
     "title": ("ranking.TITLE_SCALE", "ranking.TITLE_PATHS"),  # with TITLE_SPREAD: the report title, both uses
     "title_spread": ("ranking.TITLE_SPREAD",),
-    "pointers": ("reports.POINTER_BOOST",),  # with FRAMES_ALL
-    "frames_all": ("reports.FRAMES_ALL",),
+    "pointers": ("reports.POINTER_BOOST",),
     "callees": ("reports.CALLEE_BOOST",),  # with CALLEE_MAX
     "report_calls": ("shape.REPORT_CALLS",),
     "report_shape": ("shape.TOP_FILE_MIN_WORDS",),  # no query is a report: every report signal off

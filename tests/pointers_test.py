@@ -37,12 +37,3 @@ def test_a_long_log_is_bounded():
 def test_a_pytest_frame_names_its_function():
     (ptr,) = pointers.extract("sympy/core/expr.py:124: in __eq__\n    other = sympify(other)")
     assert (ptr.path, ptr.line, ptr.name) == ("sympy/core/expr.py", 124, "__eq__")
-
-
-def test_every_frame_of_a_file_counts_not_only_the_first():
-    text = ('  File "/env/sympy/core/basic.py", line 10, in subs\n'
-            '  File "/env/sympy/core/basic.py", line 90, in _subs\n'
-            '  File "/env/src/flask/app.py", line 5, in <module>\n')
-    frames = pointers.frame_names(pointers.extract(text), pointers.PathTable(PATHS))
-    assert frames == {"sympy/core/basic.py": frozenset({"subs", "_subs"})}  # a <module> frame names no function
-    assert set(pointers.resolve(pointers.extract(text), pointers.PathTable(PATHS))) == {"sympy/core/basic.py", "src/flask/app.py"}

@@ -158,36 +158,6 @@ def test_a_report_keeps_the_best_files_next_units_together(store):
     assert plain[:2] == report[:2] and plain[2] != "shop/client.py"  # diversity counts from the second unit
 
 
-def test_every_frame_of_a_traceback_lifts_its_function_even_one_bm25_missed(repo):
-    knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
-    repo.write("calc/simplify.py", "\n\n".join([
-        "def simplify(expr):\n    '''Simplify an expression by trying the rewrite rules in turn.'''\n    return rewrite(expr, 'power')\n",
-        "def rewrite(expr, rule):\n    '''Apply one rewrite rule.'''\n    return _apply(expr, rule)\n",
-        "def _apply(e, r):\n    # one step on the arguments\n    if r is None:\n        return e\n    args = [a for a in e.args]\n    return e.func(*args)\n",
-        *(f"def rule_{i}(expr):\n    '''Simplify rule {i}: rewrite an expression with power {i}.'''\n    return expr\n" for i in range(8)),
-    ]))
-    repo.write("calc/format.py", FILLER)
-    repo.commit("frames")
-    build.build_full(repo.root, config.load(repo.root, environ=LEXICAL))
-    report = ("simplify raises TypeError on a power expression with a complex exponent; expected the "
-              "expression back unchanged, or a simpler equivalent, instead of a crash deep inside the rules.\n"
-              "Traceback (most recent call last):\n"
-              '  File "/home/me/calc/simplify.py", line 2, in simplify\n'
-              '  File "/home/me/calc/simplify.py", line 6, in rewrite\n'
-              '  File "/home/me/calc/simplify.py", line 9, in _apply\n'
-              "TypeError: invalid comparison of complex I")
-    knobs["reports.CALLEE_BOOST"] = 0.0  # simplify calls rewrite: measured alone below
-    knobs["reports.FRAMES_ALL"] = False
-    before = [r.id for r in _ask(repo.root, report, knobs).results]
-    knobs["reports.FRAMES_ALL"] = True
-    after = [r.id for r in _ask(repo.root, report, knobs).results]
-    # only the first frame's function took the lift before; now each frame's does, and _apply,
-    # which shares no word with the report, joins the candidates by its name
-    assert before[0] == "calc/simplify.py::simplify" and not {"calc/simplify.py::rewrite", "calc/simplify.py::_apply"} & set(before[:6])
-    # (``_apply`` is also a name in the report's text, so the order of the three may vary)
-    assert set(after[:3]) == {"calc/simplify.py::simplify", "calc/simplify.py::rewrite", "calc/simplify.py::_apply"}
-
-
 def test_switching_the_stack_off_restores_plain_bm25f_order(store):
     knobs: dict = {}  # tuned constants this test sets, passed as the request's SearchParams
     on = [r.id for r in _ask(store.root, "Session", knobs).results]

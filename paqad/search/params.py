@@ -78,7 +78,6 @@ KNOBS: dict[str, Knob] = {
     "paths.COMPOUND_PATHS": Knob(False, _OFF),
     "paths.PREFIX_MIN": Knob(0, "no abbreviations"),
     "reports.POINTER_BOOST": Knob(0.0, _NO_BOOST),
-    "reports.FRAMES_ALL": Knob(False, "the last frame only"),
     "reports.CALLEE_BOOST": Knob(0.0, _NO_BOOST),
     "shape.REPORT_CALLS": Knob(False, "no calls read from a report"),
     "shape.TOP_FILE_MIN_WORDS": Knob(100_000, "no query is a report"),

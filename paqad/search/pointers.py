@@ -103,19 +103,6 @@ def resolve(pointers: Iterable[Pointer], table: PathTable) -> dict[str, Pointer]
     return out
 
 
-def frame_names(pointers: Iterable[Pointer], table: PathTable) -> dict[str, frozenset[str]]:
-    """Indexed path -> the functions traceback frames name in it (every frame, not only the
-    first: the function to fix is as often the caller as the place that raised)."""
-    out: dict[str, set[str]] = {}
-    for ptr in pointers:
-        if not ptr.name or ptr.name.startswith("<"):
-            continue
-        hits = table.matches(ptr)
-        if len(hits) == 1:
-            out.setdefault(hits[0], set()).add(ptr.name.rsplit(".", 1)[-1])
-    return {p: frozenset(n) for p, n in out.items()}
-
-
 def _suffix(longer: str, shorter: str) -> bool:
     """``shorter`` is ``longer`` or a trailing run of its folders (``a/b/c.py`` ends with ``b/c.py``)."""
     return longer == shorter or longer.endswith("/" + shorter)

@@ -170,17 +170,9 @@ def apply(index: Index, ranked: list[Fused], text: str, found: dict[int, StoredU
         extra = index.first_units(missing, INFO_FIELDS) if missing else {}
         head += [Fused(uid) for uid in extra if uid not in have]
         info.update(extra)
-    frames, framed = reports.frame_units(index, text, pointed)
     q = shape(text)
-    if framed:  # looked up by name: they join the head, from the tail if ranked there
-        joining = framed
-        in_head = {c.uid for c in head}
-        moved = {c.uid: c for c in tail if c.uid in joining}
-        tail = [c for c in tail if c.uid not in moved]
-        head += [moved.get(uid) or Fused(uid) for uid in joining if uid not in in_head]
-        info.update(joining)
     best = max(c.fused for c in head) or 1.0
-    pool = Pool(index, head, info, q, best, dict.fromkeys((c.uid for c in head), 0.0), pointed, frames)
+    pool = Pool(index, head, info, q, best, dict.fromkeys((c.uid for c in head), 0.0), pointed)
     for signal in SIGNALS:
         if signal.speaks(pool):
             signal.lift(pool)
@@ -209,7 +201,6 @@ class Pool:
     best: float
     add: dict[int, float]
     pointed: dict[str, pointers.Pointer]
-    frames: dict[str, frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -237,7 +228,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("central", lambda p: P.CENTRAL_BOOST and not _bare_symbol(p.q) and not p.q.report,
            lambda p: _central_boost(p.index, p.head, p.info, p.best, p.add)),
     Signal("pointers", lambda p: p.pointed and reports.P.POINTER_BOOST,
-           lambda p: reports.pointer_boost(p.head, p.info, p.pointed, p.frames, p.best, p.add)),
+           lambda p: reports.pointer_boost(p.head, p.info, p.pointed, p.best, p.add)),
 )
 
 

@@ -6,9 +6,8 @@ title) and is usually about one file. These signals read them; the ranking stack
 SWE-bench Lite sympy (benchmarks/README.md, "Long queries"); no semble query is a report.
 
 - **pointers** (``paqad.search.pointers``): a file the query names by path, traceback frame or
-  dotted module lifts its best unit by ``POINTER_BOOST``; where frames name functions in it, each
-  of those functions takes the lift instead, looked up by name when BM25F missed it
-  (``FRAMES_ALL``).
+  dotted module lifts its best unit by ``POINTER_BOOST``, or the function its frame names when
+  that function is a candidate.
 - **callees**: when a report's best unit is a function or method, the functions it calls that are
   declared in its own file (its ``calls``, up to ``CALLEE_MAX``) gain ``CALLEE_BOOST``, never
   passing their caller: an issue names the entry point it used (``col_insert()``, ``cse()``,
@@ -38,7 +37,6 @@ P = Stage(__name__, globals())  # the constants below as the request in force se
 INFO_FIELDS = ("uid", "path", "name", "qualified_name", "kind", "part")  # what every signal reads of a unit
 DECLARED_MAX = 32  # declarations of a name looked up per lookup
 POINTER_BOOST = 0.5  # a file the query names by path, traceback frame or dotted module
-FRAMES_ALL = True  # every traceback frame of a pointed file names a function that takes the lift
 CALLEE_BOOST = 1.0  # a report's best function: what it calls in its own file, lifted by this share of the best score up to just below it (0: off)
 CALLEE_KINDS = frozenset({"function", "method"})
 CALLEE_MAX = 3  # ... at most this many of them, those ranked best first, then in the order called
@@ -105,30 +103,16 @@ def _path_table(index: Index) -> pointers.PathTable:
     return index.cached("path_table", lambda: pointers.PathTable(index.paths()))
 
 
-def frame_units(index: Index, text: str, pointed: dict[str, pointers.Pointer]) -> tuple[dict[str, frozenset[str]], dict[int, StoredUnit]]:
-    """The functions the query's traceback frames name in its pointed files (path -> names), and
-    their units (looked up by name, so a frame's function joins the candidates even when BM25F
-    missed it)."""
-    if not P.FRAMES_ALL or not pointed:
-        return {}, {}
-    frames = {p: n for p, n in pointers.frame_names(pointers.extract(text), _path_table(index)).items() if p in pointed}
-    if not frames:
-        return {}, {}
-    found = index.units_named(set().union(*frames.values()), INFO_FIELDS, DECLARED_MAX)
-    return frames, {uid: u for uid, u in found.items() if u.name in frames.get(u.path, ())}
-
-
-def pointer_boost(head: list[Fused], info: dict[int, StoredUnit], pointed: dict[str, pointers.Pointer], frames: dict[str, frozenset[str]],
-                  best: float, add: dict[int, float]) -> None:
-    """A file the query names lifts its best unit, or, when traceback frames name functions in
-    it, each of those functions instead."""
+def pointer_boost(head: list[Fused], info: dict[int, StoredUnit], pointed: dict[str, pointers.Pointer], best: float, add: dict[int, float]) -> None:
+    """A file the query names lifts its best unit, or, when its traceback frame names a function
+    in it, that function instead."""
     done: set[str] = set()
     by_name = {(u.path, u.name) for u in info.values()}
     for c in head:  # best first
         u = info.get(c.uid)
         if u is None or u.path not in pointed:
             continue
-        named = frames.get(u.path) or frozenset(n for n in (pointed[u.path].name,) if n)
+        named = frozenset(n for n in (pointed[u.path].name,) if n)
         if any((u.path, n) in by_name for n in named):
             if u.name in named:  # a frame's own function among the candidates: it takes the lift
                 add[c.uid] += P.POINTER_BOOST * best
