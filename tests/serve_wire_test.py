@@ -3,9 +3,14 @@ and the ack still leaves alone, in time, when it does not (``handlers.Held``, is
 
 from __future__ import annotations
 
+import json
+import os
 import select
 import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +109,52 @@ def test_the_accept_loop_never_waits_for_a_worker_writing_and_sends_the_ack_on_i
             assert time.monotonic() - started < 0.5
         assert handlers.flush_acks(held) is None and held == []
         assert _first_read(client_end) == b'{"ack":true,"version":"1"}\n'
+
+
+def test_a_searchs_reply_carries_the_in_process_response_key_for_key_and_its_bytes(shop: Repo) -> None:
+    """The service sends ``handlers.response_wire`` (no copies) where it sent ``to_dict()``: the
+    same line, gated and ungated (the door rebuilds the same ``SearchResponse`` from it)."""
+    from paqad.repository import Repository
+
+    serve.start(shop.root)
+    cfg = config.load(shop.root)
+    repo = Repository(shop.root)
+    for gate in (True, False):
+        for question in ("where is a charge refunded", "how does a session expire", "payments", "zzz nothing like this"):
+            request = SearchRequest.from_settings(cfg, shop.root, question, gate=gate)
+            outcome = client.request(shop.root, "search", calls.Search(request).to_wire())
+            assert outcome.answered and outcome.reply is not None and outcome.reply["ok"] is True, outcome
+            here = repo.search(request)
+            assert wire.encode(handlers.response_wire(here)) == wire.encode(here.to_dict())
+            sent, expected = dict(outcome.reply["response"]), here.to_dict()  # type: ignore[call-overload]
+            assert list(sent) == list(expected)
+            sent.pop("elapsed_ms"), expected.pop("elapsed_ms")
+            assert sent == expected
+
+
+_ENV_PROBE = """
+import json, os, sys
+from paqad.channel import wire
+print(json.dumps([wire.env_fingerprint(), wire.env_fingerprint(dict(os.environ))]))
+"""
+
+
+def test_the_environments_hash_read_through_its_bytes_is_the_one_read_through_os_environ(tmp_path: Path) -> None:
+    """``wire.env_fingerprint`` reads ``os.environ``'s bytes and decodes only what it keeps: a real
+    process's hash equals the one of its decoded environment (undecodable bytes included), leaves
+    out ``PAQAD_HOOK_BUDGET`` and anything not ``PAQAD_*`` or ``ENV_KEYS``, and moves with a setting."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PAQAD_")}
+    probe = tmp_path / "probe.py"
+    probe.write_text(_ENV_PROBE)
+
+    def hashes(extra: dict[bytes, bytes]) -> list[str]:
+        env: dict[bytes, bytes] = {os.fsencode(k): os.fsencode(v) for k, v in base.items()}
+        env.update(extra)
+        done = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, check=True)
+        return json.loads(done.stdout)
+
+    settings = {b"PAQAD_RAG_TOP_N": b"7", b"PAQAD_ODD": b"caf\xc3\xa9 \xff\xfe", b"HOME": b"/somewhere"}
+    fast, slow = hashes(settings)
+    assert fast == slow
+    assert hashes({**settings, b"PAQAD_HOOK_BUDGET": b"9", b"UNRELATED": b"x"})[0] == fast
+    assert hashes({**settings, b"PAQAD_RAG_TOP_N": b"8"})[0] != fast
