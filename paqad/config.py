@@ -85,10 +85,23 @@ def load_kept(root: Path) -> Config:
     return cfg
 
 
+_ENV_PREFIX_B = os.fsencode(ENV_PREFIX)
+
+
+def _prefixed_environ() -> tuple[tuple[str, str], ...]:
+    """The ``PAQAD_*`` variables, sorted. On POSIX read through ``os.environ``'s bytes, decoding
+    only those (``os.environ.items()`` decodes every variable: half of a kept load's 40 µs)."""
+    data = getattr(os.environ, "_data", None) if os.name == "posix" else None
+    if isinstance(data, dict):
+        size = len(_ENV_PREFIX_B)
+        return tuple(sorted((os.fsdecode(k), os.fsdecode(v)) for k, v in data.items() if k[:size] == _ENV_PREFIX_B))
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
+
+
 def _inputs(root: Path) -> tuple[object, ...] | None:
     """What :func:`load` (no overrides, this process's environment) depends on, as stats; None
     when a stat fails in a way ``load`` would have to judge (it is then simply not kept)."""
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX)))
+    env = _prefixed_environ()
     # plain strings: the paths of workspace.team_config_dir and local_config_path, without pathlib's cost per request
     team = os.path.join(root, workspace.DIRNAME, "configs")
     local = os.path.join(localstate.tree_dir(root), "config.yaml")

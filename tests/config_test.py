@@ -146,6 +146,8 @@ def test_kept_settings_follow_every_input_of_load(repo, monkeypatch):
     assert config.load_kept(repo.root).rag_relief_floor == 0.4
     monkeypatch.setenv("PAQAD_RAG_TOP_N", "13")
     assert config.load_kept(repo.root).rag_top_n == 13
+    monkeypatch.delenv("PAQAD_RAG_TOP_N")  # gone again: the file's value (the environment is read through its bytes)
+    assert config.load_kept(repo.root).rag_top_n == 12
     tick()
     repo.write(".paqad/configs/10-team.yaml", "rag_top_m: 5\n")
     with pytest.raises(ConfigError, match="rag_top_m"):
