@@ -71,11 +71,14 @@ def test_cli_agent_and_mcp_give_the_same_reranked_answers(shop: Repo, paqad_cli)
 def test_prompt_hook_and_eval_arm_deliver_what_the_cli_ranks(shop: Repo, paqad_cli) -> None:
     cfg = config.load(shop.root)
     for q in QUESTIONS:
-        done = paqad_cli("rag", "search", q, "--json", cwd=shop.root)
-        expected = [r for r in json.loads(done.stdout)["results"] if r["score"] >= float(THRESHOLD)]
         report = refresh.refresh(shop.root, cfg, prompt=q, sync=False)
         passages = report.delivery["passages"]
-        assert report.depth_steps[-1]["top_n"] == cfg["rag_top_n"] and passages
+        # the hook starts at rag_top_n and may search once deeper (under three confident passages):
+        # the CLI is asked at the depth the hook ended at
+        assert report.depth_steps[0]["top_n"] == cfg["rag_top_n"] and passages
+        top_n = str(report.depth_steps[-1]["top_n"])
+        done = paqad_cli("rag", "search", q, "--json", "--top-n", top_n, cwd=shop.root)
+        expected = [r for r in json.loads(done.stdout)["results"] if r["score"] >= float(THRESHOLD)]
         assert [(p["path"], p["start_line"], p["score"]) for p in passages] == [(r["path"], r["start_line"], r["score"]) for r in expected][: len(passages)]
         arm = PaqadArm(shop.root, shop.root, cfg).ask(q)
         assert arm.files == list(dict.fromkeys(p["path"] for p in passages)), q
