@@ -59,6 +59,13 @@ class VectorCache(Protocol):
     def close(self) -> None: ...
 
 
+def _damaged(exc: sqlite3.Error) -> bool:
+    """Is the file itself bad? Only then may it be deleted: a lock or a busy database (two processes
+    opening a new cache at once) is a DatabaseError too, and deleting the other's live file loses
+    every vector it writes after."""
+    return getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
 class UserEmbedCache:
     """Vectors by (fingerprint, text sha256). ``hits``/``misses`` count lookups since it was opened
     (tests use them); ``broken`` names why the cache is skipped for this run ("" while it works)."""
@@ -77,8 +84,9 @@ class UserEmbedCache:
             return
         try:
             self.con = self._open()
-        except sqlite3.DatabaseError:
-            self._delete_damaged()
+        except sqlite3.DatabaseError as exc:
+            if _damaged(exc):  # a lock (another process creating the file) is no damage: never delete its work
+                self._delete_damaged()
             self._try_open()
         except (sqlite3.Error, OSError) as exc:
             self.broken = f"unusable: {exc}"
@@ -119,7 +127,7 @@ class UserEmbedCache:
         if self.con is not None:
             self.con.close()  # rolls back an open transaction
             self.con = None
-        if getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+        if _damaged(exc):
             self._delete_damaged()
         self.broken = f"skipped: {exc}"
 
